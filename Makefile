@@ -1,0 +1,42 @@
+# Synoptic — thin targets, one line each. `make help` lists them.
+SHELL := /bin/bash
+PY_VERSION := 3.11
+TOOLS := .tools
+UV := $(TOOLS)/bin/uv
+VENV := .venv
+PY := $(VENV)/bin/python
+export UV_PYTHON_DOWNLOADS := never
+export UV_PROJECT_ENVIRONMENT := $(VENV)
+
+.PHONY: help install test test-py lint demo bench fmt lock
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | column -t -s $$'\t'
+
+$(UV):
+	python$(PY_VERSION) -m venv $(TOOLS) && $(TOOLS)/bin/pip install -q uv==0.13.9
+
+$(VENV)/.synced: $(UV) uv.lock pyproject.toml schemas/pyproject.toml adapters/pyproject.toml gateway/pyproject.toml
+	$(UV) sync --frozen --all-packages --python python$(PY_VERSION) && touch $@
+
+install: $(VENV)/.synced ## create the virtual environment with pinned packages (idempotent)
+
+lock: $(UV) ## re-resolve uv.lock after changing a pyproject.toml
+	$(UV) lock --python python$(PY_VERSION)
+
+lint: install ## ruff, ruff format --check, import-linter
+	$(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check . && $(VENV)/bin/lint-imports
+
+fmt: install ## format and autofix
+	$(VENV)/bin/ruff format . && $(VENV)/bin/ruff check --fix .
+
+test-py: install ## Python unit and system tests
+	$(VENV)/bin/pytest
+
+test: lint test-py ## everything CI runs: lint, then every test
+
+demo: install ## run the whole system in the foreground (Ctrl-C stops it)
+	$(VENV)/bin/synoptic demo
+
+bench: install ## benchmarks (JSON on stdout, see docs/benchmarks.md)
+	$(VENV)/bin/python -m synoptic_adapters.bench.epics

@@ -1,0 +1,30 @@
+"""Fixtures shared by every package's tests: a real nats-server per test module."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+
+import pytest
+
+from synoptic_bus.connect import NatsClient, connect
+from synoptic_bus.natsserver import NatsServer
+
+
+@pytest.fixture(scope="module")
+def nats_server() -> Iterator[NatsServer]:
+    """A nats-server with JetStream on a free loopback port, stopped by PID."""
+    server = NatsServer().start()
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+@pytest.fixture
+async def nc(nats_server: NatsServer) -> AsyncIterator[NatsClient]:
+    """A NATS client connected to the module's server."""
+    client = await connect(nats_server.url, name="test")
+    try:
+        yield client
+    finally:
+        await client.close()

@@ -1,0 +1,205 @@
+"""Bus commands: ``synoptic bus init``, ``tail``, ``get`` and ``put``."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+
+from synoptic_bus.connect import connect
+from synoptic_bus.store import StoreConfig, ensure_store, fetch_last
+from synoptic_schemas import (
+    SCHEMA_VERSION,
+    ContractError,
+    Subjects,
+    decode_meta,
+    decode_put_reply,
+    decode_value,
+    encode,
+    parse_channel,
+)
+from synoptic_schemas.subjects import escape_token
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--nats", help="NATS URL (default $SYNOPTIC_NATS_URL)")
+    common.add_argument("--prefix", default="cs", help="subject prefix (default cs)")
+
+    bus = sub.add_parser("bus", help="manage the bus").add_subparsers(
+        dest="bus_command", required=True
+    )
+    init = bus.add_parser("init", parents=[common], help="create the last-value stream")
+    init.add_argument("--storage", choices=["memory", "file"], default="memory")
+    init.add_argument("--replicas", type=int, default=1)
+    init.set_defaults(func=cmd_init)
+
+    tail = sub.add_parser("tail", parents=[common], help="print live updates")
+    tail.add_argument(
+        "pattern", help="channel URI, or a subject wildcard such as 'cs.val.ca.>'"
+    )
+    tail.add_argument("--count", type=int, default=0, help="stop after N updates")
+    tail.add_argument("--json", action="store_true", help="one JSON object per line")
+    tail.set_defaults(func=cmd_tail)
+
+    get = sub.add_parser("get", parents=[common], help="last values and metadata")
+    get.add_argument("uris", nargs="+", metavar="URI")
+    get.add_argument("--json", action="store_true")
+    get.set_defaults(func=cmd_get)
+
+    put = sub.add_parser("put", parents=[common], help="write a value")
+    put.add_argument("uri")
+    put.add_argument(
+        "value", help="JSON value (number, string, list); bare text is a string"
+    )
+    put.add_argument("--timeout", type=float, default=5.0)
+    put.set_defaults(func=cmd_put)
+
+
+async def cmd_init(args: argparse.Namespace) -> int:
+    nc = await connect(args.nats, name="synoptic-cli", retry_on_failed_connect=False)
+    config = StoreConfig(args.prefix, storage=args.storage, replicas=args.replicas)
+    await ensure_store(nc, config)
+    print(f"stream {config.stream} ready: subjects {', '.join(config.subjects)}")
+    await nc.close()
+    return 0
+
+
+def _subject_pattern(pattern: str, subjects: Subjects) -> str:
+    if "://" in pattern:
+        return subjects.val(parse_channel(pattern))
+    return pattern
+
+
+def format_value(v: Any) -> str:
+    """Short human text of a decoded value."""
+    if isinstance(v, np.ndarray):
+        body = np.array2string(v.ravel()[:8], precision=6, separator=",")
+        return f"{v.dtype.name}{list(v.shape)} {body}{'…' if v.size > 8 else ''}"
+    return repr(v)
+
+
+def _time(ns: int) -> str:
+    return datetime.fromtimestamp(ns / 1e9, UTC).isoformat(timespec="milliseconds")
+
+
+def _jsonable(obj: Any) -> Any:
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    if isinstance(obj, dict):
+        return {k: _jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_jsonable(v) for v in obj]
+    return obj
+
+
+async def cmd_tail(args: argparse.Namespace) -> int:
+    subjects = Subjects(args.prefix)
+    pattern = _subject_pattern(args.pattern, subjects)
+    nc = await connect(args.nats, name="synoptic-tail", retry_on_failed_connect=False)
+    done = asyncio.Event()
+    seen = 0
+
+    async def on_msg(msg: Any) -> None:
+        nonlocal seen
+        try:
+            kind, channel = subjects.parse(msg.subject)
+            if kind != "val":
+                return
+            value = decode_value(msg.data)
+        except ContractError as exc:
+            print(f"{msg.subject}: undecodable: {exc}", file=sys.stderr)
+            return
+        seen += 1
+        if args.json:
+            print(json.dumps({"ch": channel.uri, **_jsonable(value)}), flush=True)
+        else:
+            state = "" if value["c"] else " DISCONNECTED"
+            print(
+                f"{_time(value['t'])} {channel.uri} {format_value(value['v'])} "
+                f"sev={value['sev']} {value['st']} seq={value['seq']}{state}",
+                flush=True,
+            )
+        if args.count and seen >= args.count:
+            done.set()
+
+    await nc.subscribe(pattern, cb=on_msg)
+    try:
+        await done.wait()
+    finally:
+        await nc.close()
+    return 0
+
+
+async def cmd_get(args: argparse.Namespace) -> int:
+    subjects = Subjects(args.prefix)
+    channels = [parse_channel(u) for u in args.uris]
+    nc = await connect(args.nats, name="synoptic-get", retry_on_failed_connect=False)
+    wanted = [s for c in channels for s in (subjects.val(c), subjects.meta(c))]
+    snap = await fetch_last(nc, wanted, stream=StoreConfig(args.prefix).stream)
+    await nc.close()
+    missing = 0
+    for channel in channels:
+        raw_val = snap.messages.get(subjects.val(channel))
+        raw_meta = snap.messages.get(subjects.meta(channel))
+        value = decode_value(raw_val) if raw_val else None
+        meta = decode_meta(raw_meta) if raw_meta else None
+        missing += value is None
+        if args.json:
+            print(
+                json.dumps({"ch": channel.uri, "value": _jsonable(value), "meta": meta})
+            )
+        elif value is None:
+            print(f"{channel.uri}: no value in the store")
+        else:
+            unit = f" {meta['unit']}" if meta and meta.get("unit") else ""
+            print(
+                f"{channel.uri} = {format_value(value['v'])}{unit} sev={value['sev']} "
+                f"{value['st']} at {_time(value['t'])}"
+                f"{'' if value['c'] else ' DISCONNECTED'}"
+            )
+            if meta:
+                print(
+                    "  meta "
+                    + json.dumps({k: v for k, v in meta.items() if k != "ver"})
+                )
+    return 1 if missing else 0
+
+
+def parse_put_value(text: str) -> Any:
+    """A put value from the command line: JSON if it parses, else the bare string."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
+
+
+async def cmd_put(args: argparse.Namespace) -> int:
+    channel = parse_channel(args.uri)
+    nc = await connect(args.nats, name="synoptic-put", retry_on_failed_connect=False)
+    request = {"ver": SCHEMA_VERSION, "v": parse_put_value(args.value), "who": "cli"}
+    try:
+        msg = await nc.request(
+            Subjects(args.prefix).put(channel),
+            encode(request),
+            timeout=args.timeout + 1,
+        )
+        reply = decode_put_reply(msg.data)
+    except Exception as exc:  # no responder, timeout
+        print(f"put {channel.uri}: no adapter answered ({type(exc).__name__})")
+        return 2
+    finally:
+        await nc.close()
+    if reply["ok"]:
+        print(f"put {channel.uri}: ok")
+        return 0
+    print(f"put {channel.uri}: {reply.get('err')}: {reply.get('msg', '')}")
+    return 1
+
+
+__all__ = ["escape_token", "format_value", "parse_put_value", "register"]

@@ -1,0 +1,72 @@
+"""Connecting to NATS the same way everywhere: endless reconnects with backoff,
+clear logs, and the URL from ``SYNOPTIC_NATS_URL`` unless given."""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Awaitable, Callable
+
+import nats
+from nats.aio.client import Client as NatsClient
+
+log = logging.getLogger(__name__)
+
+DEFAULT_URL = "nats://127.0.0.1:4222"
+
+
+def nats_url(url: str | None = None) -> str:
+    """The NATS URL: the argument, else ``$SYNOPTIC_NATS_URL``, else localhost."""
+    return url or os.environ.get("SYNOPTIC_NATS_URL", DEFAULT_URL)
+
+
+async def connect(
+    url: str | None = None,
+    *,
+    name: str,
+    on_reconnect: Callable[[], Awaitable[None]] | None = None,
+    on_disconnect: Callable[[], Awaitable[None]] | None = None,
+    connect_timeout: float = 5.0,
+    retry_on_failed_connect: bool = True,
+    max_reconnect_attempts: int = -1,
+) -> NatsClient:
+    """Connect to NATS with endless reconnects (2 s apart, jittered by nats-py).
+
+    ``on_reconnect`` runs after every successful reconnect (republish state there);
+    ``on_disconnect`` when the connection drops.
+    """
+
+    async def _disconnected() -> None:
+        log.warning("NATS connection lost (%s); reconnecting", nats_url(url))
+        if on_disconnect:
+            await on_disconnect()
+
+    async def _reconnected() -> None:
+        log.info(
+            "NATS reconnected to %s",
+            nc.connected_url.netloc if nc.connected_url else "?",
+        )
+        if on_reconnect:
+            await on_reconnect()
+
+    async def _error(exc: Exception) -> None:
+        log.warning("NATS: %s", exc)
+
+    nc = NatsClient()
+    await nc.connect(
+        servers=[nats_url(url)],
+        name=name,
+        connect_timeout=connect_timeout,
+        reconnect_time_wait=1.0,
+        max_reconnect_attempts=max_reconnect_attempts,
+        allow_reconnect=True,
+        retry_on_failed_connect=retry_on_failed_connect,
+        disconnected_cb=_disconnected,
+        reconnected_cb=_reconnected,
+        error_cb=_error,
+        pending_size=64 * 1024 * 1024,
+    )
+    return nc
+
+
+__all__ = ["DEFAULT_URL", "NatsClient", "connect", "nats", "nats_url"]

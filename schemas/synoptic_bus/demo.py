@@ -1,0 +1,90 @@
+"""``synoptic demo``: the whole system in the foreground on one machine.
+
+Starts nats-server (JetStream data under ``var/``), then every component that an
+installed package offers through the ``synoptic.demo`` entry point group (a function
+``components(ctx) -> list[DemoProcess]``), in ``order``; prints what runs where and
+stops everything on Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import threading
+from dataclasses import dataclass, field
+from importlib.metadata import entry_points
+from pathlib import Path
+
+from synoptic_bus.natsserver import NatsServer
+from synoptic_bus.procs import Process
+
+
+@dataclass
+class DemoContext:
+    """What components need to know to start."""
+
+    nats_url: str
+    var_dir: Path
+    http_port: int = 8000
+
+
+@dataclass
+class DemoProcess:
+    """One child process of the demo."""
+
+    name: str
+    argv: list[str]
+    ready: str  # regex of the line that says it is ready
+    order: int = 50  # lower starts first
+    env: dict[str, str] = field(default_factory=dict)
+    banner: str = ""  # what to tell the user (URL, channels …)
+    keep_stdin_open: bool = False
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("demo", help="run NATS, simulators, adapters and gateway")
+    parser.add_argument("--var", default="var/demo", help="folder for data and files")
+    parser.add_argument("--nats-port", type=int, default=4222)
+    parser.add_argument("--http-port", type=int, default=8000)
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    var = Path(args.var).resolve()
+    (var / "jetstream").mkdir(parents=True, exist_ok=True)
+    nats = NatsServer(port=args.nats_port, store_dir=var / "jetstream", echo=False)
+    started: list[Process] = []
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    try:
+        nats.start()
+        print(
+            f"nats-server   {nats.url} (JetStream in {var / 'jetstream'})", flush=True
+        )
+        ctx = DemoContext(nats.url, var, args.http_port)
+        specs: list[DemoProcess] = []
+        for ep in entry_points(group="synoptic.demo"):
+            specs.extend(ep.load()(ctx))
+        for spec in sorted(specs, key=lambda s: s.order):
+            env = {"SYNOPTIC_NATS_URL": nats.url, **spec.env}
+            proc = Process(
+                spec.name, spec.argv, env=env, echo=True,
+                keep_stdin_open=spec.keep_stdin_open,
+            )  # fmt: skip
+            started.append(proc)
+            proc.wait_for(spec.ready, timeout=60)
+            print(f"{spec.name:<13} pid {proc.pid} {spec.banner}", flush=True)
+        print("demo running; Ctrl-C stops everything", flush=True)
+        while not stop.wait(0.5):
+            for proc in started:
+                if not proc.alive():
+                    print(f"{proc.name} exited ({proc.popen.returncode}); stopping")
+                    return 1
+    except KeyboardInterrupt:
+        pass
+    finally:
+        for proc in reversed(started):
+            proc.stop()
+        nats.close()
+        print("demo stopped", flush=True)
+    return 0

@@ -1,0 +1,164 @@
+"""Child processes that announce readiness by a line of output.
+
+Used by test fixtures, ``synoptic demo`` and benchmarks to start nats-server, soft
+IOCs, Tango device servers, adapters and gateways, wait for a readiness line (never a
+fixed sleep), and stop them by PID.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import signal
+import socket
+import subprocess
+import threading
+import time
+from collections import deque
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+
+class ProcessError(RuntimeError):
+    """A child process exited or did not become ready in time."""
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port that was free a moment ago on ``host``."""
+    with socket.socket() as sock:
+        sock.bind((host, 0))
+        return sock.getsockname()[1]
+
+
+def free_udp_tcp_port(host: str = "127.0.0.1") -> int:
+    """A port free for both TCP and UDP (EPICS CA servers use both)."""
+    for _ in range(50):
+        port = free_port(host)
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as udp:
+            try:
+                udp.bind((host, port))
+            except OSError:
+                continue
+            return port
+    raise ProcessError("no port free for both TCP and UDP")
+
+
+class Process:
+    """A child process whose combined output is kept (last lines) and scanned."""
+
+    def __init__(
+        self,
+        name: str,
+        argv: Sequence[str],
+        *,
+        env: Mapping[str, str] | None = None,
+        cwd: str | Path | None = None,
+        keep_stdin_open: bool = False,
+        echo: bool = False,
+    ) -> None:
+        self.name = name
+        self.argv = list(argv)
+        self._echo = echo
+        self._lines: deque[str] = deque(maxlen=400)
+        self._count = 0
+        self._cond = threading.Condition()
+        full_env = {**os.environ, **(env or {})}
+        self.popen = subprocess.Popen(
+            self.argv,
+            stdin=subprocess.PIPE if keep_stdin_open else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            env=full_env,
+            cwd=cwd,
+            text=True,
+            errors="replace",
+            start_new_session=True,
+        )
+        self._reader = threading.Thread(
+            target=self._read, daemon=True, name=f"{name}-out"
+        )
+        self._reader.start()
+
+    @property
+    def pid(self) -> int:
+        return self.popen.pid
+
+    def _read(self) -> None:
+        assert self.popen.stdout is not None
+        for line in self.popen.stdout:
+            if self._echo:
+                print(f"[{self.name}] {line}", end="", flush=True)
+            with self._cond:
+                self._lines.append(line.rstrip("\n"))
+                self._count += 1
+                self._cond.notify_all()
+        with self._cond:
+            self._cond.notify_all()
+
+    def output(self) -> str:
+        """The last lines printed."""
+        with self._cond:
+            return "\n".join(self._lines)
+
+    def mark(self) -> int:
+        """How many lines have been printed so far (pass to :meth:`wait_for`)."""
+        with self._cond:
+            return self._count
+
+    def wait_for(
+        self, pattern: str, timeout: float = 30.0, since: int = 0
+    ) -> re.Match[str]:
+        """Block until a line matching ``pattern`` is printed (counting from line
+        ``since``, see :meth:`mark`); raise if the process exits or ``timeout``
+        passes first."""
+        regex = re.compile(pattern)
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while True:
+                first_kept = self._count - len(self._lines)
+                for index, line in enumerate(self._lines, start=first_kept):
+                    if index >= since and (match := regex.search(line)):
+                        return match
+                since = max(since, self._count)
+                if self.popen.poll() is not None and not self._reader.is_alive():
+                    raise ProcessError(
+                        f"{self.name} exited with {self.popen.returncode} before "
+                        f"printing {pattern!r}; output:\n{self.output()}"
+                    )
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise ProcessError(
+                        f"{self.name} did not print {pattern!r} in {timeout:.0f} s; "
+                        f"output:\n{self.output()}"
+                    )
+                self._cond.wait(min(remaining, 0.2))
+
+    def alive(self) -> bool:
+        return self.popen.poll() is None
+
+    def signal(self, sig: int) -> None:
+        """Send ``sig`` to the process (by PID)."""
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self.popen.pid, sig)
+
+    def kill(self) -> None:
+        """SIGKILL the process group at once and reap it."""
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.popen.pid, signal.SIGKILL)
+        self.popen.wait(10)
+
+    def stop(self, timeout: float = 10.0) -> int:
+        """SIGTERM, then SIGKILL after ``timeout``; return the exit code."""
+        if self.popen.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.popen.pid, signal.SIGTERM)
+            try:
+                self.popen.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.kill()
+        if self.popen.stdin:
+            with contextlib.suppress(OSError):
+                self.popen.stdin.close()
+        self._reader.join(5)
+        return self.popen.returncode

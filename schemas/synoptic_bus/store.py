@@ -1,0 +1,216 @@
+"""The JetStream last-value store: one message kept per ``val`` and ``meta`` subject.
+
+Adapters publish with plain core-NATS publishes; the stream captures them, so live
+consumers pay nothing for the store. Readers fetch many last values at once with
+batched Direct Get (``multi_last``), which nats-py has no method for: the raw
+``$JS.API.DIRECT.GET.<stream>`` request is answered by a burst of messages that ends
+with a status message (204 EOB, 404 none, 408 timeout, 413 too many subjects).
+
+Storage is memory by default: adapters republish every last value when they
+(re)connect, so nothing is lost with a restarted server, and memory reads are the
+fastest (see docs/decisions/0003-last-value-store.md).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from nats.aio.client import Client as NatsClient
+from nats.aio.msg import Msg
+from nats.errors import NoRespondersError
+from nats.errors import TimeoutError as NatsTimeoutError
+from nats.js.api import DiscardPolicy, StorageType, StreamConfig
+from nats.js.errors import NotFoundError
+
+from synoptic_schemas.subjects import DEFAULT_PREFIX
+
+log = logging.getLogger(__name__)
+
+#: The server answers at most this many subjects per multi_last request.
+MAX_SUBJECTS_PER_REQUEST = 1024
+
+
+class StoreError(RuntimeError):
+    """The last-value store could not be read or created."""
+
+
+@dataclass(frozen=True)
+class StoreConfig:
+    """How the last-value stream is laid out in one deployment."""
+
+    prefix: str = DEFAULT_PREFIX
+    storage: Literal["memory", "file"] = "memory"
+    replicas: int = 1
+    max_bytes: int = -1  # -1: no limit; each subject keeps one message anyway
+
+    @property
+    def stream(self) -> str:
+        return stream_name(self.prefix)
+
+    @property
+    def subjects(self) -> list[str]:
+        return [f"{self.prefix}.val.>", f"{self.prefix}.meta.>"]
+
+    def stream_config(self) -> StreamConfig:
+        return StreamConfig(
+            name=self.stream,
+            description="Synoptic last values and metadata, one message per subject",
+            subjects=self.subjects,
+            storage=StorageType.MEMORY
+            if self.storage == "memory"
+            else StorageType.FILE,
+            num_replicas=self.replicas,
+            max_msgs_per_subject=1,
+            max_bytes=self.max_bytes,
+            discard=DiscardPolicy.OLD,
+            allow_direct=True,
+        )
+
+
+def stream_name(prefix: str) -> str:
+    """The stream's name for a subject prefix (``cs`` → ``CS_LAST``)."""
+    return prefix.upper().replace(".", "_").replace("-", "_") + "_LAST"
+
+
+async def ensure_store(nc: NatsClient, config: StoreConfig) -> None:
+    """Create the stream, or bring an existing one to ``config`` (idempotent)."""
+    js = nc.jetstream()
+    wanted = config.stream_config()
+    try:
+        info = await js.stream_info(config.stream)
+    except NotFoundError:
+        try:
+            await js.add_stream(wanted)
+        except Exception as exc:  # a concurrent creator wins: re-check below
+            log.debug("add_stream raced: %s", exc)
+            await js.stream_info(config.stream)
+        else:
+            log.info("created last-value stream %s", config.stream)
+        return
+    current = info.config
+    differs = (
+        sorted(current.subjects or []) != sorted(wanted.subjects or [])
+        or current.max_msgs_per_subject != 1
+        or not current.allow_direct
+        or current.max_bytes != wanted.max_bytes
+    )
+    if current.storage != wanted.storage:
+        log.warning(
+            "stream %s uses %s storage, configured %s: storage cannot change in place",
+            config.stream, current.storage, wanted.storage,
+        )  # fmt: skip
+    if differs:
+        wanted.storage = current.storage
+        await js.update_stream(wanted)
+        log.info("updated last-value stream %s", config.stream)
+
+
+@dataclass
+class Snapshot:
+    """Last messages of many subjects.
+
+    Each subject unchanged since ``up_to_seq`` holds its value as of that stream
+    sequence; a subject that changed while the read ran holds its newer value
+    (the store keeps one message per subject, so nothing older exists).
+    """
+
+    messages: dict[str, bytes] = field(default_factory=dict)
+    up_to_seq: int = 0
+
+    def missing(self, subjects: Sequence[str]) -> list[str]:
+        """Subjects asked for that the store has no message for."""
+        return [s for s in subjects if s not in self.messages]
+
+
+async def fetch_last(
+    nc: NatsClient,
+    subjects: Sequence[str],
+    *,
+    stream: str = stream_name(DEFAULT_PREFIX),
+    timeout: float = 5.0,
+) -> Snapshot:
+    """Read the last message of every subject (wildcards allowed) in batched
+    Direct Get requests of at most 1024 subjects, run concurrently and pinned to
+    one stream sequence."""
+    wanted = list(dict.fromkeys(subjects))
+    snapshot = Snapshot()
+    if not wanted:
+        return snapshot
+    chunks = [
+        wanted[i : i + MAX_SUBJECTS_PER_REQUEST]
+        for i in range(0, len(wanted), MAX_SUBJECTS_PER_REQUEST)
+    ]
+    async with asyncio.timeout(timeout):
+        if len(chunks) == 1:  # one request is consistent by itself
+            snapshot.up_to_seq = await _multi_last(
+                nc, stream, chunks[0], None, snapshot
+            )
+            return snapshot
+        snapshot.up_to_seq = await _last_seq(nc, stream)
+        await asyncio.gather(
+            *(_multi_last(nc, stream, c, snapshot.up_to_seq, snapshot) for c in chunks)
+        )
+        changed = [s for s in snapshot.missing(wanted) if "*" not in s and ">" not in s]
+        if changed:  # updated after the pin: their only message is newer
+            again = [
+                changed[i : i + MAX_SUBJECTS_PER_REQUEST]
+                for i in range(0, len(changed), MAX_SUBJECTS_PER_REQUEST)
+            ]
+            await asyncio.gather(
+                *(_multi_last(nc, stream, c, None, snapshot) for c in again)
+            )
+    return snapshot
+
+
+async def _last_seq(nc: NatsClient, stream: str) -> int:
+    try:
+        reply = await nc.request(f"$JS.API.STREAM.INFO.{stream}", b"", timeout=5)
+    except (NoRespondersError, NatsTimeoutError) as exc:
+        raise StoreError(f"JetStream not available for stream {stream}: {exc}") from exc
+    info = json.loads(reply.data)
+    if "error" in info:
+        raise StoreError(f"stream {stream}: {info['error'].get('description')}")
+    return int(info["state"]["last_seq"])
+
+
+async def _multi_last(
+    nc: NatsClient,
+    stream: str,
+    subjects: list[str],
+    up_to_seq: int | None,
+    into: Snapshot,
+) -> int:
+    """One Direct Get batch; fills ``into.messages``; returns the EOB's up-to seq."""
+    request: dict[str, object] = {"multi_last": subjects}
+    if up_to_seq is not None:
+        request["up_to_seq"] = up_to_seq
+    inbox = nc.new_inbox()
+    queue: asyncio.Queue[Msg] = asyncio.Queue()
+    sub = await nc.subscribe(inbox, cb=queue.put)
+    try:
+        await nc.publish(
+            f"$JS.API.DIRECT.GET.{stream}", json.dumps(request).encode(), reply=inbox
+        )
+        while True:
+            msg = await queue.get()
+            headers = msg.headers or {}
+            status = headers.get("Status")
+            if status is None:
+                into.messages[headers["Nats-Subject"]] = msg.data
+                continue
+            if status == "204":
+                return int(headers.get("Nats-UpTo-Sequence", 0))
+            if status == "404":
+                return up_to_seq or 0
+            if status == "503":
+                raise StoreError(f"stream {stream} not found or JetStream unavailable")
+            raise StoreError(
+                f"direct get on {stream} failed: {status} {headers.get('Description', '')}"
+            )
+    finally:
+        await sub.unsubscribe()

@@ -1,0 +1,115 @@
+"""URI ⇄ NATS subject mapping: the only place that knows how channels become subjects.
+
+Layout (prefix ``cs`` by default)::
+
+    cs.val.ca.<pv>                                   live values
+    cs.val.tango.<host:port>.<dom>.<fam>.<mem>.<attr>
+    cs.meta.<same tail>                              metadata
+    cs.put.<same tail>                               write requests (request/reply)
+    cs.want.<proto>                                  demand announcements
+    cs.hb.<adapter id>                               adapter heartbeats
+    cs.audit.<proto>                                 write audit records
+
+Each name token is escaped reversibly: ``.``, ``*``, ``>``, ``%``, whitespace and
+control characters become ``%XX`` (UTF-8 bytes, upper-case hex). Tango names are
+split into tokens so consumers can use wildcards (``cs.val.tango.*.sr.>``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+from urllib.parse import unquote
+
+from synoptic_schemas.channels import FLAT_PROTOCOLS, PROTOCOLS, Channel, parse_channel
+from synoptic_schemas.errors import ChannelError
+
+Kind = Literal["val", "meta", "put"]
+KINDS: tuple[Kind, ...] = ("val", "meta", "put")
+DEFAULT_PREFIX = "cs"
+
+_MUST_ESCAPE = re.compile(r"[.*>%\s\x00-\x1f\x7f]")
+_VALID_PREFIX = re.compile(r"^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$")
+
+
+def escape_token(text: str) -> str:
+    """Escape one subject token (reversible with :func:`unescape_token`)."""
+    return _MUST_ESCAPE.sub(_percent, text)
+
+
+def _percent(match: re.Match[str]) -> str:
+    return "".join(f"%{byte:02X}" for byte in match.group().encode())
+
+
+def unescape_token(token: str) -> str:
+    """Undo :func:`escape_token`."""
+    return unquote(token, errors="strict") if "%" in token else token
+
+
+def subject_tail(channel: Channel) -> str:
+    """``ca.<pv>`` or ``tango.<host:port>.<d>.<f>.<m>.<a>``, tokens escaped."""
+    tokens = channel.name.split("/") if channel.proto == "tango" else [channel.name]
+    return channel.proto + "." + ".".join(escape_token(t) for t in tokens)
+
+
+@dataclass(frozen=True, slots=True)
+class Subjects:
+    """Subject names under one deployment prefix."""
+
+    prefix: str = DEFAULT_PREFIX
+
+    def __post_init__(self) -> None:
+        if not _VALID_PREFIX.match(self.prefix):
+            raise ValueError(f"invalid subject prefix {self.prefix!r}")
+
+    def of(self, kind: Kind, channel: Channel) -> str:
+        """The ``val``/``meta``/``put`` subject of a channel."""
+        return f"{self.prefix}.{kind}.{subject_tail(channel)}"
+
+    def val(self, channel: Channel) -> str:
+        return self.of("val", channel)
+
+    def meta(self, channel: Channel) -> str:
+        return self.of("meta", channel)
+
+    def put(self, channel: Channel) -> str:
+        return self.of("put", channel)
+
+    def all_of(self, kind: Kind, proto: str | None = None) -> str:
+        """Wildcard over every channel of a kind, optionally of one protocol."""
+        return f"{self.prefix}.{kind}.{proto}.>" if proto else f"{self.prefix}.{kind}.>"
+
+    def want(self, proto: str) -> str:
+        """Demand announcements for one protocol."""
+        return f"{self.prefix}.want.{proto}"
+
+    def hb(self, adapter_id: str) -> str:
+        """Heartbeats of one adapter instance (``*`` for all)."""
+        return (
+            f"{self.prefix}.hb.{escape_token(adapter_id) if adapter_id != '*' else '*'}"
+        )
+
+    def audit(self, proto: str) -> str:
+        """Audit records of writes for one protocol (``*`` for all)."""
+        return f"{self.prefix}.audit.{proto}"
+
+    def parse(self, subject: str) -> tuple[Kind, Channel]:
+        """Map a ``val``/``meta``/``put`` subject back to its kind and channel."""
+        head = self.prefix + "."
+        if not subject.startswith(head):
+            raise ChannelError(f"subject {subject[:80]!r} is not under {self.prefix!r}")
+        tokens = subject[len(head) :].split(".")
+        if len(tokens) < 3 or tokens[0] not in KINDS or tokens[1] not in PROTOCOLS:
+            raise ChannelError(f"subject {subject[:80]!r} names no channel")
+        kind: Kind = tokens[0]  # type: ignore[assignment]
+        proto, rest = tokens[1], tokens[2:]
+        try:
+            names = [unescape_token(t) for t in rest]
+        except UnicodeDecodeError as exc:
+            raise ChannelError(f"subject {subject[:80]!r}: bad escape ({exc})") from exc
+        if proto in FLAT_PROTOCOLS:
+            if len(names) != 1:
+                raise ChannelError(f"subject {subject[:80]!r}: unescaped '.' in name")
+            return kind, parse_channel(f"{proto}://{names[0]}")
+        return kind, parse_channel(f"{proto}://{'/'.join(names)}")
