@@ -8,7 +8,7 @@ PY := $(VENV)/bin/python
 export UV_PYTHON_DOWNLOADS := never
 export UV_PROJECT_ENVIRONMENT := $(VENV)
 
-.PHONY: help install test test-py lint demo bench fmt lock
+.PHONY: help install lock lint fmt test test-py demo bench bench-epics bench-tango bench-gateway
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | column -t -s $$'\t'
@@ -27,10 +27,10 @@ lock: $(UV) ## re-resolve uv.lock after changing a pyproject.toml
 lint: install ## ruff, ruff format --check, import-linter
 	$(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check . && $(VENV)/bin/lint-imports
 
-fmt: install ## format and autofix
+fmt: install ## format and autofix Python
 	$(VENV)/bin/ruff format . && $(VENV)/bin/ruff check --fix .
 
-test-py: install ## Python unit and system tests
+test-py: install ## Python unit and system tests (real nats-server, IOC, Tango)
 	$(VENV)/bin/pytest
 
 test: lint test-py ## everything CI runs: lint, then every test
@@ -38,5 +38,13 @@ test: lint test-py ## everything CI runs: lint, then every test
 demo: install ## run the whole system in the foreground (Ctrl-C stops it)
 	$(VENV)/bin/synoptic demo
 
-bench: install ## benchmarks (JSON on stdout, see docs/benchmarks.md)
-	$(VENV)/bin/python -m synoptic_adapters.bench.epics
+bench: bench-epics bench-tango bench-gateway ## every benchmark (JSON on stdout; docs/benchmarks.md)
+
+bench-epics: install ## EPICS adapter throughput, gaps, CPU, latency
+	$(PY) -m synoptic_adapters.bench.epics
+
+bench-tango: install ## Tango adapter subscription time, throughput, latency
+	$(PY) -m synoptic_adapters.bench.tango
+
+bench-gateway: install ## gateway fan-out against the peers' workload
+	$(PY) -m synoptic_gateway.bench
