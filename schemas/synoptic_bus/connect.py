@@ -3,8 +3,10 @@ clear logs, and the URL from ``SYNOPTIC_NATS_URL`` unless given."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
+import random
 from collections.abc import Awaitable, Callable
 
 import nats
@@ -30,7 +32,9 @@ async def connect(
     retry_on_failed_connect: bool = True,
     max_reconnect_attempts: int = -1,
 ) -> NatsClient:
-    """Connect to NATS with endless reconnects (2 s apart, jittered by nats-py).
+    """Connect to NATS with endless reconnects (1 s apart, jittered by nats-py);
+    the first connection is retried with exponential backoff and jitter too unless
+    ``retry_on_failed_connect`` is false.
 
     ``on_reconnect`` runs after every successful reconnect (republish state there);
     ``on_disconnect`` when the connection drops.
@@ -52,21 +56,30 @@ async def connect(
     async def _error(exc: Exception) -> None:
         log.warning("NATS: %s", exc)
 
-    nc = NatsClient()
-    await nc.connect(
-        servers=[nats_url(url)],
-        name=name,
-        connect_timeout=connect_timeout,
-        reconnect_time_wait=1.0,
-        max_reconnect_attempts=max_reconnect_attempts,
-        allow_reconnect=True,
-        retry_on_failed_connect=retry_on_failed_connect,
-        disconnected_cb=_disconnected,
-        reconnected_cb=_reconnected,
-        error_cb=_error,
-        pending_size=64 * 1024 * 1024,
-    )
-    return nc
+    delay = 0.2
+    while True:
+        nc = NatsClient()
+        try:
+            await nc.connect(
+                servers=[nats_url(url)],
+                name=name,
+                connect_timeout=connect_timeout,
+                reconnect_time_wait=1.0,
+                max_reconnect_attempts=max_reconnect_attempts,
+                allow_reconnect=True,
+                disconnected_cb=_disconnected,
+                reconnected_cb=_reconnected,
+                error_cb=_error,
+                pending_size=64 * 1024 * 1024,
+            )
+        except Exception as exc:  # NoServersError, OSError, TimeoutError
+            if not retry_on_failed_connect:
+                raise
+            log.warning("NATS not reachable at %s (%s); retrying", nats_url(url), exc)
+            await asyncio.sleep(delay * (0.5 + random.random()))
+            delay = min(delay * 2, 5.0)
+            continue
+        return nc
 
 
 __all__ = ["DEFAULT_URL", "NatsClient", "connect", "nats", "nats_url"]

@@ -147,6 +147,9 @@ class Process:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(self.popen.pid, signal.SIGKILL)
         self.popen.wait(10)
+        self._reader.join(5)
+        if self.popen.stdout:
+            self.popen.stdout.close()
 
     def stop(self, timeout: float = 10.0) -> int:
         """SIGTERM, then SIGKILL after ``timeout``; return the exit code."""
@@ -161,4 +164,6 @@ class Process:
             with contextlib.suppress(OSError):
                 self.popen.stdin.close()
         self._reader.join(5)
+        if self.popen.stdout:
+            self.popen.stdout.close()
         return self.popen.returncode
