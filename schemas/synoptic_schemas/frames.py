@@ -1,0 +1,398 @@
+"""Gateway ⇄ browser WebSocket frames (protocol version 1): op names, error and
+close codes, builders and validators. Pure functions, no I/O.
+
+``docs/protocol.md`` describes every frame in words and
+``json/frames.schema.json`` as JSON Schema; this module is the code of record.
+Frames are maps with an ``op`` key, msgpack by default (typed arrays as ext type 1)
+or JSON text (typed arrays as ``{"dtype", "shape", "b64"}``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+import msgpack
+
+from synoptic_schemas.codec import _ext_hook, encode, to_json_view
+from synoptic_schemas.errors import ContractError
+
+PROTOCOL_VERSION: Final = 1
+MAX_ID_CHARS: Final = 64
+
+
+class Op:
+    """Frame op names."""
+
+    # client → server
+    SUB = "sub"
+    UNSUB = "unsub"
+    PUT = "put"
+    PING = "ping"
+    # server → client
+    HELLO = "hello"
+    SNAP = "snap"
+    UPD = "upd"
+    META = "meta"
+    STATS = "stats"
+    ERR = "err"
+    PONG = "pong"
+    BUS = "bus"
+
+
+CLIENT_OPS: Final = frozenset({Op.SUB, Op.UNSUB, Op.PUT, Op.PING})
+
+
+class ErrorCode:
+    """``err.code`` values."""
+
+    BAD_FRAME = "bad_frame"
+    BAD_CHANNEL = "bad_channel"
+    TOO_MANY_CHANNELS = "too_many_channels"
+    FRAME_TOO_BIG = "frame_too_big"
+    RATE_LIMITED = "rate_limited"
+    UNKNOWN_SID = "unknown_sid"
+    FORBIDDEN = "forbidden"
+    UNAVAILABLE = "unavailable"
+    INTERNAL = "internal"
+
+
+class CloseCode:
+    """WebSocket close codes the gateway uses."""
+
+    NORMAL = 1000
+    GOING_AWAY = 4000  # gateway shutting down: reconnect at once, elsewhere
+    SLOW_CONSUMER = 4001  # stalled past the limit: reconnect with backoff
+    UNAUTHORIZED = 4401  # missing/invalid/expired token: do not retry blindly
+    INTERNAL = 4500  # unexpected error: reconnect with backoff
+
+
+#: Close codes after which a client should reconnect (all but auth failures).
+RECONNECT_CODES: Final = frozenset(
+    {1001, 1006, 1011, 1012, 1013, CloseCode.GOING_AWAY, CloseCode.SLOW_CONSUMER,
+     CloseCode.INTERNAL}
+)  # fmt: skip
+
+
+class FrameError(ContractError):
+    """A client frame that cannot be served; ``code`` is an :class:`ErrorCode`."""
+
+    def __init__(
+        self, code: str, msg: str, *, req_id: Any = None, ch: str | None = None
+    ) -> None:
+        super().__init__(msg)
+        self.code = code
+        self.msg = msg
+        self.req_id = req_id
+        self.ch = ch
+
+    def frame(self) -> dict[str, Any]:
+        """The ``err`` frame that answers this error."""
+        return err(self.req_id, self.code, self.msg, ch=self.ch)
+
+
+# ---------------------------------------------------------------- encoding
+
+
+def pack(frame: Mapping[str, Any]) -> bytes:
+    """Encode a frame as msgpack (numpy arrays as ext type 1)."""
+    return encode(frame)
+
+
+def unpack(data: bytes) -> Any:
+    """Decode a msgpack frame (ext type 1 → read-only numpy arrays).
+
+    Raises :class:`FrameError` (``bad_frame``) on malformed input.
+    """
+    try:
+        return msgpack.unpackb(
+            data, ext_hook=_ext_hook, raw=False, strict_map_key=False
+        )
+    except Exception as exc:  # msgpack raises a zoo of types for bad input
+        raise FrameError(ErrorCode.BAD_FRAME, f"malformed msgpack: {exc}") from None
+
+
+def to_json(frame: Mapping[str, Any]) -> str:
+    """Encode a frame as JSON text (typed arrays as ``{"dtype","shape","b64"}``)."""
+    return json.dumps(to_json_view(dict(frame)), separators=(",", ":"))
+
+
+def from_json(text: str | bytes) -> Any:
+    """Decode a JSON frame; :class:`FrameError` (``bad_frame``) if malformed."""
+    try:
+        return json.loads(text)
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+        raise FrameError(ErrorCode.BAD_FRAME, f"malformed JSON: {exc}") from None
+
+
+# ---------------------------------------------------------------- client frames
+
+
+def _req_id(frame: Mapping[str, Any]) -> Any:
+    req_id = frame.get("id")
+    if req_id is None or (isinstance(req_id, int) and not isinstance(req_id, bool)):
+        return req_id
+    if isinstance(req_id, str) and len(req_id) <= MAX_ID_CHARS:
+        return req_id
+    raise FrameError(
+        ErrorCode.BAD_FRAME,
+        f"'id' must be an integer or a string of at most {MAX_ID_CHARS} characters",
+    )
+
+
+def validate_client_frame(frame: Any) -> dict[str, Any]:
+    """Check a decoded client frame's shape (not its channel names).
+
+    Returns the frame; raises :class:`FrameError` with code ``bad_frame`` and the
+    request id when it can be read.
+    """
+    if not isinstance(frame, dict):
+        raise FrameError(
+            ErrorCode.BAD_FRAME, f"a frame must be a map, not {type(frame).__name__}"
+        )
+    req_id = _req_id(frame)
+    op = frame.get("op")
+    if op not in CLIENT_OPS:
+        raise FrameError(
+            ErrorCode.BAD_FRAME,
+            f"unknown op {str(op)[:40]!r} (expected one of {sorted(CLIENT_OPS)})",
+            req_id=req_id,
+        )
+    if op != Op.PING and req_id is None:
+        raise FrameError(ErrorCode.BAD_FRAME, f"'{op}' needs an 'id'")
+    if op == Op.SUB:
+        ch = frame.get("ch")
+        if not isinstance(ch, list) or not ch:
+            raise FrameError(
+                ErrorCode.BAD_FRAME,
+                "'sub.ch' must be a non-empty list of channel URIs",
+                req_id=req_id,
+            )
+        for uri in ch:
+            if not isinstance(uri, str):
+                raise FrameError(
+                    ErrorCode.BAD_CHANNEL,
+                    f"channel URIs must be strings, not {type(uri).__name__}",
+                    req_id=req_id,
+                )
+    elif op == Op.UNSUB:
+        sid = frame.get("sid")
+        if not isinstance(sid, int) or isinstance(sid, bool):
+            raise FrameError(
+                ErrorCode.BAD_FRAME, "'unsub.sid' must be an integer", req_id=req_id
+            )
+    elif op == Op.PUT:
+        if not isinstance(frame.get("ch"), str):
+            raise FrameError(
+                ErrorCode.BAD_FRAME, "'put.ch' must be a channel URI", req_id=req_id
+            )
+        if "v" not in frame:
+            raise FrameError(ErrorCode.BAD_FRAME, "'put' needs 'v'", req_id=req_id)
+    return frame
+
+
+def sub(req_id: Any, channels: Sequence[str]) -> dict[str, Any]:
+    """A ``sub`` request."""
+    return {"op": Op.SUB, "id": req_id, "ch": list(channels)}
+
+
+def unsub(req_id: Any, sid: int) -> dict[str, Any]:
+    """An ``unsub`` request."""
+    return {"op": Op.UNSUB, "id": req_id, "sid": sid}
+
+
+def put(req_id: Any, channel: str, value: Any) -> dict[str, Any]:
+    """A ``put`` request."""
+    return {"op": Op.PUT, "id": req_id, "ch": channel, "v": value}
+
+
+def ping(req_id: Any = None) -> dict[str, Any]:
+    """A ``ping`` request."""
+    return {"op": Op.PING, "id": req_id}
+
+
+# ---------------------------------------------------------------- server frames
+
+
+def hello(
+    gateway_id: str, user: str, write: bool, limits: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The first frame after accept."""
+    return {
+        "op": Op.HELLO,
+        "ver": PROTOCOL_VERSION,
+        "gw": gateway_id,
+        "user": user,
+        "write": write,
+        "limits": dict(limits),
+    }
+
+
+def snap(
+    req_id: Any,
+    sid: int,
+    channels: Sequence[str],
+    values: Sequence[Any],
+    metas: Sequence[Any],
+) -> dict[str, Any]:
+    """A snapshot (``req_id`` None when unsolicited)."""
+    return {
+        "op": Op.SNAP,
+        "id": req_id,
+        "sid": sid,
+        "ch": list(channels),
+        "val": list(values),
+        "meta": list(metas),
+    }
+
+
+def upd(sid: int, indexes: Sequence[int], values: Sequence[Any]) -> dict[str, Any]:
+    """A batch of value updates."""
+    return {"op": Op.UPD, "sid": sid, "i": list(indexes), "val": list(values)}
+
+
+def meta(sid: int, indexes: Sequence[int], metas: Sequence[Any]) -> dict[str, Any]:
+    """A batch of metadata changes."""
+    return {"op": Op.META, "sid": sid, "i": list(indexes), "meta": list(metas)}
+
+
+def stats(sid: int, missed: int, conflated: int) -> dict[str, Any]:
+    """Told to a socket that fell back to latest-value-per-channel."""
+    return {"op": Op.STATS, "sid": sid, "missed": missed, "conflated": conflated}
+
+
+def put_reply(
+    req_id: Any, ok: bool, err: str | None = None, msg: str | None = None
+) -> dict[str, Any]:
+    """The answer to a ``put``."""
+    frame: dict[str, Any] = {"op": Op.PUT, "id": req_id, "ok": ok}
+    if not ok:
+        frame["err"] = err or "failed"
+        if msg:
+            frame["msg"] = msg
+    return frame
+
+
+def err(req_id: Any, code: str, msg: str, *, ch: str | None = None) -> dict[str, Any]:
+    """An error answering a request (``req_id`` None when not tied to one)."""
+    frame: dict[str, Any] = {"op": Op.ERR, "id": req_id, "code": code, "msg": msg}
+    if ch is not None:
+        frame["ch"] = ch
+    return frame
+
+
+def pong(req_id: Any) -> dict[str, Any]:
+    """The answer to a ``ping``."""
+    return {"op": Op.PONG, "id": req_id}
+
+
+def unsub_ack(req_id: Any, sid: int) -> dict[str, Any]:
+    """The answer to an ``unsub``."""
+    return {"op": Op.UNSUB, "id": req_id, "sid": sid}
+
+
+def bus(up: bool) -> dict[str, Any]:
+    """The bus (NATS) went down or came back."""
+    return {"op": Op.BUS, "up": up}
+
+
+# ------------------------------------------------- raw msgpack batch assembly
+
+_HEAD_UPD = msgpack.packb("op") + msgpack.packb(Op.UPD)
+_HEAD_META = msgpack.packb("op") + msgpack.packb(Op.META)
+_K_SID, _K_I = msgpack.packb("sid"), msgpack.packb("i")
+_K_VAL, _K_META = msgpack.packb("val"), msgpack.packb("meta")
+
+
+def _array_header(n: int) -> bytes:
+    if n < 16:
+        return bytes((0x90 | n,))
+    if n < 0x10000:
+        return b"\xdc" + n.to_bytes(2, "big")
+    return b"\xdd" + n.to_bytes(4, "big")
+
+
+def pack_batch(
+    kind: str, sid: int, indexes: Sequence[int], payloads: Sequence[bytes]
+) -> bytes:
+    """An ``upd`` (kind ``"upd"``) or ``meta`` msgpack frame built from bus payloads
+    already msgpack-encoded, without decoding them: the same bytes
+    :func:`pack` would give for the decoded payloads."""
+    head, key = (_HEAD_UPD, _K_VAL) if kind == Op.UPD else (_HEAD_META, _K_META)
+    return b"".join(
+        (
+            b"\x84",
+            head,
+            _K_SID,
+            msgpack.packb(sid),
+            _K_I,
+            msgpack.packb(list(indexes)),
+            key,
+            _array_header(len(payloads)),
+            *payloads,
+        )
+    )
+
+
+def pack_snap(
+    req_id: Any,
+    sid: int,
+    channels: Sequence[str],
+    values: Sequence[bytes | None],
+    metas: Sequence[bytes | None],
+) -> bytes:
+    """A ``snap`` msgpack frame built from msgpack-encoded bus payloads (``None``
+    for a channel with nothing stored): the same bytes :func:`pack` would give."""
+    nil = b"\xc0"
+    return b"".join(
+        (
+            b"\x86",
+            msgpack.packb("op"),
+            msgpack.packb(Op.SNAP),
+            msgpack.packb("id"),
+            msgpack.packb(req_id),
+            _K_SID,
+            msgpack.packb(sid),
+            msgpack.packb("ch"),
+            msgpack.packb(list(channels)),
+            _K_VAL,
+            _array_header(len(values)),
+            *(v if v is not None else nil for v in values),
+            _K_META,
+            _array_header(len(metas)),
+            *(m if m is not None else nil for m in metas),
+        )
+    )
+
+
+__all__ = [
+    "CLIENT_OPS",
+    "PROTOCOL_VERSION",
+    "RECONNECT_CODES",
+    "CloseCode",
+    "ErrorCode",
+    "FrameError",
+    "Op",
+    "bus",
+    "err",
+    "from_json",
+    "hello",
+    "meta",
+    "pack",
+    "pack_batch",
+    "pack_snap",
+    "ping",
+    "pong",
+    "put",
+    "put_reply",
+    "snap",
+    "stats",
+    "sub",
+    "to_json",
+    "unpack",
+    "unsub",
+    "unsub_ack",
+    "upd",
+    "validate_client_frame",
+]

@@ -1,0 +1,133 @@
+"""Browser frames: builders, validators, raw batch assembly and the JSON Schema."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from synoptic_schemas import encode, frames
+from synoptic_schemas.codec import to_json_view
+from synoptic_schemas.frames import ErrorCode, FrameError
+from synoptic_schemas.jsonschemas import validator
+
+VALUE = {"ver": 1, "v": 1.5, "t": 1_700_000_000_000_000_000, "sev": 0,
+         "st": "NO_ALARM", "seq": 3, "ep": 1_700_000_000_000, "c": True}  # fmt: skip
+META = {"ver": 1, "dt": "f8", "shape": [], "w": False, "t": 1, "ep": 2, "unit": "mA"}
+
+
+def test_pack_batch_gives_the_bytes_of_the_decoded_frame() -> None:
+    wave = {**VALUE, "v": np.arange(5, dtype="<f8")}
+    payloads = [encode(VALUE), encode(wave)] * 10
+    raw = frames.pack_batch("upd", 7, list(range(20)), payloads)
+    decoded = frames.unpack(raw)
+    assert decoded["op"] == "upd" and decoded["sid"] == 7
+    assert decoded["i"] == list(range(20))
+    assert raw == frames.pack(frames.upd(7, list(range(20)), decoded["val"]))
+    np.testing.assert_array_equal(decoded["val"][1]["v"], np.arange(5))
+
+
+@pytest.mark.parametrize("n", [0, 1, 15, 16, 70000])
+def test_pack_batch_array_headers(n: int) -> None:
+    raw = frames.pack_batch("meta", 1, [0] * n, [encode(META)] * n)
+    decoded = frames.unpack(raw)
+    assert len(decoded["meta"]) == n and decoded["op"] == "meta"
+
+
+def test_pack_snap_equals_the_generic_encoding() -> None:
+    raw = frames.pack_snap(
+        4, 2, ["ca://A", "ca://B"], [encode(VALUE), None], [None, encode(META)]
+    )
+    expected = frames.snap(4, 2, ["ca://A", "ca://B"], [VALUE, None], [None, META])
+    assert frames.unpack(raw) == expected
+    assert raw == frames.pack(expected)
+
+
+@pytest.mark.parametrize(
+    "frame",
+    [
+        frames.sub(1, ["ca://A", "tango://h:1/a/b/c/d"]),
+        frames.unsub("x", 3),
+        frames.put(9, "ca://A", 1.5),
+        frames.ping(),
+        frames.ping(10),
+    ],
+)
+def test_client_frames_validate_and_match_the_schema(frame: dict) -> None:
+    assert frames.validate_client_frame(frames.unpack(frames.pack(frame))) == frame
+    validator("frames").validate(frame)
+    assert frames.from_json(frames.to_json(frame)) == frame
+
+
+@pytest.mark.parametrize(
+    "frame",
+    [
+        frames.hello(
+            "gw-1", "anonymous", False, {"channels": 5, "frame_bytes": 9, "rate": 1}
+        ),
+        frames.snap(1, 2, ["ca://A"], [VALUE], [META]),
+        frames.snap(None, 2, ["ca://A"], [None], [None]),
+        frames.upd(2, [0], [{**VALUE, "v": np.zeros(3, "<f4")}]),
+        frames.meta(2, [0], [META]),
+        frames.stats(2, 10, 3),
+        frames.put_reply(9, True),
+        frames.put_reply(9, False, "denied", "no grant"),
+        frames.err(None, ErrorCode.BAD_FRAME, "nope"),
+        frames.err(1, ErrorCode.BAD_CHANNEL, "bad", ch="xx://A"),
+        frames.pong(None),
+        frames.bus(False),
+        frames.unsub_ack(8, 3),
+    ],
+)
+def test_server_frames_match_the_schema(frame: dict) -> None:
+    validator("frames").validate(to_json_view(frame))
+    assert frames.from_json(frames.to_json(frame)) == to_json_view(frame)
+
+
+@pytest.mark.parametrize(
+    ("frame", "code"),
+    [
+        ([1, 2], ErrorCode.BAD_FRAME),
+        ({"op": "nope", "id": 1}, ErrorCode.BAD_FRAME),
+        ({"op": "sub", "ch": ["ca://A"]}, ErrorCode.BAD_FRAME),
+        ({"op": "sub", "id": 1, "ch": []}, ErrorCode.BAD_FRAME),
+        ({"op": "sub", "id": 1, "ch": "ca://A"}, ErrorCode.BAD_FRAME),
+        ({"op": "sub", "id": 1, "ch": [1]}, ErrorCode.BAD_CHANNEL),
+        ({"op": "unsub", "id": 1, "sid": "3"}, ErrorCode.BAD_FRAME),
+        ({"op": "unsub", "id": 1, "sid": True}, ErrorCode.BAD_FRAME),
+        ({"op": "put", "id": 1, "ch": "ca://A"}, ErrorCode.BAD_FRAME),
+        ({"op": "put", "id": 1, "v": 1}, ErrorCode.BAD_FRAME),
+        ({"op": "ping", "id": 1.5}, ErrorCode.BAD_FRAME),
+        ({"op": "ping", "id": "x" * 65}, ErrorCode.BAD_FRAME),
+    ],
+)
+def test_invalid_client_frames_raise_frame_errors(frame: object, code: str) -> None:
+    with pytest.raises(FrameError) as info:
+        frames.validate_client_frame(frame)
+    assert info.value.code == code
+    validator("frames").validate(info.value.frame())
+
+
+def test_error_keeps_the_request_id_when_readable() -> None:
+    with pytest.raises(FrameError) as info:
+        frames.validate_client_frame({"op": "sub", "id": 42, "ch": []})
+    assert info.value.frame()["id"] == 42
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=200))
+def test_arbitrary_bytes_raise_only_frame_errors(data: bytes) -> None:
+    try:
+        frames.validate_client_frame(frames.unpack(data))
+    except FrameError as exc:
+        assert exc.code in {ErrorCode.BAD_FRAME, ErrorCode.BAD_CHANNEL}
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=100))
+def test_arbitrary_text_raises_only_frame_errors(text: str) -> None:
+    try:
+        frames.validate_client_frame(frames.from_json(text))
+    except FrameError as exc:
+        assert exc.code in {ErrorCode.BAD_FRAME, ErrorCode.BAD_CHANNEL}
