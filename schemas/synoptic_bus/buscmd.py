@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
+from nats.errors import BadSubjectError
 
 from synoptic_bus.connect import connect
 from synoptic_bus.store import StoreConfig, ensure_store, fetch_last
@@ -128,7 +129,14 @@ async def cmd_tail(args: argparse.Namespace) -> int:
         if args.count and seen >= args.count:
             done.set()
 
-    await nc.subscribe(pattern, cb=on_msg)
+    try:
+        await nc.subscribe(pattern, cb=on_msg)
+    except BadSubjectError:
+        print(f"tail: {pattern!r} is not a valid subject or wildcard", file=sys.stderr)
+        await nc.close()
+        return 2
+    await nc.flush()
+    print(f"tailing {pattern}", file=sys.stderr, flush=True)
     try:
         await done.wait()
     finally:

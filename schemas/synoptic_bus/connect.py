@@ -41,6 +41,8 @@ async def connect(
     """
 
     async def _disconnected() -> None:
+        if nc.is_closed or nc.is_draining:
+            return
         log.warning("NATS connection lost (%s); reconnecting", nats_url(url))
         if on_disconnect:
             await on_disconnect()
