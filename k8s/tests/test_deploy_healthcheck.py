@@ -1,0 +1,112 @@
+"""docker/healthcheck.py, the containers' health probes, against real servers:
+an HTTP endpoint that is ready or not, and an adapter heartbeat on a real
+nats-server that is present, absent, or from another adapter."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import http.server
+import os
+import sys
+import threading
+import time
+from collections.abc import AsyncIterator, Iterator
+
+import pytest
+from deploy_helpers import REPO
+
+from synoptic_bus.connect import NatsClient
+from synoptic_bus.natsserver import NatsServer
+from synoptic_schemas import SCHEMA_VERSION, Subjects, encode
+
+PROBE = REPO / "docker" / "healthcheck.py"
+
+
+async def probe(*args: str, env: dict[str, str] | None = None) -> tuple[int, str]:
+    """Run the probe as the container does; exit status and stderr."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        str(PROBE),
+        "--timeout",
+        "2",
+        *args,
+        env={**os.environ, **(env or {})},
+        stderr=asyncio.subprocess.PIPE,
+    )
+    _, err = await asyncio.wait_for(proc.communicate(), timeout=30)
+    assert proc.returncode is not None
+    return proc.returncode, err.decode()
+
+
+class _Handler(http.server.BaseHTTPRequestHandler):
+    def do_GET(self) -> None:
+        self.send_response(200 if self.path == "/readyz" else 503)
+        self.end_headers()
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def http_server() -> Iterator[str]:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+async def test_http_probe(http_server: str) -> None:
+    assert (await probe("http", f"{http_server}/readyz"))[0] == 0
+    code, err = await probe("http", f"{http_server}/notready")
+    assert code == 1
+    assert "503" in err
+    code, err = await probe("http", "http://127.0.0.1:9/readyz")  # nothing there
+    assert code == 1
+    assert "unhealthy" in err
+
+
+@contextlib.asynccontextmanager
+async def heartbeats(nc: NatsClient, adapter_id: str) -> AsyncIterator[None]:
+    """Publish a valid heartbeat of ``adapter_id`` every 0.1 s meanwhile."""
+    subject = Subjects("cs").hb(adapter_id)
+    beat = {
+        "ver": SCHEMA_VERSION,
+        "id": adapter_id,
+        "proto": "ca",
+        "ep": 1,
+        "t": 0,
+        "period": 0.1,
+        "n": 3,
+        "conn": 3,
+    }
+
+    async def beat_forever() -> None:
+        while True:
+            await nc.publish(subject, encode({**beat, "t": time.time_ns()}))
+            await asyncio.sleep(0.1)
+
+    task = asyncio.create_task(beat_forever())
+    try:
+        yield
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+
+async def test_heartbeat_probe(nats_server: NatsServer, nc: NatsClient) -> None:
+    env = {"SYNOPTIC_NATS_URL": nats_server.url, "SYNOPTIC_ADAPTER_ID": "epics-0"}
+    async with heartbeats(nc, "epics-0"):
+        assert (await probe("heartbeat", env=env))[0] == 0
+    async with heartbeats(nc, "epics-1"):  # another adapter's beat is no proof
+        code, err = await probe("heartbeat", env=env)
+    assert code == 1
+    assert "Timeout" in err
+    code, err = await probe("heartbeat", env={**env, "SYNOPTIC_ADAPTER_ID": ""})
+    assert code == 1
+    assert "SYNOPTIC_ADAPTER_ID" in err
