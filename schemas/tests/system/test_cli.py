@@ -112,6 +112,8 @@ async def test_put_sends_a_request_and_prints_the_reply(
     assert nobody.returncode == 2 and "no adapter answered" in nobody.stdout
 
 
-async def test_tail_rejects_an_invalid_wildcard_clearly(nats_server: NatsServer) -> None:
+async def test_tail_rejects_an_invalid_wildcard_clearly(
+    nats_server: NatsServer,
+) -> None:
     bad = await run_cli(nats_server, "tail", "cs.val.ca.X*")
     assert bad.returncode == 2 and "not a valid subject" in bad.stderr
