@@ -74,3 +74,54 @@ validate-deploy: install deploy-tools ## validate compose, Dockerfiles, rendered
 
 render-k8s: deploy-tools ## print the rendered manifests of OVERLAY (dev or production)
 	$(DEPLOY_TOOLS)/kustomize build k8s/overlays/$(or $(OVERLAY),dev)
+
+# --- web UI: ui/ (Svelte 5 + Vite + ECharts; docs/decisions/0006-web-ui.md) ---
+UI_STAMP := ui/node_modules/.synoptic-stamp
+.PHONY: ui-install ui-build ui-dev test-ui
+
+$(UI_STAMP): ui/package.json ui/package-lock.json
+	cd ui && npm ci --no-audit --no-fund && touch $(abspath $@)
+
+/usr/bin/chromium:
+	apt-get update && apt-get install -y chromium
+
+ui-install: $(UI_STAMP) ## install the UI's pinned npm packages (npm ci; idempotent)
+
+ui-build: ui-install ## build the UI into ui/dist (the gateway serves it)
+	cd ui && node_modules/.bin/vite build
+
+ui-dev: ui-install ## UI dev server with hot reload; /ws and /api go to SYNOPTIC_GATEWAY (default http://127.0.0.1:8000)
+	cd ui && node_modules/.bin/vite
+
+test-ui: install ui-build /usr/bin/chromium ## UI unit tests (vitest), then end-to-end tests in Chromium against the real stack
+	cd ui && node_modules/.bin/vitest run
+
+# --- load tests: loadtest/ (k6 + Python orchestrator; docs/decisions/0008-load-test-kit.md) ---
+K6_VERSION := v1.8.1
+LT_BIN := loadtest/bin
+K6_STAMP := $(LT_BIN)/.k6-$(K6_VERSION)
+LT_NPM_STAMP := loadtest/node_modules/.synoptic-stamp
+LT_BUNDLE := $(LT_BIN)/msgpack.js
+SCENARIO ?= fanout
+GATEWAYS ?= 1
+.PHONY: loadtest-install loadtest test-loadtest
+
+$(K6_STAMP):
+	mkdir -p $(LT_BIN) && GOBIN=$(abspath $(LT_BIN)) go install go.k6.io/k6@$(K6_VERSION) && touch $@
+
+$(LT_NPM_STAMP): loadtest/package.json loadtest/package-lock.json
+	cd loadtest && npm ci --no-audit --no-fund && touch $(abspath $@)
+
+$(LT_BUNDLE): $(LT_NPM_STAMP) loadtest/lib/msgpack-entry.js loadtest/lib/text-polyfill.js
+	cd loadtest && npm run -s bundle
+
+loadtest-install: $(K6_STAMP) $(LT_BUNDLE) ## k6 (go install, ~3 min the first time) and the msgpack bundle for it
+	@true
+
+loadtest: install loadtest-install ## a k6 scenario: SCENARIO=fanout VUS=20 GATEWAYS=2 (count or URLs), LT_ARGS="--duration 60 …"
+	$(PY) loadtest/run.py --scenario $(SCENARIO) $(if $(VUS),--vus $(VUS)) --gateways $(GATEWAYS) $(LT_ARGS)
+
+test-loadtest: install loadtest-install ## the load-test smoke tests only (fan-out, storm: short, small)
+	$(VENV)/bin/pytest loadtest/tests
+
+test-py: loadtest-install

@@ -1,0 +1,123 @@
+/** Turning channel values into text and colours: precision, units, enums, severities. */
+import { isNdArray } from './transport/codec';
+import type { MetaMsg, ValueMsg } from './transport/protocol';
+
+export interface FormatOptions {
+  prec?: number;
+  notation?: 'fixed' | 'exp' | 'eng';
+  unit?: string;
+}
+
+/** Engineering notation: exponent a multiple of 3. */
+function engineering(x: number, prec: number): string {
+  if (x === 0 || !Number.isFinite(x)) return x.toFixed(prec);
+  const exp = Math.floor(Math.log10(Math.abs(x)) / 3) * 3;
+  return `${(x / 10 ** exp).toFixed(prec)}e${exp >= 0 ? '+' : ''}${exp}`;
+}
+
+/** A number with `prec` decimals in the requested notation. */
+export function formatNumber(x: number, prec = 3, notation: FormatOptions['notation'] = 'fixed'): string {
+  if (Number.isNaN(x)) return 'NaN';
+  if (!Number.isFinite(x)) return x > 0 ? '+Inf' : '-Inf';
+  if (notation === 'exp') return x.toExponential(prec);
+  if (notation === 'eng') return engineering(x, prec);
+  const abs = Math.abs(x);
+  if (abs !== 0 && (abs >= 1e12 || abs < 10 ** -Math.max(prec, 1) / 2)) {
+    // fixed would show 0.000 or 20 digits: say it in exponent form instead
+    return x.toExponential(Math.max(prec, 1));
+  }
+  return x.toFixed(prec);
+}
+
+/** True when the channel carries enum or DevState indices. */
+export function isEnum(meta: MetaMsg | null): boolean {
+  return !!meta && (meta.dt === 'enum' || meta.dt === 'state') && Array.isArray(meta.labels);
+}
+
+/** The value as text (no unit). */
+export function formatValue(value: ValueMsg | null, meta: MetaMsg | null, opts: FormatOptions = {}): string {
+  if (value === null) return '—';
+  const v = value.v;
+  if (v === null || v === undefined) return value.c === false ? 'disconnected' : '—';
+  if (typeof v === 'number') {
+    if (isEnum(meta)) return meta!.labels![v] ?? `#${v}`;
+    if (meta?.dt && meta.dt[0] !== 'f' && Number.isInteger(v) && opts.prec === undefined) return String(v);
+    return formatNumber(v, opts.prec ?? meta?.prec ?? 3, opts.notation);
+  }
+  if (typeof v === 'bigint') return v.toString();
+  if (typeof v === 'boolean') return v ? 'true' : 'false';
+  if (typeof v === 'string') return v;
+  if (isNdArray(v)) return `[${v.shape.join('×')}] ${meta?.dt ?? ''}`.trim();
+  if (Array.isArray(v)) return `[${v.length}]`;
+  return String(v);
+}
+
+/** The unit to show after the value. */
+export function unitOf(meta: MetaMsg | null, opts: FormatOptions = {}): string {
+  return opts.unit ?? meta?.unit ?? '';
+}
+
+/** CSS class for the alarm state: minor, major, invalid and disconnected look distinct. */
+export function severityClass(value: ValueMsg | null): string {
+  if (value === null) return 'sev-none';
+  if (value.c === false) return 'sev-disconnected';
+  return ['sev-ok', 'sev-minor', 'sev-major', 'sev-invalid'][value.sev] ?? 'sev-invalid';
+}
+
+/** Words for the alarm state (tooltips and screen readers). */
+export function severityText(value: ValueMsg | null): string {
+  if (value === null) return 'no value yet';
+  if (value.c === false) return `disconnected${value.st ? `: ${value.st}` : ''}`;
+  const name = ['no alarm', 'minor alarm', 'major alarm', 'invalid'][value.sev] ?? 'invalid';
+  return value.st && value.sev > 0 ? `${name}: ${value.st}` : name;
+}
+
+/** Tango DevState colours (the Taurus palette). */
+export const DEVSTATE_COLOURS: Record<string, string> = {
+  ON: '#00e000',
+  OFF: '#f0f0f0',
+  CLOSE: '#f0f0f0',
+  OPEN: '#00e000',
+  INSERT: '#f0f0f0',
+  EXTRACT: '#00e000',
+  MOVING: '#80a0ff',
+  STANDBY: '#ffff00',
+  FAULT: '#ff0000',
+  INIT: '#cccc7a',
+  RUNNING: '#80a0ff',
+  ALARM: '#ff8c00',
+  DISABLE: '#ff00ff',
+  UNKNOWN: '#808080',
+};
+
+/** The scalar as a number (booleans 0/1, bigint converted), or null. */
+export function numeric(value: ValueMsg | null): number | null {
+  const v = value?.v;
+  if (typeof v === 'number') return v;
+  if (typeof v === 'boolean') return v ? 1 : 0;
+  if (typeof v === 'bigint') return Number(v);
+  return null;
+}
+
+/** Whether an LED is lit, and its colour, for a value. */
+export function ledState(
+  value: ValueMsg | null,
+  meta: MetaMsg | null,
+  opts: { bit?: number; invert?: boolean; on_color?: string; off_color?: string } = {},
+): { colour: string; text: string; on: boolean } {
+  if (meta?.dt === 'state' && meta.labels && typeof value?.v === 'number') {
+    const label = meta.labels[value.v] ?? 'UNKNOWN';
+    return { colour: DEVSTATE_COLOURS[label] ?? '#808080', text: label, on: true };
+  }
+  const n = numeric(value);
+  let on = n !== null && (opts.bit !== undefined ? ((n >> opts.bit) & 1) === 1 : n !== 0);
+  if (opts.invert) on = !on;
+  const text = isEnum(meta) && typeof value?.v === 'number' ? (meta!.labels![value.v] ?? '') : on ? 'on' : 'off';
+  return { colour: on ? (opts.on_color ?? '#19d35a') : (opts.off_color ?? '#2b3a2f'), text, on };
+}
+
+/** Display range: options first, then display limits, then control limits, then [0, 100]. */
+export function rangeOf(meta: MetaMsg | null, opts: { min?: number; max?: number } = {}): [number, number] {
+  const lim = meta?.disp && meta.disp[0] < meta.disp[1] ? meta.disp : meta?.ctrl && meta.ctrl[0] < meta.ctrl[1] ? meta.ctrl : [0, 100];
+  return [opts.min ?? lim[0], opts.max ?? lim[1]];
+}

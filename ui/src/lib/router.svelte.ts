@@ -1,0 +1,26 @@
+/** Hash routes: `#/` screen list, `#/screen/<name>`, `#/quick?ch=<uri>,<uri>`. Works from any static server. */
+export type Route =
+  | { page: 'list' }
+  | { page: 'screen'; name: string }
+  | { page: 'quick'; channels: string[] };
+
+/** Parse a location hash into a route. */
+export function parseHash(hash: string): Route {
+  const path = hash.replace(/^#/, '');
+  const m = /^\/screen\/([^?]+)/.exec(path);
+  if (m) return { page: 'screen', name: decodeURIComponent(m[1]) };
+  if (path.startsWith('/quick')) {
+    const query = new URLSearchParams(path.split('?')[1] ?? '');
+    return { page: 'quick', channels: (query.get('ch') ?? '').split(',').filter(Boolean) };
+  }
+  return { page: 'list' };
+}
+
+/** The current route, following `hashchange`. */
+export class Router {
+  route = $state<Route>(parseHash(location.hash));
+
+  constructor() {
+    addEventListener('hashchange', () => (this.route = parseHash(location.hash)));
+  }
+}

@@ -1,0 +1,83 @@
+/** Screen files (schemas/synoptic_schemas/json/screen.schema.json) and the HTTP API that serves them. */
+import { normaliseUri } from './transport/channels';
+
+export type WidgetType =
+  | 'text' | 'label' | 'led' | 'gauge' | 'bar' | 'trend' | 'spectrum'
+  | 'xy' | 'form' | 'input' | 'button' | 'toggle' | 'menu';
+
+export interface WidgetSpec {
+  type: WidgetType;
+  title?: string;
+  channels?: string[];
+  x?: number;
+  y?: number;
+  w?: number;
+  h?: number;
+  options?: Record<string, unknown>;
+}
+
+export interface Screen {
+  version?: 1;
+  title: string;
+  description?: string;
+  layout?: { type?: 'grid'; columns?: number; row_height?: number; gap?: number };
+  widgets: WidgetSpec[];
+}
+
+/** One entry of the screen list. */
+export interface ScreenEntry {
+  name: string;
+  title: string;
+  description?: string;
+}
+
+/** Every channel a screen shows, normalised and de-duplicated (the subscription set). */
+export function screenChannels(screen: Screen): string[] {
+  const set = new Set<string>();
+  for (const w of screen.widgets) for (const uri of w.channels ?? []) set.add(normaliseUri(uri) ?? uri);
+  return [...set];
+}
+
+/** GET /api/screens: the list; accepts a bare array or `{screens: [...]}`, entries as names or objects. */
+export async function fetchScreenList(fetcher: typeof fetch = fetch): Promise<ScreenEntry[]> {
+  const res = await fetcher('api/screens');
+  if (!res.ok) throw new Error(`GET /api/screens: ${res.status} ${res.statusText}`);
+  const body = await res.json();
+  const list: unknown[] = Array.isArray(body) ? body : (body.screens ?? []);
+  return list.map((e) =>
+    typeof e === 'string'
+      ? { name: e, title: e }
+      : { name: String((e as ScreenEntry).name), title: String((e as ScreenEntry).title ?? (e as ScreenEntry).name), description: (e as ScreenEntry).description },
+  );
+}
+
+/** GET /api/screens/<name>: one screen file. */
+export async function fetchScreen(name: string, fetcher: typeof fetch = fetch): Promise<Screen> {
+  const res = await fetcher(`api/screens/${encodeURIComponent(name)}`);
+  if (!res.ok) throw new Error(`screen '${name}': ${res.status} ${res.statusText}`);
+  const body = await res.json();
+  return (body.screen ?? body) as Screen;
+}
+
+/** A quick-look screen: one form of the given channels. */
+export function quickLookScreen(uris: string[], title = 'Quick look'): Screen {
+  return {
+    version: 1,
+    title,
+    layout: { type: 'grid', columns: 12, row_height: 30, gap: 4 },
+    widgets: [{ type: 'form', title, channels: uris, w: 12, h: Math.max(2, uris.length + 1) }],
+  };
+}
+
+/** Parse pasted text (whitespace, comma or newline separated) into valid, normalised URIs and rejects. */
+export function parseUriList(text: string): { uris: string[]; bad: string[] } {
+  const uris: string[] = [];
+  const bad: string[] = [];
+  for (const token of text.split(/[\s,;]+/).filter(Boolean)) {
+    const uri = normaliseUri(token);
+    if (uri) {
+      if (!uris.includes(uri)) uris.push(uri);
+    } else bad.push(token);
+  }
+  return { uris, bad };
+}

@@ -1,0 +1,362 @@
+/**
+ * One WebSocket per tab to the gateway: decodes frames, keeps per-channel state,
+ * coalesces rendering to one commit per animation frame, reconnects with
+ * exponential backoff and jitter, resubscribes and takes a new snapshot.
+ */
+import { flushSync } from 'svelte';
+import { ChannelState, type Liveness } from './channel.svelte';
+import { normaliseUri } from './channels';
+import { decodeFrame, decodeJsonFrame, encodeFrame } from './codec';
+import type { ClientFrame, ServerFrame, SnapFrame } from './protocol';
+
+/** What the connection is doing, as shown to the operator. */
+export type ConnectionState = 'connecting' | 'live' | 'reconnecting' | 'bus-down' | 'closed';
+
+/** The answer to a write. */
+export interface PutResult {
+  ok: boolean;
+  err?: string;
+  msg?: string;
+}
+
+export interface GatewayOptions {
+  /** WebSocket URL; default: `/ws` on the page's host. */
+  url?: string;
+  /** first reconnect delay in ms (doubles each failure, with ±50% jitter) */
+  backoffMs?: number;
+  /** longest reconnect delay in ms */
+  maxBackoffMs?: number;
+  /** schedules a render (default requestAnimationFrame) */
+  schedule?: (cb: () => void) => void;
+  /** the WebSocket constructor (tests pass their own server's client) */
+  WebSocket?: typeof WebSocket;
+  /** how long a put may wait for its reply, ms */
+  putTimeoutMs?: number;
+}
+
+/** Counters and receipt-to-commit lags, read by the benchmarks. */
+export class GatewayStats {
+  frames = 0;
+  updates = 0;
+  commits = 0;
+  bytes = 0;
+  /** ms from the first unrendered update's receipt to its commit, last 4096 frames */
+  lags: number[] = [];
+  missed = 0;
+  conflated = 0;
+}
+
+/** One subscribed set of channels (a screen). */
+export class Subscription {
+  readonly uris: string[];
+  /** the channel states in request order (normalised, deduplicated) */
+  readonly channels: ChannelState[];
+  /** null until subscribed */
+  requestId: number | null = null;
+  sid: number | null = null;
+  /** channels by the snapshot's index */
+  byIndex: ChannelState[] = [];
+  ready = $state(false);
+  error = $state<string | null>(null);
+
+  constructor(uris: string[], channels: ChannelState[]) {
+    this.uris = uris;
+    this.channels = channels;
+  }
+}
+
+let nextId = 1;
+
+export class Gateway implements Liveness {
+  state = $state<ConnectionState>('connecting');
+  /** the gateway grants writes to this connection */
+  write = $state(false);
+  user = $state('');
+  /** the last error not tied to a request */
+  lastError = $state<string | null>(null);
+  /** reconnect attempts since the last successful connection */
+  attempts = $state(0);
+  readonly stats = new GatewayStats();
+  readonly channels = new Map<string, ChannelState>();
+
+  #opts: Required<Omit<GatewayOptions, 'url' | 'WebSocket'>> & Pick<GatewayOptions, 'url' | 'WebSocket'>;
+  #ws: WebSocket | null = null;
+  #subs = new Set<Subscription>();
+  #byRequest = new Map<number, Subscription>();
+  #bySid = new Map<number, Subscription>();
+  #puts = new Map<number, (r: PutResult) => void>();
+  #dirty = new Set<ChannelState>();
+  #scheduled = false;
+  #pendingSince = 0;
+  #timer: ReturnType<typeof setTimeout> | null = null;
+  #closed = false;
+  #json = false;
+  /** hello received on the current socket */
+  #greeted = false;
+
+  constructor(opts: GatewayOptions = {}) {
+    this.#opts = {
+      backoffMs: 250,
+      maxBackoffMs: 10_000,
+      putTimeoutMs: 10_000,
+      schedule: (cb) => requestAnimationFrame(() => cb()),
+      ...opts,
+    };
+    this.#json = (opts.url ?? '').includes('format=json');
+  }
+
+  get isLive(): boolean {
+    return this.state === 'live';
+  }
+
+  /** Open the connection (and keep it open until `close()`). */
+  start(): void {
+    this.#closed = false;
+    this.#connect();
+  }
+
+  /** Close for good (no reconnect). */
+  close(): void {
+    this.#closed = true;
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#ws?.close(1000);
+    this.#ws = null;
+    this.state = 'closed';
+  }
+
+  /** The shared state of one channel (created on first use). */
+  channel(uri: string): ChannelState {
+    const key = normaliseUri(uri) ?? uri;
+    let ch = this.channels.get(key);
+    if (!ch) {
+      ch = new ChannelState(key, this);
+      this.channels.set(key, ch);
+    }
+    return ch;
+  }
+
+  /** Subscribe a set of channels; kept across reconnects until `unsubscribe`. */
+  subscribe(uris: string[]): Subscription {
+    const unique = [...new Set(uris.map((u) => normaliseUri(u) ?? u))];
+    const sub = new Subscription(
+      unique,
+      unique.map((u) => this.channel(u)),
+    );
+    this.#subs.add(sub);
+    if (this.#greeted) this.#sendSub(sub);
+    return sub;
+  }
+
+  unsubscribe(sub: Subscription): void {
+    this.#subs.delete(sub);
+    if (sub.requestId !== null) this.#byRequest.delete(sub.requestId);
+    if (sub.sid !== null) {
+      this.#bySid.delete(sub.sid);
+      this.#send({ op: 'unsub', id: nextId++, sid: sub.sid });
+    }
+  }
+
+  /** Write a value; resolves with the gateway's reply (never rejects). */
+  put(uri: string, v: unknown): Promise<PutResult> {
+    if (!this.isLive) return Promise.resolve({ ok: false, err: 'disconnected', msg: 'not connected' });
+    const id = nextId++;
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.#puts.delete(id);
+        resolve({ ok: false, err: 'timeout', msg: 'no reply from the gateway' });
+      }, this.#opts.putTimeoutMs);
+      this.#puts.set(id, (r) => {
+        clearTimeout(timer);
+        resolve(r);
+      });
+      this.#send({ op: 'put', id, ch: normaliseUri(uri) ?? uri, v });
+    });
+  }
+
+  #url(): string {
+    if (this.#opts.url) return this.#opts.url;
+    const proto = location.protocol === 'https:' ? 'wss:' : 'ws:';
+    return `${proto}//${location.host}/ws`;
+  }
+
+  #connect(): void {
+    const Ctor = this.#opts.WebSocket ?? WebSocket;
+    const ws = new Ctor(this.#url());
+    ws.binaryType = 'arraybuffer';
+    this.#ws = ws;
+    ws.onmessage = (ev) => this.#onMessage(ev.data);
+    ws.onclose = (ev) => {
+      if (this.#ws !== ws) return;
+      this.#ws = null;
+      this.#onDown(`closed (${ev.code}${ev.reason ? `: ${ev.reason}` : ''})`);
+    };
+    ws.onerror = () => {
+      /* onclose follows and reconnects */
+    };
+  }
+
+  #onDown(why: string): void {
+    this.#greeted = false;
+    for (const ch of this.channels.values()) ch.markStale();
+    for (const sub of this.#subs) {
+      sub.ready = false;
+      sub.sid = null;
+      sub.requestId = null;
+    }
+    this.#byRequest.clear();
+    this.#bySid.clear();
+    for (const resolve of this.#puts.values()) resolve({ ok: false, err: 'disconnected', msg: why });
+    this.#puts.clear();
+    if (this.#closed) return;
+    this.state = 'reconnecting';
+    const base = Math.min(this.#opts.maxBackoffMs, this.#opts.backoffMs * 2 ** this.attempts);
+    const delay = base * (0.5 + Math.random());
+    this.attempts++;
+    this.#timer = setTimeout(() => this.#connect(), delay);
+  }
+
+  #send(frame: ClientFrame): void {
+    const ws = this.#ws;
+    if (!ws || ws.readyState !== 1) return;
+    ws.send(this.#json ? JSON.stringify(frame) : encodeFrame(frame));
+  }
+
+  #sendSub(sub: Subscription): void {
+    const id = nextId++;
+    sub.requestId = id;
+    this.#byRequest.set(id, sub);
+    this.#send({ op: 'sub', id, ch: sub.uris });
+  }
+
+  #onMessage(data: unknown): void {
+    let frame: ServerFrame;
+    try {
+      if (typeof data === 'string') {
+        this.stats.bytes += data.length;
+        frame = decodeJsonFrame(data);
+      } else {
+        this.stats.bytes += (data as ArrayBuffer).byteLength;
+        frame = decodeFrame(data as ArrayBuffer);
+      }
+    } catch (e) {
+      this.lastError = `undecodable frame: ${(e as Error).message}`;
+      return;
+    }
+    this.stats.frames++;
+    this.handle(frame);
+  }
+
+  /** Apply one decoded server frame (public for tests). */
+  handle(frame: ServerFrame): void {
+    switch (frame.op) {
+      case 'hello':
+        this.#greeted = true;
+        this.user = frame.user;
+        this.write = frame.write === true;
+        this.attempts = 0;
+        this.state = 'live';
+        this.lastError = null;
+        for (const sub of this.#subs) this.#sendSub(sub);
+        break;
+      case 'snap':
+        this.#onSnap(frame);
+        break;
+      case 'upd': {
+        const sub = this.#bySid.get(frame.sid);
+        if (!sub) return;
+        const n = frame.i.length;
+        for (let k = 0; k < n; k++) {
+          const ch = sub.byIndex[frame.i[k]];
+          if (!ch) continue;
+          ch.receive(frame.val[k]);
+          this.#dirty.add(ch);
+        }
+        this.stats.updates += n;
+        this.#schedule();
+        break;
+      }
+      case 'meta': {
+        const sub = this.#bySid.get(frame.sid);
+        if (!sub) return;
+        frame.i.forEach((idx, k) => {
+          const ch = sub.byIndex[idx];
+          if (!ch) return;
+          ch.receiveMeta(frame.meta[k]);
+          this.#dirty.add(ch);
+        });
+        this.#schedule();
+        break;
+      }
+      case 'stats':
+        this.stats.missed += frame.missed;
+        this.stats.conflated += frame.conflated;
+        break;
+      case 'put': {
+        const resolve = this.#puts.get(frame.id);
+        this.#puts.delete(frame.id);
+        resolve?.({ ok: frame.ok, err: frame.err, msg: frame.msg });
+        break;
+      }
+      case 'err': {
+        const put = frame.id === null ? undefined : this.#puts.get(frame.id);
+        const sub = frame.id === null ? undefined : this.#byRequest.get(frame.id);
+        if (put) {
+          this.#puts.delete(frame.id!);
+          put({ ok: false, err: frame.code, msg: frame.msg });
+        } else if (sub) {
+          sub.error = `${frame.code}: ${frame.msg}`;
+        } else {
+          this.lastError = `${frame.code}: ${frame.msg}`;
+        }
+        break;
+      }
+      case 'bus':
+        if (frame.up) {
+          this.state = 'live';
+        } else {
+          this.state = 'bus-down';
+          for (const ch of this.channels.values()) ch.markStale();
+        }
+        break;
+      case 'pong':
+        break;
+    }
+  }
+
+  #onSnap(frame: SnapFrame): void {
+    let sub = frame.id === null ? undefined : this.#byRequest.get(frame.id);
+    sub ??= this.#bySid.get(frame.sid);
+    if (!sub) return;
+    if (sub.sid !== null && sub.sid !== frame.sid) this.#bySid.delete(sub.sid);
+    sub.sid = frame.sid;
+    this.#bySid.set(frame.sid, sub);
+    sub.byIndex = frame.ch.map((uri) => this.channel(uri));
+    sub.byIndex.forEach((ch, k) => {
+      ch.snapshot(frame.val[k] ?? null, frame.meta[k] ?? null);
+      this.#dirty.add(ch);
+    });
+    sub.ready = true;
+    sub.error = null;
+    this.#schedule();
+  }
+
+  #schedule(): void {
+    if (this.#scheduled) return;
+    this.#scheduled = true;
+    this.#pendingSince = performance.now();
+    this.#opts.schedule(() => this.flush());
+  }
+
+  /** Commit every channel that changed since the last frame and render synchronously. */
+  flush(): void {
+    this.#scheduled = false;
+    const dirty = this.#dirty;
+    this.#dirty = new Set();
+    for (const ch of dirty) ch.commit();
+    flushSync();
+    const lags = this.stats.lags;
+    lags.push(performance.now() - this.#pendingSince);
+    if (lags.length > 4096) lags.splice(0, lags.length - 4096);
+    this.stats.commits++;
+  }
+}

@@ -1,0 +1,113 @@
+import { describe, expect, it } from 'vitest';
+import { Gateway } from './gateway.svelte';
+import type { MetaMsg, ValueMsg } from './protocol';
+
+const val = (v: unknown, t = 1e18, sev = 0): ValueMsg => ({ v, t, sev, c: true, seq: 1, ep: 1 });
+const meta: MetaMsg = { dt: 'f8', shape: [], w: true, unit: 'mm', prec: 2 };
+
+/** A gateway whose frame scheduling the test drives by hand. */
+function gatewayWithFrames() {
+  const frames: (() => void)[] = [];
+  const gw = new Gateway({ schedule: (cb) => frames.push(cb) });
+  const runFrame = () => frames.splice(0).forEach((cb) => cb());
+  return { gw, frames, runFrame };
+}
+
+describe('Gateway state from frames', () => {
+  it('maps snapshot indices (sorted group order) onto the widgets’ channels', () => {
+    const { gw, runFrame } = gatewayWithFrames();
+    gw.handle({ op: 'hello', ver: 1, gw: 'g', user: 'anonymous', write: false });
+    const sub = gw.subscribe(['ca://B', 'ca://A', 'tango://H/d/f/m/Attr']);
+    expect(sub.uris).toEqual(['ca://B', 'ca://A', 'tango://h:10000/d/f/m/attr']);
+    const requestId = sub.requestId!;
+    gw.handle({ op: 'snap', id: requestId, sid: 4, ch: ['ca://A', 'ca://B', 'tango://h:10000/d/f/m/attr'], val: [val(1), null, val(3)], meta: [meta, null, null] });
+    runFrame();
+    expect(sub.ready).toBe(true);
+    expect(gw.channel('ca://A').value?.v).toBe(1);
+    expect(gw.channel('ca://A').meta?.unit).toBe('mm');
+    expect(gw.channel('ca://B').value).toBeNull();
+    expect(gw.channel('tango://h/d/f/m/attr').value?.v).toBe(3);
+    gw.handle({ op: 'upd', sid: 4, i: [1, 0], val: [val(20), val(10)] });
+    runFrame();
+    expect(gw.channel('ca://B').value?.v).toBe(20);
+    expect(gw.channel('ca://A').value?.v).toBe(10);
+  });
+
+  it('commits once per frame: many updates, one render, latest value wins', () => {
+    const { gw, frames, runFrame } = gatewayWithFrames();
+    gw.handle({ op: 'hello', ver: 1, gw: 'g', user: 'u', write: true });
+    const sub = gw.subscribe(['ca://A']);
+    gw.handle({ op: 'snap', id: sub.requestId, sid: 1, ch: ['ca://A'], val: [val(0)], meta: [null] });
+    runFrame();
+    for (let k = 1; k <= 50; k++) gw.handle({ op: 'upd', sid: 1, i: [0], val: [val(k)] });
+    expect(frames.length).toBe(1);
+    expect(gw.channel('ca://A').value?.v).toBe(0); // nothing visible before the frame
+    runFrame();
+    expect(gw.channel('ca://A').value?.v).toBe(50);
+    expect(gw.channel('ca://A').received).toBe(50);
+    expect(gw.stats.commits).toBe(2);
+    expect(gw.stats.updates).toBe(50);
+  });
+
+  it('marks values stale when the bus goes down and fresh after the new snapshot', () => {
+    const { gw, runFrame } = gatewayWithFrames();
+    gw.handle({ op: 'hello', ver: 1, gw: 'g', user: 'u', write: false });
+    const sub = gw.subscribe(['ca://A']);
+    expect(gw.channel('ca://A').stale).toBe(true); // nothing yet
+    gw.handle({ op: 'snap', id: sub.requestId, sid: 1, ch: ['ca://A'], val: [val(5)], meta: [null] });
+    runFrame();
+    expect(gw.channel('ca://A').stale).toBe(false);
+    gw.handle({ op: 'bus', up: false });
+    expect(gw.state).toBe('bus-down');
+    expect(gw.channel('ca://A').stale).toBe(true);
+    gw.handle({ op: 'bus', up: true });
+    expect(gw.channel('ca://A').stale).toBe(true); // still old until the snapshot
+    gw.handle({ op: 'snap', id: null, sid: 1, ch: ['ca://A'], val: [val(6)], meta: [null] });
+    runFrame();
+    expect(gw.state).toBe('live');
+    expect(gw.channel('ca://A').stale).toBe(false);
+    expect(gw.channel('ca://A').value?.v).toBe(6);
+  });
+
+  it('reports a source disconnection', () => {
+    const { gw, runFrame } = gatewayWithFrames();
+    gw.handle({ op: 'hello', ver: 1, gw: 'g', user: 'u', write: false });
+    const sub = gw.subscribe(['ca://A']);
+    gw.handle({ op: 'snap', id: sub.requestId, sid: 1, ch: ['ca://A'], val: [val(5)], meta: [null] });
+    gw.handle({ op: 'upd', sid: 1, i: [0], val: [{ v: null, t: 1, sev: 3, st: 'disconnected', c: false }] });
+    runFrame();
+    expect(gw.channel('ca://A').disconnected).toBe(true);
+  });
+
+  it('keeps a rolling history only while a trend asks for it', () => {
+    const { gw, runFrame } = gatewayWithFrames();
+    gw.handle({ op: 'hello', ver: 1, gw: 'g', user: 'u', write: false });
+    const sub = gw.subscribe(['ca://A']);
+    const ch = gw.channel('ca://A');
+    const release = ch.keepHistory(1000);
+    gw.handle({ op: 'snap', id: sub.requestId, sid: 1, ch: ['ca://A'], val: [val(0, 1e6)], meta: [null] });
+    for (let k = 1; k <= 200; k++) gw.handle({ op: 'upd', sid: 1, i: [0], val: [val(k, k * 100e6)] }); // 10 Hz, 20 s
+    runFrame();
+    const h = ch.history;
+    expect(h.at(-1)).toEqual([20000, 200]);
+    expect(h[0][0]).toBeGreaterThanOrEqual(20000 - 1000 - 64 * 100); // trimmed in batches
+    expect(h.length).toBeLessThan(100);
+    release();
+    expect(ch.history).toEqual([]);
+  });
+
+  it('routes errors to their subscription, and unknown ones to lastError', () => {
+    const { gw } = gatewayWithFrames();
+    gw.handle({ op: 'hello', ver: 1, gw: 'g', user: 'u', write: false });
+    const sub = gw.subscribe(['xx://nope']);
+    gw.handle({ op: 'err', id: sub.requestId, code: 'bad_channel', msg: 'unknown scheme' });
+    expect(sub.error).toBe('bad_channel: unknown scheme');
+    gw.handle({ op: 'err', id: null, code: 'rate_limited', msg: 'slow down' });
+    expect(gw.lastError).toBe('rate_limited: slow down');
+  });
+
+  it('answers a put without a connection with a disconnected error', async () => {
+    const { gw } = gatewayWithFrames();
+    expect(await gw.put('ca://A', 1)).toMatchObject({ ok: false, err: 'disconnected' });
+  });
+});

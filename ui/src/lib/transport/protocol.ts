@@ -1,0 +1,103 @@
+/** Gateway ⇄ browser frames (docs/protocol.md). Every frame is a map with an `op`. */
+
+/** A value payload from the bus (ValueMsg). `v` is a scalar, string, or typed array. */
+export interface ValueMsg {
+  v: unknown;
+  /** source timestamp, ns since the Unix epoch */
+  t: number;
+  /** 0 none, 1 minor, 2 major, 3 invalid */
+  sev: number;
+  st?: string;
+  seq?: number;
+  ep?: number;
+  /** source connected */
+  c: boolean;
+}
+
+/** A metadata payload from the bus (MetaMsg). */
+export interface MetaMsg {
+  dt: string;
+  shape: number[];
+  w: boolean;
+  unit?: string;
+  prec?: number;
+  disp?: [number, number];
+  warn?: [number, number];
+  alarm?: [number, number];
+  ctrl?: [number, number];
+  labels?: string[];
+  desc?: string;
+}
+
+export interface HelloFrame {
+  op: 'hello';
+  ver: number;
+  gw: string;
+  user: string;
+  write: boolean;
+  limits?: Record<string, number>;
+}
+export interface SnapFrame {
+  op: 'snap';
+  id: number | null;
+  sid: number;
+  ch: string[];
+  val: (ValueMsg | null)[];
+  meta: (MetaMsg | null)[];
+}
+export interface UpdFrame {
+  op: 'upd';
+  sid: number;
+  i: number[];
+  val: ValueMsg[];
+}
+export interface MetaFrame {
+  op: 'meta';
+  sid: number;
+  i: number[];
+  meta: MetaMsg[];
+}
+export interface StatsFrame {
+  op: 'stats';
+  sid: number;
+  missed: number;
+  conflated: number;
+}
+export interface PutReplyFrame {
+  op: 'put';
+  id: number;
+  ok: boolean;
+  err?: string;
+  msg?: string;
+}
+export interface ErrFrame {
+  op: 'err';
+  id: number | null;
+  code: string;
+  msg: string;
+}
+export interface BusFrame {
+  op: 'bus';
+  up: boolean;
+}
+export interface PongFrame {
+  op: 'pong';
+  id: number;
+}
+
+export type ServerFrame =
+  | HelloFrame
+  | SnapFrame
+  | UpdFrame
+  | MetaFrame
+  | StatsFrame
+  | PutReplyFrame
+  | ErrFrame
+  | BusFrame
+  | PongFrame;
+
+export type ClientFrame =
+  | { op: 'sub'; id: number; ch: string[] }
+  | { op: 'unsub'; id: number; sid: number }
+  | { op: 'put'; id: number; ch: string; v: unknown }
+  | { op: 'ping'; id: number };

@@ -1,0 +1,114 @@
+import { render } from '@testing-library/svelte';
+import { flushSync } from 'svelte';
+import * as echarts from 'echarts/core';
+import { SVGRenderer } from 'echarts/renderers';
+import { describe, expect, it } from 'vitest';
+import Host from '../testing/Host.svelte';
+import { Gateway } from '../transport/gateway.svelte';
+import type { MetaMsg, ValueMsg } from '../transport/protocol';
+import type { WidgetSpec } from '../screen';
+
+echarts.use([SVGRenderer]); // canvas does not exist in jsdom
+
+const val = (v: unknown, sev = 0, t = Date.now() * 1e6): ValueMsg => ({ v, t, sev, c: true, st: '' });
+
+/** A gateway fed by hand; `frame()` runs the pending animation frame. */
+function setup(uris: string[], write = false) {
+  const pending: (() => void)[] = [];
+  const gw = new Gateway({ schedule: (cb) => pending.push(cb) });
+  gw.handle({ op: 'hello', ver: 1, gw: 'g', user: 'u', write });
+  const sub = gw.subscribe(uris);
+  const frame = () => pending.splice(0).forEach((cb) => cb());
+  const snap = (vals: (ValueMsg | null)[], metas: (MetaMsg | null)[]) => {
+    gw.handle({ op: 'snap', id: sub.requestId, sid: 1, ch: sub.uris, val: vals, meta: metas });
+    frame();
+  };
+  const upd = (i: number, v: ValueMsg) => gw.handle({ op: 'upd', sid: 1, i: [i], val: [v] });
+  return { gw, frame, snap, upd };
+}
+
+const show = (gw: Gateway, spec: WidgetSpec) => render(Host, { props: { gateway: gw, spec } });
+
+describe('label widget', () => {
+  it('shows value, unit and alarm colour, and updates once per frame', () => {
+    const { gw, frame, snap, upd } = setup(['ca://SIM:SINE']);
+    const { container } = show(gw, { type: 'label', channels: ['ca://SIM:SINE'] });
+    snap([val(1.23456)], [{ dt: 'f8', shape: [], w: false, unit: 'mm', prec: 2 }]);
+    const box = container.querySelector('[data-role=value]')!;
+    expect(box.textContent).toContain('1.23');
+    expect(box.textContent).toContain('mm');
+    expect(box.getAttribute('data-stale')).toBe('false');
+    upd(0, val(9.5, 2));
+    expect(box.textContent).toContain('1.23'); // not before the frame
+    frame();
+    expect(box.textContent).toContain('9.50');
+    expect(box.classList.contains('sev-major')).toBe(true);
+  });
+
+  it('is marked stale when the bus is down', () => {
+    const { gw, snap } = setup(['ca://A']);
+    const { container } = show(gw, { type: 'label', channels: ['ca://A'] });
+    snap([val(1)], [null]);
+    gw.handle({ op: 'bus', up: false });
+    flushSync();
+    expect(container.querySelector('[data-role=value]')!.getAttribute('data-stale')).toBe('true');
+  });
+});
+
+describe('LED widget', () => {
+  it('shows the Tango DevState label and colour', () => {
+    const { gw, snap } = setup(['tango://h:10000/a/b/c/state']);
+    const { container } = show(gw, { type: 'led', channels: ['tango://h:10000/a/b/c/state'] });
+    snap([val(8)], [{ dt: 'state', shape: [], w: false, labels: ['ON', 'OFF', 'CLOSE', 'OPEN', 'INSERT', 'EXTRACT', 'MOVING', 'STANDBY', 'FAULT'] }]);
+    expect(container.textContent).toContain('FAULT');
+    expect((container.querySelector('.lamp') as HTMLElement).style.background).toMatch(/255, 0, 0|#ff0000/);
+  });
+});
+
+describe('write widgets', () => {
+  const sp: MetaMsg = { dt: 'f8', shape: [], w: true, unit: 'A' };
+  it('are disabled when the gateway grants no write', () => {
+    const { gw, snap } = setup(['ca://SIM:SP'], false);
+    const { container } = show(gw, { type: 'input', channels: ['ca://SIM:SP'] });
+    snap([val(1)], [sp]);
+    expect((container.querySelector('input') as HTMLInputElement).disabled).toBe(true);
+    expect((container.querySelector('button') as HTMLButtonElement).disabled).toBe(true);
+  });
+
+  it('ask for confirmation before writing, then wait for the reply', async () => {
+    const { gw, snap } = setup(['ca://SIM:SP'], true);
+    const { container } = show(gw, { type: 'input', channels: ['ca://SIM:SP'] });
+    snap([val(1)], [sp]);
+    const input = container.querySelector('input') as HTMLInputElement;
+    expect(input.disabled).toBe(false);
+    input.value = '42';
+    input.dispatchEvent(new Event('input'));
+    flushSync();
+    container.querySelector('form')!.requestSubmit();
+    flushSync();
+    expect(container.textContent).toContain('write 42?');
+    const yes = container.querySelector('.confirm .yes') as HTMLButtonElement;
+    yes.click();
+    flushSync();
+    expect(container.querySelector('[data-role=write-status]')!.textContent).toContain('…');
+  });
+});
+
+describe('chart widgets render with ECharts (SVG)', () => {
+  it('trend draws a line of the history', () => {
+    const { gw, snap, upd, frame } = setup(['ca://SIM:SINE']);
+    const { container } = show(gw, { type: 'trend', channels: ['ca://SIM:SINE'], options: { window_s: 10 } });
+    snap([val(0)], [null]);
+    for (let k = 1; k < 20; k++) upd(0, val(Math.sin(k), 0, (Date.now() - 2000 + k * 100) * 1e6));
+    frame();
+    expect(container.querySelector('svg')).not.toBeNull();
+    expect(container.querySelectorAll('svg path').length).toBeGreaterThan(0);
+  });
+
+  it('spectrum takes a typed array', () => {
+    const { gw, snap } = setup(['ca://SIM:WF1K']);
+    const { container } = show(gw, { type: 'spectrum', channels: ['ca://SIM:WF1K'] });
+    snap([val({ data: new Float64Array([1, 3, 2, 5]), shape: [4] })], [{ dt: 'f8', shape: [4], w: false }]);
+    expect(container.querySelector('svg')).not.toBeNull();
+  });
+});
