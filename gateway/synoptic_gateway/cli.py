@@ -1,9 +1,114 @@
-"""`synoptic` subcommands of the gateway package."""
+"""``synoptic gateway``: run one gateway process (uvicorn, uvloop, httptools)."""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import logging
+import os
+from pathlib import Path
+
+import uvicorn
+import uvloop
+
+from synoptic_gateway.app import create_app
+from synoptic_gateway.settings import Settings
+
+log = logging.getLogger(__name__)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    """Add this package's subcommands to the `synoptic` command."""
+    """Add ``synoptic gateway`` to the ``synoptic`` command."""
+    d = Settings(nats_url="")
+    p = sub.add_parser("gateway", help="run the WebSocket gateway")
+    p.add_argument("--host", default="127.0.0.1", help="listen address")
+    p.add_argument("--port", type=int, default=8000)
+    p.add_argument("--nats", default=None, help="NATS URL (default $SYNOPTIC_NATS_URL)")
+    p.add_argument("--prefix", default=d.prefix, help="subject prefix")
+    p.add_argument("--id", default="", help="gateway instance id (default random)")
+    p.add_argument("--screens", type=Path, default=d.screens_dir, help="screens folder")
+    p.add_argument("--ui", type=Path, default=d.ui_dir, help="built UI folder")
+    p.add_argument("--batch-ms", type=float, default=d.batch_ms)
+    p.add_argument("--stall-timeout", type=float, default=d.stall_timeout)
+    p.add_argument("--max-channels", type=int, default=d.max_channels)
+    p.add_argument("--max-frame-bytes", type=int, default=d.max_frame_bytes)
+    p.add_argument("--rate", type=float, default=d.rate, help="client frames/s")
+    p.add_argument("--burst", type=int, default=d.burst)
+    p.add_argument("--mailbox-frames", type=int, default=d.mailbox_frames)
+    p.add_argument("--want-lease", type=float, default=d.want_lease)
+    p.add_argument("--jwt-secret", default=os.environ.get("SYNOPTIC_JWT_SECRET"),
+                   help="HS256 secret (default $SYNOPTIC_JWT_SECRET)")  # fmt: skip
+    p.add_argument("--jwt-public-key", type=Path, default=None,
+                   help="PEM file of an RS256/ES256 public key")  # fmt: skip
+    p.add_argument("--jwt-audience", default=None)
+    p.add_argument("--jwt-issuer", default=None)
+    p.add_argument("--allow-anonymous", action=argparse.BooleanOptionalAction,
+                   default=None, help="read-only access without a token")  # fmt: skip
+    p.add_argument("--allowed-origin", action="append", default=[],
+                   help="allowed Origin (glob); repeat; none: any")  # fmt: skip
+    p.add_argument("--ws-per-message-deflate", action="store_true",
+                   help="enable WebSocket compression (~10x CPU per frame)")  # fmt: skip
+    p.set_defaults(func=run)
+
+
+def settings_from_args(args: argparse.Namespace) -> Settings:
+    """The :class:`Settings` of the command line."""
+    key = args.jwt_public_key.read_text() if args.jwt_public_key else None
+    return Settings(
+        nats_url=args.nats or os.environ.get("SYNOPTIC_NATS_URL", "nats://127.0.0.1:4222"),
+        prefix=args.prefix, host=args.host, port=args.port, gateway_id=args.id,
+        batch_ms=args.batch_ms, stall_timeout=args.stall_timeout,
+        max_channels=args.max_channels, max_frame_bytes=args.max_frame_bytes,
+        rate=args.rate, burst=args.burst, mailbox_frames=args.mailbox_frames,
+        want_lease=args.want_lease, jwt_secret=args.jwt_secret, jwt_public_key=key,
+        jwt_audience=args.jwt_audience, jwt_issuer=args.jwt_issuer,
+        allow_anonymous=args.allow_anonymous,
+        allowed_origins=tuple(args.allowed_origin),
+        ws_per_message_deflate=args.ws_per_message_deflate,
+        screens_dir=args.screens, ui_dir=args.ui,
+    )  # fmt: skip
+
+
+class _Server(uvicorn.Server):
+    """Sends close 4000 (going away) to every socket before uvicorn's shutdown."""
+
+    async def shutdown(self, sockets: list | None = None) -> None:  # type: ignore[override]
+        gateway = self.config.app.state.gateway  # type: ignore[union-attr]
+        gateway.going_away()
+        await asyncio.sleep(0.2)  # let the close frames leave
+        await super().shutdown(sockets)
+
+
+async def serve(settings: Settings) -> int:
+    """Run a gateway until SIGINT/SIGTERM; print a readiness line when listening."""
+    app = create_app(settings)
+    config = uvicorn.Config(
+        app,
+        host=settings.host,
+        port=settings.port,
+        http="httptools",
+        ws="websockets-sansio",
+        ws_per_message_deflate=settings.ws_per_message_deflate,
+        ws_max_size=settings.ws_max_size,
+        lifespan="on",
+        log_level="warning",
+        access_log=False,
+    )
+    server = _Server(config)
+    task = asyncio.create_task(server.serve())
+    while not server.started and not task.done():  # noqa: ASYNC110 - uvicorn has only a flag
+        await asyncio.sleep(0.02)
+    if server.started:
+        gw = app.state.gateway
+        print(
+            f"synoptic gateway {gw.id} ready on http://{settings.host}:{settings.port} "
+            f"(NATS {settings.nats_url})",
+            flush=True,
+        )
+    await task
+    return 0 if server.started else 1
+
+
+def run(args: argparse.Namespace) -> int:
+    """Entry of ``synoptic gateway``: uvloop, then :func:`serve`."""
+    return uvloop.run(serve(settings_from_args(args)))

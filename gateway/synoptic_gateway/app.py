@@ -1,0 +1,160 @@
+"""The gateway application: ``create_app(settings)`` builds everything (no globals).
+
+Routes: ``/ws`` (the protocol of ``docs/protocol.md``), ``/api/screens``,
+``/api/screens/{name}``, ``/healthz``, ``/readyz``, ``/metrics``, and the built UI
+(``ui/dist``) with a single-page-app fallback to ``index.html``.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import replace
+from pathlib import Path
+
+from fastapi import FastAPI, HTTPException, WebSocket
+from fastapi.responses import FileResponse, JSONResponse, Response
+
+from synoptic_gateway.auth import Authenticator, AuthError, bearer_token
+from synoptic_gateway.bus import Bus
+from synoptic_gateway.hub import Hub
+from synoptic_gateway.metrics import Stats, make_registry, render
+from synoptic_gateway.screens import ScreenError, ScreenStore
+from synoptic_gateway.session import Session
+from synoptic_gateway.settings import Settings
+from synoptic_schemas import frames
+from synoptic_schemas.frames import CloseCode
+
+log = logging.getLogger(__name__)
+
+
+class Gateway:
+    """The parts of one gateway instance, reachable as ``app.state.gateway``."""
+
+    def __init__(self, settings: Settings) -> None:
+        if not settings.gateway_id:
+            settings = replace(settings, gateway_id=f"gw-{secrets.token_hex(3)}")
+        self.settings = settings
+        self.id = settings.gateway_id
+        self.stats = Stats()
+        self.bus = Bus(
+            settings.nats_url,
+            settings.prefix,
+            f"synoptic-gateway-{self.id}",
+            on_down=self._bus_down,
+            on_up=self._bus_up,
+        )
+        self.hub = Hub(self.bus, settings, self.stats, self.id)
+        self.auth = Authenticator(settings)
+        self.screens = ScreenStore(settings.screens_dir)
+        self.registry = make_registry(self.stats, self.hub.gauges)
+
+    async def _bus_down(self) -> None:
+        await self.hub.bus_down()
+
+    async def _bus_up(self) -> None:
+        await self.hub.bus_up()
+
+    async def start(self) -> None:
+        self.bus.start()
+        self.hub.start()
+
+    def going_away(self) -> None:
+        """Ask every client to reconnect elsewhere (before a shutdown)."""
+        for session in list(self.hub.sessions):
+            session.close_going_away()
+
+    async def stop(self) -> None:
+        self.going_away()
+        await self.hub.close()
+        await self.bus.close()
+
+
+def create_app(settings: Settings) -> FastAPI:
+    """A gateway application for ``settings``."""
+    gateway = Gateway(settings)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        await gateway.start()
+        try:
+            yield
+        finally:
+            await gateway.stop()
+
+    app = FastAPI(title="Synoptic gateway", lifespan=lifespan, docs_url="/api/docs",
+                  redoc_url=None, openapi_url="/api/openapi.json")  # fmt: skip
+    app.state.gateway = gateway
+
+    @app.websocket("/ws")
+    async def ws_endpoint(ws: WebSocket) -> None:
+        if not gateway.auth.origin_allowed(ws.headers.get("origin")):
+            await ws.close(code=1008)  # before accept: HTTP 403
+            return
+        json_mode = ws.query_params.get("format") == "json"
+        try:
+            principal = gateway.auth.principal(
+                bearer_token(ws.headers, ws.query_params)
+            )
+        except AuthError as exc:
+            await ws.accept()
+            error = frames.err(None, "unauthorized", str(exc))
+            if json_mode:
+                await ws.send_text(frames.to_json(error))
+            else:
+                await ws.send_bytes(frames.pack(error))
+            await ws.close(code=CloseCode.UNAUTHORIZED, reason="unauthorized")
+            return
+        await ws.accept()
+        await Session(ws, gateway.hub, principal, json_mode=json_mode).run()
+
+    @app.get("/healthz")
+    async def healthz() -> dict[str, object]:
+        return {"ok": True, "gw": gateway.id}
+
+    @app.get("/readyz")
+    async def readyz() -> Response:
+        up = gateway.bus.up
+        return JSONResponse({"ready": up, "bus": up, "gw": gateway.id},
+                            status_code=200 if up else 503)  # fmt: skip
+
+    @app.get("/metrics")
+    async def metrics() -> Response:
+        return Response(
+            render(gateway.registry), media_type="text/plain; version=0.0.4"
+        )
+
+    @app.get("/api/screens")
+    async def list_screens() -> list[dict[str, object]]:
+        return gateway.screens.list()
+
+    @app.get("/api/screens/{name}")
+    async def get_screen(name: str) -> dict[str, object]:
+        try:
+            return gateway.screens.get(name)
+        except ScreenError as exc:
+            raise HTTPException(404 if exc.missing else 422, str(exc)) from None
+
+    _mount_ui(app, settings.ui_dir)
+    return app
+
+
+def _mount_ui(app: FastAPI, ui_dir: Path) -> None:
+    """Serve the built UI; unknown client routes get ``index.html``."""
+    root = ui_dir.resolve()
+
+    @app.get("/{path:path}", include_in_schema=False)
+    async def ui(path: str) -> Response:
+        if path.startswith(("api/", "ws")):
+            raise HTTPException(404, "not found")
+        index = root / "index.html"
+        if not index.is_file():
+            raise HTTPException(404, f"no built UI in {root} (run the UI build)")
+        target = (root / path).resolve()
+        if path and target.is_file() and target.is_relative_to(root):
+            return FileResponse(target)
+        if "." in Path(path).name:  # a missing asset, not a client route
+            raise HTTPException(404, "not found")
+        return FileResponse(index)

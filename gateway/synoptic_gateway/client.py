@@ -1,0 +1,358 @@
+"""Async Python client of the gateway protocol (tests, benchmarks, users' scripts).
+
+::
+
+    async with GatewayClient(["ws://gw1:8000/ws", "ws://gw2:8000/ws"]) as client:
+        sub = await client.subscribe(["ca://SR:DCCT"], on_update=print_update)
+        print(sub.value("ca://SR:DCCT"))
+
+The client connects to one of several gateway URLs; when the connection drops (for
+any close code but 4401) it reconnects with exponential backoff and full jitter,
+trying the other URLs first, subscribes again and takes the fresh snapshots.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import logging
+import random
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed
+
+from synoptic_schemas import frames, parse_channel
+from synoptic_schemas.frames import CloseCode, Op
+
+log = logging.getLogger(__name__)
+
+UpdateCallback = Callable[["Subscription", list[int], list[Any]], None]
+
+
+class GatewayError(Exception):
+    """An ``err`` frame answering a request."""
+
+    def __init__(self, frame: dict[str, Any]) -> None:
+        super().__init__(f"{frame.get('code')}: {frame.get('msg')}")
+        self.code: str = frame.get("code", "")
+        self.frame = frame
+
+
+class Subscription:
+    """The live state of one subscribed channel set.
+
+    ``channels`` is the gateway's group order (sorted normalised URIs); ``values``
+    and ``metas`` hold the latest payload of each (``None`` until known).
+    """
+
+    def __init__(
+        self, client: GatewayClient, uris: list[str], on_update: UpdateCallback | None
+    ) -> None:
+        self.client = client
+        self.requested = uris
+        self.on_update = on_update
+        self.sid: int | None = None
+        self.channels: list[str] = []
+        self.index: dict[str, int] = {}
+        self.values: list[Any] = []
+        self.metas: list[Any] = []
+        self.snapshots = 0  # snapshots received (a reconnect adds one)
+        self.updates = 0
+        self.missed = 0
+        self.conflated = 0
+        self._changed = asyncio.Event()
+
+    def value(self, uri: str) -> Any:
+        """The latest value payload of a channel (``None`` if none yet)."""
+        return self.values[self.index[parse_channel(uri).uri]]
+
+    def meta(self, uri: str) -> Any:
+        return self.metas[self.index[parse_channel(uri).uri]]
+
+    async def wait_snapshot(self, count: int = 1, timeout: float = 10.0) -> None:
+        """Wait until ``count`` snapshots have arrived."""
+        async with asyncio.timeout(timeout):
+            while self.snapshots < count:
+                self._changed.clear()
+                await self._changed.wait()
+
+    async def wait_for(
+        self, predicate: Callable[[Subscription], bool], timeout: float = 10.0
+    ) -> None:
+        """Wait until ``predicate(self)`` holds (checked after each frame)."""
+        async with asyncio.timeout(timeout):
+            while not predicate(self):
+                self._changed.clear()
+                await self._changed.wait()
+
+    def _apply_snap(self, frame: dict[str, Any]) -> None:
+        self.sid = frame["sid"]
+        self.channels = frame["ch"]
+        self.index = {uri: i for i, uri in enumerate(self.channels)}
+        self.values = list(frame["val"])
+        self.metas = list(frame["meta"])
+        self.snapshots += 1
+        self._changed.set()
+
+    def _apply_upd(self, frame: dict[str, Any]) -> None:
+        indexes, values = frame["i"], frame["val"]
+        for i, v in zip(indexes, values, strict=False):
+            self.values[i] = v
+        self.updates += len(indexes)
+        if self.on_update is not None:
+            self.on_update(self, indexes, values)
+        self._changed.set()
+
+    def _apply_meta(self, frame: dict[str, Any]) -> None:
+        for i, m in zip(frame["i"], frame["meta"], strict=False):
+            self.metas[i] = m
+        self._changed.set()
+
+    async def close(self) -> None:
+        """Unsubscribe."""
+        await self.client.unsubscribe(self)
+
+
+class GatewayClient:
+    """A connection to a gateway tier that survives the loss of any one gateway."""
+
+    def __init__(
+        self,
+        urls: str | Sequence[str],
+        *,
+        token: str | None = None,
+        json_mode: bool = False,
+        backoff_base: float = 0.1,
+        backoff_max: float = 5.0,
+        open_timeout: float = 5.0,
+        max_queue: int | None = 64,
+        on_frame: Callable[[dict[str, Any]], None] | None = None,
+    ) -> None:
+        self.urls = [urls] if isinstance(urls, str) else list(urls)
+        self.token = token
+        self.json_mode = json_mode
+        self.backoff_base = backoff_base
+        self.backoff_max = backoff_max
+        self.open_timeout = open_timeout
+        self.max_queue = max_queue
+        self.on_frame = on_frame
+        self.hello: dict[str, Any] = {}
+        self.url: str | None = None
+        self.connects = 0
+        self.bus_up = True
+        self.close_codes: list[int | None] = []
+        self.errors: list[dict[str, Any]] = []  # err frames not tied to a request
+        self._ws: ClientConnection | None = None
+        self._subs: list[Subscription] = []
+        self._pending: dict[Any, asyncio.Future[dict[str, Any]]] = {}
+        self._pending_subs: dict[Any, Subscription] = {}
+        self._ids = itertools.count(1)
+        self._reader: asyncio.Task[None] | None = None
+        self._closing = False
+        self._connected = asyncio.Event()
+        self._hello = asyncio.Event()
+        self._next_url = random.randrange(len(self.urls))
+
+    async def __aenter__(self) -> GatewayClient:
+        await self.connect()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    @property
+    def gateway_id(self) -> str | None:
+        return self.hello.get("gw")
+
+    # ------------------------------------------------------------ connection
+
+    def _full_url(self, url: str) -> str:
+        query = []
+        if self.json_mode:
+            query.append("format=json")
+        if self.token:
+            query.append(f"access_token={self.token}")
+        if not query:
+            return url
+        return url + ("&" if "?" in url else "?") + "&".join(query)
+
+    async def _open(self, url: str) -> None:
+        self._hello.clear()
+        self._ws = await connect(
+            self._full_url(url),
+            open_timeout=self.open_timeout,
+            max_size=None,
+            compression=None,
+            max_queue=self.max_queue,
+            ping_interval=None,
+        )
+        self.url = url
+        self.connects += 1
+        self._reader = asyncio.create_task(self._read(self._ws), name="gw-client-read")
+        await asyncio.wait_for(self._hello.wait(), self.open_timeout)
+        self._connected.set()
+
+    async def connect(self, timeout: float = 30.0) -> None:
+        """Connect to one of the URLs (retrying with backoff up to ``timeout``)."""
+        async with asyncio.timeout(timeout):
+            await self._connect_loop()
+
+    async def _connect_loop(self) -> None:
+        for attempt in itertools.count():
+            url = self.urls[self._next_url % len(self.urls)]
+            self._next_url += 1
+            try:
+                await self._open(url)
+                return
+            except (OSError, TimeoutError, ConnectionClosed, Exception) as exc:
+                if isinstance(exc, asyncio.CancelledError):
+                    raise
+                log.info("connect to %s failed: %s", url, exc)
+                if self._ws is not None:
+                    with contextlib.suppress(Exception):
+                        await self._ws.close()
+            cap = min(self.backoff_max, self.backoff_base * 2**attempt)
+            await asyncio.sleep(random.uniform(0, cap))
+
+    async def close(self) -> None:
+        """Close for good (no reconnect)."""
+        self._closing = True
+        if self._ws is not None:
+            with contextlib.suppress(Exception):
+                await self._ws.close()
+        if self._reader is not None:
+            self._reader.cancel()
+            with contextlib.suppress(BaseException):
+                await self._reader
+
+    async def _read(self, ws: ClientConnection) -> None:
+        unpack = frames.from_json if self.json_mode else frames.unpack
+        try:
+            async for data in ws:
+                self._dispatch(unpack(data))
+        except ConnectionClosed:
+            pass
+        code = ws.close_code
+        self.close_codes.append(code)
+        self._connected.clear()
+        for future in self._pending.values():
+            if not future.done():
+                future.set_exception(ConnectionError(f"connection closed ({code})"))
+        self._pending.clear()
+        self._pending_subs.clear()
+        if self._closing or code == CloseCode.UNAUTHORIZED:
+            return
+        asyncio.get_running_loop().create_task(self._reconnect())
+
+    async def _reconnect(self) -> None:
+        await self._connect_loop()
+        for sub in list(self._subs):
+            with contextlib.suppress(Exception):
+                await self._send_sub(sub)
+
+    async def wait_connected(self, timeout: float = 30.0) -> None:
+        await asyncio.wait_for(self._connected.wait(), timeout)
+
+    # ------------------------------------------------------------ frames
+
+    def _dispatch(self, frame: dict[str, Any]) -> None:
+        op = frame.get("op")
+        if self.on_frame is not None:
+            self.on_frame(frame)
+        if op == Op.UPD:
+            for sub in self._subs:
+                if sub.sid == frame["sid"]:
+                    sub._apply_upd(frame)
+        elif op == Op.SNAP:
+            sub = self._pending_subs.pop(frame.get("id"), None)
+            targets = [sub] if sub else [s for s in self._subs if s.sid == frame["sid"]]
+            for target in targets:
+                target._apply_snap(frame)
+            self._resolve(frame)
+        elif op == Op.META:
+            for sub in self._subs:
+                if sub.sid == frame["sid"]:
+                    sub._apply_meta(frame)
+        elif op == Op.STATS:
+            for sub in self._subs:
+                if sub.sid == frame["sid"]:
+                    sub.missed += frame["missed"]
+                    sub.conflated += frame["conflated"]
+        elif op == Op.HELLO:
+            self.hello = frame
+            self.bus_up = True
+            self._hello.set()
+        elif op == Op.BUS:
+            self.bus_up = bool(frame["up"])
+        elif op == Op.ERR:
+            if frame.get("id") is None or frame.get("id") not in self._pending:
+                self.errors.append(frame)
+            self._pending_subs.pop(frame.get("id"), None)
+            self._resolve(frame)
+        else:  # put, pong, unsub
+            self._resolve(frame)
+
+    def _resolve(self, frame: dict[str, Any]) -> None:
+        future = self._pending.pop(frame.get("id"), None)
+        if future is not None and not future.done():
+            if frame.get("op") == Op.ERR:
+                future.set_exception(GatewayError(frame))
+            else:
+                future.set_result(frame)
+
+    async def _request(self, frame: dict[str, Any], timeout: float) -> dict[str, Any]:
+        if self._ws is None:
+            raise ConnectionError("not connected")
+        future = asyncio.get_running_loop().create_future()
+        self._pending[frame["id"]] = future
+        data = frames.to_json(frame) if self.json_mode else frames.pack(frame)
+        await self._ws.send(data)
+        return await asyncio.wait_for(future, timeout)
+
+    async def send_raw(self, data: bytes | str) -> None:
+        """Send bytes as they are (tests of malformed frames)."""
+        assert self._ws is not None
+        await self._ws.send(data)
+
+    # ------------------------------------------------------------ requests
+
+    async def _send_sub(self, sub: Subscription, timeout: float = 30.0) -> None:
+        req_id = next(self._ids)
+        self._pending_subs[req_id] = sub
+        await self._request(frames.sub(req_id, sub.requested), timeout)
+
+    async def subscribe(
+        self,
+        uris: Sequence[str],
+        on_update: UpdateCallback | None = None,
+        timeout: float = 30.0,
+    ) -> Subscription:
+        """Subscribe a channel set; returns once its snapshot has arrived."""
+        sub = Subscription(self, list(uris), on_update)
+        self._subs.append(sub)  # before the snap: updates may follow it at once
+        try:
+            await self._send_sub(sub, timeout)
+        except BaseException:
+            self._subs.remove(sub)
+            raise
+        return sub
+
+    async def unsubscribe(self, sub: Subscription, timeout: float = 10.0) -> None:
+        if sub in self._subs:
+            self._subs.remove(sub)
+        if sub.sid is not None and all(s.sid != sub.sid for s in self._subs):
+            await self._request(frames.unsub(next(self._ids), sub.sid), timeout)
+
+    async def put(self, uri: str, value: Any, timeout: float = 10.0) -> dict[str, Any]:
+        """Write a value; returns the ``put`` reply (``ok``, ``err``, ``msg``)."""
+        return await self._request(frames.put(next(self._ids), uri, value), timeout)
+
+    async def ping(self, timeout: float = 10.0) -> float:
+        """Round-trip time of an application ping, in seconds."""
+        started = time.perf_counter()
+        await self._request(frames.ping(next(self._ids)), timeout)
+        return time.perf_counter() - started

@@ -1,0 +1,449 @@
+"""The hub: NATS subscriptions shared by the whole gateway, and groups of sockets
+that watch the same channel set.
+
+Guarantees:
+- one NATS subscription per channel, however many groups watch it; it is made for
+  the first group and dropped with the last (reference-counted; a failed
+  subscription rolls back what the group had taken);
+- per channel, values only move forward in ``(ep, seq)``: a live update and the
+  last-value store's answer may arrive in any order, the newer one wins and none is
+  sent twice or out of order;
+- a group's batch is encoded once and the same bytes go to every socket of the
+  group; batches leave at most every ``batch_ms``, an idle group's update at once;
+- delivering to a socket never awaits (see :mod:`synoptic_gateway.session`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from nats.aio.msg import Msg
+from nats.aio.subscription import Subscription
+
+from synoptic_gateway.bus import Bus
+from synoptic_gateway.demand import Demand
+from synoptic_gateway.metrics import Stats
+from synoptic_gateway.settings import Settings
+from synoptic_schemas import (
+    ContractError,
+    Subjects,
+    decode_meta,
+    decode_value,
+    frames,
+    parse_channel,
+)
+from synoptic_schemas.channels import Channel
+from synoptic_schemas.codec import decode
+from synoptic_schemas.subjects import subject_tail
+
+if TYPE_CHECKING:
+    from synoptic_gateway.session import Session
+
+log = logging.getLogger(__name__)
+
+
+class UnavailableError(Exception):
+    """The bus is down or refused a subscription: the request cannot be served."""
+
+
+class ChannelState:
+    """One watched channel: its NATS subscription, latest value and metadata (raw
+    msgpack bus payloads) and the groups that show it."""
+
+    __slots__ = (
+        "channel", "key", "listeners", "meta", "meta_key", "meta_subject", "refs",
+        "sub", "uri", "val_subject", "value",
+    )  # fmt: skip
+
+    def __init__(self, channel: Channel, subjects: Subjects) -> None:
+        self.channel = channel
+        self.uri = channel.uri
+        self.val_subject = subjects.val(channel)
+        self.meta_subject = subjects.meta(channel)
+        self.value: bytes | None = None
+        self.key: tuple[int, int] | None = None  # (ep, seq) of value
+        self.meta: bytes | None = None
+        self.meta_key: tuple[int, int] | None = None  # (ep, t) of meta
+        self.listeners: dict[Group, int] = {}  # group -> index in its channel list
+        self.refs = 0
+        self.sub: Subscription | None = None
+
+
+class Batch:
+    """One flush of a group: encoded once (msgpack eagerly, JSON on first use)."""
+
+    __slots__ = ("_json", "indexes", "kind", "packed", "raws", "sid")
+
+    def __init__(self, kind: str, sid: int, indexes: list[int], raws: list[bytes]):
+        self.kind = kind
+        self.sid = sid
+        self.indexes = indexes
+        self.raws = raws
+        self.packed = frames.pack_batch(kind, sid, indexes, raws)
+        self._json: str | None = None
+
+    def json_text(self) -> str:
+        if self._json is None:
+            payloads = [decode(raw) for raw in self.raws]
+            frame = (
+                frames.upd(self.sid, self.indexes, payloads)
+                if self.kind == frames.Op.UPD
+                else frames.meta(self.sid, self.indexes, payloads)
+            )
+            self._json = frames.to_json(frame)
+        return self._json
+
+
+class Group:
+    """The sockets of this gateway that watch one channel set (a dashboard)."""
+
+    def __init__(
+        self, hub: Hub, sid: int, key: tuple[str, ...], states: list[ChannelState]
+    ) -> None:
+        self.hub = hub
+        self.sid = sid
+        self.key = key
+        self.states = states
+        self.members: dict[Session, None] = {}
+        self.closed = False
+        self._val_i: list[int] = []
+        self._val_raw: list[bytes] = []
+        self._val_t: list[int] = []
+        self._meta_i: list[int] = []
+        self._meta_raw: list[bytes] = []
+        self._handle: asyncio.Handle | None = None
+        self._last_flush = 0.0
+        self._loop = asyncio.get_running_loop()
+
+    def push_value(self, index: int, raw: bytes, t: int) -> None:
+        self._val_i.append(index)
+        self._val_raw.append(raw)
+        self._val_t.append(t)
+        self._schedule()
+
+    def push_meta(self, index: int, raw: bytes) -> None:
+        self._meta_i.append(index)
+        self._meta_raw.append(raw)
+        self._schedule()
+
+    def _schedule(self) -> None:
+        if self._handle is not None:
+            return
+        delay = self._last_flush + self.hub.batch_s - self._loop.time()
+        if delay <= 0:  # idle group: out on the next loop turn
+            self._handle = self._loop.call_soon(self.flush)
+        else:
+            self._handle = self._loop.call_later(delay, self.flush)
+
+    def flush(self) -> None:
+        """Send what is pending to every member (never awaits)."""
+        if self._handle is not None:
+            self._handle.cancel()
+            self._handle = None
+        if not self._val_i and not self._meta_i:
+            return
+        self._last_flush = self._loop.time()
+        stats = self.hub.stats
+        if self._val_i:
+            batch = Batch(frames.Op.UPD, self.sid, self._val_i, self._val_raw)
+            now = time.time_ns()
+            observe = stats.latency.observe
+            for t in self._val_t:
+                observe((now - t) * 1e-9)
+            self._val_i, self._val_raw, self._val_t = [], [], []
+            for session in self.members:
+                session.deliver(batch)
+        if self._meta_i:
+            batch = Batch(frames.Op.META, self.sid, self._meta_i, self._meta_raw)
+            self._meta_i, self._meta_raw = [], []
+            for session in self.members:
+                session.deliver(batch)
+
+    def snap_packed(self, req_id: Any) -> bytes:
+        """The group's state as a msgpack ``snap`` frame."""
+        return frames.pack_snap(
+            req_id,
+            self.sid,
+            self.key,
+            [s.value for s in self.states],
+            [s.meta for s in self.states],
+        )
+
+    def snap_json(self, req_id: Any) -> str:
+        """The group's state as a JSON ``snap`` frame."""
+        return frames.to_json(
+            frames.snap(
+                req_id,
+                self.sid,
+                self.key,
+                [decode(s.value) if s.value else None for s in self.states],
+                [decode(s.meta) if s.meta else None for s in self.states],
+            )
+        )
+
+    def snap_for(self, session: Session, req_id: Any) -> bytes | str:
+        return self.snap_json(req_id) if session.json else self.snap_packed(req_id)
+
+
+class Hub:
+    """Channels, groups and sessions of one gateway."""
+
+    def __init__(
+        self, bus: Bus, settings: Settings, stats: Stats, gateway_id: str
+    ) -> None:
+        self.bus = bus
+        self.settings = settings
+        self.stats = stats
+        self.gateway_id = gateway_id
+        self.subjects = Subjects(settings.prefix)
+        self.batch_s = settings.batch_ms / 1000.0
+        self.channels: dict[str, ChannelState] = {}
+        self.groups: dict[tuple[str, ...], Group] = {}
+        self.sessions: set[Session] = set()
+        self.demand = Demand(bus, self.subjects, settings.want_lease, gateway_id)
+        self._creating: dict[tuple[str, ...], asyncio.Future[Group]] = {}
+        self._next_sid = 1
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._watchdog: asyncio.Task[None] | None = None
+
+    # ----------------------------------------------------------- lifecycle
+
+    def start(self) -> None:
+        self.demand.start()
+        self._watchdog = asyncio.create_task(self._watch_stalls(), name="stalls")
+
+    async def close(self) -> None:
+        self.demand.stop()
+        if self._watchdog:
+            self._watchdog.cancel()
+        for task in list(self._tasks):
+            task.cancel()
+
+    def gauges(self) -> dict[str, float]:
+        """Current sizes, for ``/metrics``."""
+        return {
+            "connections": len(self.sessions),
+            "groups": len(self.groups),
+            "nats_subscriptions": sum(1 for s in self.channels.values() if s.sub),
+            "channels": len(self.channels),
+            "bus_up": 1.0 if self.bus.up else 0.0,
+        }
+
+    def _spawn(self, coro: Any) -> None:
+        task = asyncio.create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    # ----------------------------------------------------------- groups
+
+    async def join(self, session: Session, key: tuple[str, ...], req_id: Any) -> Group:
+        """Add ``session`` to the group of channel set ``key`` (creating it), and
+        queue its snapshot on the session before any update of the group."""
+        while True:
+            group = self.groups.get(key)
+            if group is None:
+                pending = self._creating.get(key)
+                if pending is not None:
+                    group = await asyncio.shield(pending)
+                else:
+                    group = await self._create(key)
+            if group.closed:  # emptied and dropped while we waited: make anew
+                continue
+            group.flush()  # members are up to date: the snapshot starts from here
+            session.push_control(group.snap_for(session, req_id))
+            group.members[session] = None
+            return group
+
+    def leave(self, session: Session, group: Group) -> None:
+        """Remove a session from a group; the last one out drops the group."""
+        group.members.pop(session, None)
+        if group.members or group.closed:
+            return
+        group.flush()
+        group.closed = True
+        self.groups.pop(group.key, None)
+        for state in group.states:
+            state.listeners.pop(group, None)
+        self._release(group.states)
+
+    async def _create(self, key: tuple[str, ...]) -> Group:
+        future: asyncio.Future[Group] = asyncio.get_running_loop().create_future()
+        self._creating[key] = future
+        try:
+            group = await self._build(key)
+        except BaseException as exc:
+            future.set_exception(
+                exc if isinstance(exc, Exception) else UnavailableError()
+            )
+            future.exception()  # retrieved: no "never retrieved" warning
+            raise
+        else:
+            future.set_result(group)
+            return group
+        finally:
+            self._creating.pop(key, None)
+
+    async def _build(self, key: tuple[str, ...]) -> Group:
+        if not self.bus.up:
+            raise UnavailableError("the bus is down")
+        states: list[ChannelState] = []
+        try:
+            for uri in key:
+                states.append(await self._acquire(uri))
+            missing = [s for s in states if s.value is None or s.meta is None]
+            if missing:
+                await self._fill(missing)
+        except BaseException:
+            self._release(states)
+            raise
+        sid, self._next_sid = self._next_sid, self._next_sid + 1
+        group = Group(self, sid, key, states)
+        for index, state in enumerate(states):
+            state.listeners[group] = index
+        self.groups[key] = group
+        return group
+
+    async def _fill(self, states: list[ChannelState]) -> None:
+        """Read the store for ``states``; newer-than-known values win."""
+        subjects = [s for st in states for s in (st.val_subject, st.meta_subject)]
+        started = time.perf_counter()
+        try:
+            snapshot = await self.bus.fetch(subjects, self.settings.snapshot_timeout)
+        except Exception as exc:  # values then arrive live
+            log.warning("last-value read of %d channels failed: %s", len(states), exc)
+            return
+        self.stats.snapshot_seconds.observe(time.perf_counter() - started)
+        for state in states:
+            raw = snapshot.messages.get(state.val_subject)
+            if raw is not None:
+                self._on_value(state, raw, live=False)
+            raw = snapshot.messages.get(state.meta_subject)
+            if raw is not None:
+                self._on_meta(state, raw)
+
+    # ----------------------------------------------------------- channels
+
+    async def _acquire(self, uri: str) -> ChannelState:
+        state = self.channels.get(uri)
+        if state is not None:
+            state.refs += 1
+            return state
+        state = ChannelState(parse_channel(uri), self.subjects)
+        state.refs = 1
+        self.channels[uri] = state
+        wildcard = f"{self.subjects.prefix}.*.{subject_tail(state.channel)}"
+
+        async def on_msg(msg: Msg) -> None:
+            subject = msg.subject
+            if subject == state.val_subject:
+                self._on_value(state, msg.data, live=True)
+            elif subject == state.meta_subject:
+                self._on_meta(state, msg.data)
+
+        try:
+            state.sub = await self.bus.subscribe(wildcard, on_msg)
+        except Exception as exc:
+            state.refs -= 1
+            if state.refs == 0:
+                self.channels.pop(uri, None)
+            raise UnavailableError(f"cannot subscribe {uri}: {exc}") from exc
+        self.demand.add(state.channel)
+        return state
+
+    def _release(self, states: Iterable[ChannelState]) -> None:
+        for state in states:
+            state.refs -= 1
+            if state.refs > 0:
+                continue
+            if self.channels.get(state.uri) is state:
+                del self.channels[state.uri]
+            self.demand.remove(state.channel)
+            if state.sub is not None:
+                self._spawn(_unsubscribe(state.sub))
+                state.sub = None
+
+    def _on_value(self, state: ChannelState, raw: bytes, *, live: bool) -> None:
+        try:
+            msg = decode_value(raw)
+        except ContractError:
+            self.stats.bad_payloads += 1
+            return
+        key = (msg["ep"], msg["seq"])
+        if state.key is not None and key <= state.key:
+            return  # already known (store answer after a live update, or a replay)
+        state.key = key
+        state.value = raw
+        if live:
+            self.stats.updates_in += 1
+        t = msg["t"]
+        for group, index in state.listeners.items():
+            group.push_value(index, raw, t)
+
+    def _on_meta(self, state: ChannelState, raw: bytes) -> None:
+        try:
+            msg = decode_meta(raw)
+        except ContractError:
+            self.stats.bad_payloads += 1
+            return
+        key = (msg["ep"], msg["t"])
+        if state.meta_key is not None and key <= state.meta_key:
+            return
+        state.meta_key = key
+        state.meta = raw
+        for group, index in state.listeners.items():
+            group.push_meta(index, raw)
+
+    # ----------------------------------------------------------- bus state
+
+    async def bus_down(self) -> None:
+        """NATS lost: tell every socket; they stay open."""
+        down = frames.bus(False)
+        packed, text = frames.pack(down), frames.to_json(down)
+        for session in list(self.sessions):
+            session.push_control(text if session.json else packed)
+
+    async def bus_up(self) -> None:
+        """NATS back: re-read every watched channel, then send ``bus`` up and a
+        fresh snapshot of every group to its sockets."""
+        states = list(self.channels.values())
+        if states:
+            await self._fill(states)
+        self.demand.announce_all()
+        up = frames.bus(True)
+        packed, text = frames.pack(up), frames.to_json(up)
+        for session in list(self.sessions):
+            session.push_control(text if session.json else packed)
+        for group in list(self.groups.values()):
+            group.flush()
+            snap_packed: bytes | None = None
+            snap_text: str | None = None
+            for session in group.members:
+                if session.json:
+                    snap_text = snap_text or group.snap_json(None)
+                    session.push_control(snap_text)
+                else:
+                    snap_packed = snap_packed or group.snap_packed(None)
+                    session.push_control(snap_packed)
+
+    # ----------------------------------------------------------- stalls
+
+    async def _watch_stalls(self) -> None:
+        loop = asyncio.get_running_loop()
+        period = max(0.05, min(1.0, self.settings.stall_timeout / 4))
+        while True:
+            await asyncio.sleep(period)
+            now = loop.time()
+            for session in list(self.sessions):
+                since = session.sending_since
+                if since is not None and now - since > self.settings.stall_timeout:
+                    session.close_slow()
+
+
+async def _unsubscribe(sub: Subscription) -> None:
+    with contextlib.suppress(Exception):
+        await sub.unsubscribe()

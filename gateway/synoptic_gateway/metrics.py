@@ -1,0 +1,109 @@
+"""Gateway metrics: plain integer counters on the hot path, exported to Prometheus
+by a collector at scrape time (one registry per app, no globals)."""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client.core import (
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    HistogramMetricFamily,
+)
+from prometheus_client.registry import Collector
+
+#: Upper bounds (seconds) of the latency histogram buckets.
+LATENCY_BUCKETS = (0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 5.0)
+
+
+@dataclass
+class Histogram:
+    """A cheap histogram: bucket counts and a sum, no locks (one event loop)."""
+
+    bounds: tuple[float, ...] = LATENCY_BUCKETS
+    counts: list[int] = field(default_factory=list)
+    total: float = 0.0
+    n: int = 0
+
+    def __post_init__(self) -> None:
+        self.counts = [0] * (len(self.bounds) + 1)
+
+    def observe(self, value: float) -> None:
+        self.counts[bisect_left(self.bounds, value)] += 1
+        self.total += value
+        self.n += 1
+
+    def buckets(self) -> list[tuple[str, float]]:
+        """Cumulative ``(le, count)`` pairs ending with ``+Inf``."""
+        out, running = [], 0
+        for bound, count in zip((*self.bounds, float("inf")), self.counts, strict=True):
+            running += count
+            out.append(("+Inf" if bound == float("inf") else repr(bound), running))
+        return out
+
+
+@dataclass
+class Stats:
+    """Counters of one gateway instance (incremented by the hub and sessions)."""
+
+    updates_in: int = 0
+    updates_out: int = 0  # updates delivered, counted per socket
+    frames_out: int = 0
+    bytes_out: int = 0
+    conflated: int = 0
+    missed: int = 0
+    slow_closes: int = 0
+    bad_payloads: int = 0
+    errors_sent: int = 0
+    puts: int = 0
+    latency: Histogram = field(default_factory=Histogram)
+    snapshot_seconds: Histogram = field(default_factory=Histogram)
+
+
+class _Collector(Collector):
+    def __init__(self, stats: Stats, gauges: Callable[[], dict[str, float]]) -> None:
+        self._stats = stats
+        self._gauges = gauges
+
+    def collect(self) -> Iterator[object]:
+        s = self._stats
+        prefix = "synoptic_gateway_"
+        for name, value, doc in (
+            ("updates_in", s.updates_in, "value updates received from NATS"),
+            ("updates_out", s.updates_out, "value updates delivered, per socket"),
+            ("frames_out", s.frames_out, "WebSocket frames sent"),
+            ("bytes_out", s.bytes_out, "WebSocket payload bytes sent"),
+            ("conflated", s.conflated, "channels delivered as latest value after a slow socket caught up"),
+            ("missed", s.missed, "updates a slow socket never received one by one"),
+            ("slow_closes", s.slow_closes, "sockets closed as slow consumers (4001)"),
+            ("bad_payloads", s.bad_payloads, "undecodable NATS payloads dropped"),
+            ("errors_sent", s.errors_sent, "err frames sent to clients"),
+            ("puts", s.puts, "write requests handled"),
+        ):  # fmt: skip
+            yield CounterMetricFamily(prefix + name, doc, value=value)
+        for name, value in self._gauges().items():
+            yield GaugeMetricFamily(prefix + name, name.replace("_", " "), value=value)
+        for name, hist, doc in (
+            ("latency_seconds", s.latency, "source timestamp to gateway send"),
+            ("snapshot_seconds", s.snapshot_seconds, "last-value store read per group"),
+        ):
+            yield HistogramMetricFamily(
+                prefix + name, doc, buckets=hist.buckets(), sum_value=hist.total
+            )
+
+
+def make_registry(
+    stats: Stats, gauges: Callable[[], dict[str, float]]
+) -> CollectorRegistry:
+    """A registry exporting ``stats`` and the current ``gauges()``."""
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(_Collector(stats, gauges))
+    return registry
+
+
+def render(registry: CollectorRegistry) -> bytes:
+    """The Prometheus text exposition of a registry."""
+    return generate_latest(registry)

@@ -1,0 +1,436 @@
+"""One WebSocket connection: requests in, a bounded mailbox and a sender task out.
+
+States: ``OPEN`` (serving) → ``CLOSING`` (closing, nothing more is queued) →
+``CLOSED``. The hub delivers batches with :meth:`Session.deliver`, which never
+awaits: a frame is queued if the mailbox has room; otherwise the socket falls back
+to the latest value per channel for that group (conflation) until the mailbox has
+drained, then gets a fresh ``snap`` and a ``stats`` frame saying what it missed. A
+send blocked longer than ``stall_timeout`` closes the socket with 4001.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import enum
+import logging
+import time
+from collections import deque
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from starlette.websockets import WebSocket
+
+from synoptic_gateway.auth import Principal
+from synoptic_gateway.limits import TokenBucket
+from synoptic_schemas import (
+    SCHEMA_VERSION,
+    ChannelError,
+    PutError,
+    decode_put_reply,
+    encode,
+    frames,
+    parse_channel,
+)
+from synoptic_schemas.frames import CloseCode, ErrorCode, FrameError, Op
+
+if TYPE_CHECKING:
+    from synoptic_gateway.hub import Batch, Group, Hub
+
+log = logging.getLogger(__name__)
+audit_log = logging.getLogger("synoptic_gateway.audit")
+
+#: Writes a connection may have in flight at once.
+MAX_PUTS_IN_FLIGHT = 16
+
+
+class State(enum.Enum):
+    OPEN = "open"
+    CLOSING = "closing"
+    CLOSED = "closed"
+
+
+class _Conflation:
+    """What a slow socket skipped in one group."""
+
+    __slots__ = ("channels", "updates")
+
+    def __init__(self) -> None:
+        self.updates = 0
+        self.channels: set[int] = set()
+
+
+def _put_value_ok(value: Any) -> bool:
+    if isinstance(value, bool | int | float | str | np.ndarray):
+        return True
+    if isinstance(value, list) and len(value) <= 1_000_000:
+        return all(isinstance(v, bool | int | float | str) for v in value)
+    return False
+
+
+class Session:
+    """The server side of one ``/ws`` connection."""
+
+    def __init__(
+        self, ws: WebSocket, hub: Hub, principal: Principal, *, json_mode: bool
+    ) -> None:
+        self.ws = ws
+        self.hub = hub
+        self.principal = principal
+        self.json = json_mode
+        self.state = State.OPEN
+        self.sending_since: float | None = None
+        settings = hub.settings
+        self._settings = settings
+        self._stats = hub.stats
+        self._groups: dict[int, Group] = {}
+        self._queue: deque[tuple[bytes | str, int]] = deque()
+        self._queued_bytes = 0
+        self._conflating: dict[int, _Conflation] = {}
+        self._wake = asyncio.Event()
+        self._bucket = TokenBucket(settings.rate, settings.burst)
+        self._limited_notice = 0.0
+        self._puts: set[asyncio.Task[None]] = set()
+        self._sender: asyncio.Task[None] | None = None
+        self._loop = asyncio.get_running_loop()
+
+    # ------------------------------------------------------------ outgoing
+
+    def _encode(self, frame: dict[str, Any]) -> bytes | str:
+        return frames.to_json(frame) if self.json else frames.pack(frame)
+
+    def push_control(self, frame: bytes | str) -> None:
+        """Queue a frame that must not be dropped (hello, snap, replies, bus)."""
+        if self.state is not State.OPEN:
+            return
+        self._queue.append((frame, 0))
+        self._queued_bytes += len(frame)
+        self._wake.set()
+
+    def send_frame(self, frame: dict[str, Any]) -> None:
+        self.push_control(self._encode(frame))
+
+    def _send_error(self, error: FrameError) -> None:
+        self._stats.errors_sent += 1
+        self.send_frame(error.frame())
+
+    def deliver(self, batch: Batch) -> None:
+        """Queue a group's batch, or conflate it when this socket is behind."""
+        if self.state is not State.OPEN:
+            return
+        conflation = self._conflating.get(batch.sid)
+        if conflation is None and (
+            len(self._queue) >= self._settings.mailbox_frames
+            or self._queued_bytes >= self._settings.mailbox_bytes
+        ):
+            conflation = self._conflating[batch.sid] = _Conflation()
+        if conflation is not None:
+            if batch.kind == Op.UPD:
+                conflation.updates += len(batch.indexes)
+                conflation.channels.update(batch.indexes)
+            return
+        frame = batch.json_text() if self.json else batch.packed
+        self._queue.append((frame, len(batch.indexes) if batch.kind == Op.UPD else 0))
+        self._queued_bytes += len(frame)
+        self._wake.set()
+
+    def _catch_up(self) -> None:
+        """The mailbox drained: send each conflated group's latest state."""
+        for sid in list(self._conflating):
+            group = self._groups.get(sid)
+            if group is None:
+                self._conflating.pop(sid, None)
+                continue
+            group.flush()  # still conflating: pending updates are absorbed here
+            conflation = self._conflating.pop(sid)
+            missed = conflation.updates - len(conflation.channels)
+            self._stats.missed += missed
+            self._stats.conflated += len(conflation.channels)
+            self.push_control(group.snap_for(self, None))
+            self.send_frame(frames.stats(sid, missed, len(conflation.channels)))
+
+    async def _send_loop(self) -> None:
+        send = self.ws.send
+        stats = self._stats
+        while True:
+            if not self._queue:
+                if self._conflating:
+                    self._catch_up()
+                    continue
+                self._wake.clear()
+                await self._wake.wait()
+                continue
+            frame, updates = self._queue.popleft()
+            self._queued_bytes -= len(frame)
+            self.sending_since = self._loop.time()
+            if isinstance(frame, bytes):
+                await send({"type": "websocket.send", "bytes": frame})
+            else:
+                await send({"type": "websocket.send", "text": frame})
+            self.sending_since = None
+            stats.frames_out += 1
+            stats.bytes_out += len(frame)
+            stats.updates_out += updates
+
+    # ------------------------------------------------------------ lifecycle
+
+    async def run(self) -> None:
+        """Serve the accepted socket until it closes."""
+        self.hub.sessions.add(self)
+        self.send_frame(
+            frames.hello(
+                self.hub.gateway_id,
+                self.principal.name,
+                self.principal.can_write,
+                self._settings.limits(),
+            )
+        )
+        if not self.hub.bus.up:
+            self.send_frame(frames.bus(False))
+        self._sender = asyncio.create_task(self._send_loop(), name="ws-send")
+        self._sender.add_done_callback(self._sender_done)
+        try:
+            while self.state is State.OPEN:
+                message = await self.ws.receive()
+                if message["type"] == "websocket.disconnect":
+                    break
+                data = message.get("bytes")
+                if data is None:
+                    data = message.get("text")
+                if data is not None:
+                    await self._handle(data)
+        except (RuntimeError, OSError) as exc:  # receive after the close
+            log.debug("socket ended: %s", exc)
+        finally:
+            await self._cleanup()
+
+    def _sender_done(self, task: asyncio.Task[None]) -> None:
+        if task.cancelled() or self.state is not State.OPEN:
+            return
+        log.debug("sender ended: %s", task.exception())
+        self.state = State.CLOSING
+        self._spawn_close(CloseCode.NORMAL)
+
+    async def _cleanup(self) -> None:
+        self.state = State.CLOSED
+        self.hub.sessions.discard(self)
+        for group in list(self._groups.values()):
+            self.hub.leave(self, group)
+        self._groups.clear()
+        self._queue.clear()
+        if self._sender:
+            self._sender.cancel()
+        for task in list(self._puts):
+            task.cancel()
+
+    def close_slow(self) -> None:
+        """Close a socket that stalled past the limit (code 4001)."""
+        if self.state is not State.OPEN:
+            return
+        self.state = State.CLOSING
+        self._stats.slow_closes += 1
+        log.info("closing slow consumer (blocked > %s s)", self._settings.stall_timeout)
+        if self._sender:
+            self._sender.cancel()
+        self._queue.clear()
+        self._conflating.clear()
+        self._spawn_close(CloseCode.SLOW_CONSUMER)
+
+    def close_going_away(self) -> None:
+        """Ask the client to reconnect elsewhere (gateway shutting down)."""
+        if self.state is not State.OPEN:
+            return
+        self.state = State.CLOSING
+        self._spawn_close(CloseCode.GOING_AWAY)
+
+    def _spawn_close(self, code: int) -> None:
+        task = asyncio.create_task(self._close(code))
+        self._puts.add(task)
+        task.add_done_callback(self._puts.discard)
+
+    async def _close(self, code: int) -> None:
+        try:
+            await asyncio.wait_for(
+                self.ws.send({"type": "websocket.close", "code": code}), 1.0
+            )
+        except Exception:  # a stalled peer: drop the connection
+            transport = getattr(getattr(self.ws, "_send", None), "__self__", None)
+            transport = getattr(transport, "transport", None)
+            if transport is not None:
+                transport.abort()
+
+    # ------------------------------------------------------------ incoming
+
+    async def _handle(self, data: bytes | str) -> None:
+        if not self._bucket.take():
+            now = self._loop.time()
+            if now - self._limited_notice >= 1.0:  # one notice per second
+                self._limited_notice = now
+                self._send_error(
+                    FrameError(
+                        ErrorCode.RATE_LIMITED,
+                        f"more than {self._settings.rate:g} frames/s: frames dropped",
+                    )
+                )
+            return
+        size = len(data) if isinstance(data, bytes) else len(data.encode())
+        if size > self._settings.max_frame_bytes:
+            self._send_error(
+                FrameError(
+                    ErrorCode.FRAME_TOO_BIG,
+                    f"frame of {size} bytes exceeds {self._settings.max_frame_bytes}",
+                )
+            )
+            return
+        try:
+            raw = (
+                frames.unpack(data)
+                if isinstance(data, bytes)
+                else frames.from_json(data)
+            )
+            frame = frames.validate_client_frame(raw)
+            op = frame["op"]
+            if op == Op.SUB:
+                await self._subscribe(frame)
+            elif op == Op.UNSUB:
+                self._unsubscribe(frame)
+            elif op == Op.PUT:
+                self._start_put(frame)
+            else:
+                self.send_frame(frames.pong(frame.get("id")))
+        except FrameError as exc:
+            self._send_error(exc)
+
+    async def _subscribe(self, frame: dict[str, Any]) -> None:
+        from synoptic_gateway.hub import UnavailableError
+
+        req_id = frame["id"]
+        uris: set[str] = set()
+        for raw_uri in frame["ch"]:
+            try:
+                uri = parse_channel(raw_uri).uri
+            except ChannelError as exc:
+                raise FrameError(
+                    ErrorCode.BAD_CHANNEL, str(exc), req_id=req_id, ch=raw_uri[:200]
+                ) from None
+            if not self.principal.may_read(uri):
+                raise FrameError(
+                    ErrorCode.FORBIDDEN,
+                    f"{self.principal.name} may not read {uri}",
+                    req_id=req_id,
+                    ch=uri,
+                )
+            uris.add(uri)
+        key = tuple(sorted(uris))
+        for group in self._groups.values():
+            if group.key == key:  # same set again: a fresh snapshot of the same sid
+                group.flush()
+                self.push_control(group.snap_for(self, req_id))
+                return
+        held: set[str] = set()
+        for group in self._groups.values():
+            held.update(group.key)
+        total = len(held | uris)
+        if total > self._settings.max_channels:
+            raise FrameError(
+                ErrorCode.TOO_MANY_CHANNELS,
+                f"{total} channels on this connection would exceed the limit of "
+                f"{self._settings.max_channels}",
+                req_id=req_id,
+            )
+        try:
+            group = await self.hub.join(self, key, req_id)
+        except UnavailableError as exc:
+            raise FrameError(ErrorCode.UNAVAILABLE, str(exc), req_id=req_id) from None
+        if self.state is not State.OPEN:
+            self.hub.leave(self, group)
+            return
+        self._groups[group.sid] = group
+
+    def _unsubscribe(self, frame: dict[str, Any]) -> None:
+        group = self._groups.pop(frame["sid"], None)
+        if group is None:
+            raise FrameError(
+                ErrorCode.UNKNOWN_SID,
+                f"no subscription {frame['sid']} on this connection",
+                req_id=frame["id"],
+            )
+        self._conflating.pop(group.sid, None)
+        self.hub.leave(self, group)
+        self.send_frame(frames.unsub_ack(frame["id"], group.sid))
+
+    # ------------------------------------------------------------ writes
+
+    def _start_put(self, frame: dict[str, Any]) -> None:
+        if len(self._puts) >= MAX_PUTS_IN_FLIGHT:
+            raise FrameError(
+                ErrorCode.RATE_LIMITED,
+                f"more than {MAX_PUTS_IN_FLIGHT} writes in flight",
+                req_id=frame["id"],
+            )
+        try:
+            channel = parse_channel(frame["ch"])
+        except ChannelError as exc:
+            raise FrameError(
+                ErrorCode.BAD_CHANNEL,
+                str(exc),
+                req_id=frame["id"],
+                ch=frame["ch"][:200],
+            ) from None
+        task = asyncio.create_task(self._put(frame["id"], channel, frame["v"]))
+        self._puts.add(task)
+        task.add_done_callback(self._puts.discard)
+
+    async def _put(self, req_id: Any, channel: Any, value: Any) -> None:
+        self._stats.puts += 1
+        uri = channel.uri
+        who = self.principal.name
+        if not self.principal.may_write(uri):
+            ok, err, msg = False, PutError.DENIED, f"{who} has no write grant for {uri}"
+        elif not _put_value_ok(value):
+            ok, err, msg = False, PutError.BAD_REQUEST, "unsupported value type"
+        else:
+            ok, err, msg = await self._forward_put(channel, value)
+        self.send_frame(frames.put_reply(req_id, ok, err, msg))
+        await self._audit(channel, value, ok, err, msg)
+
+    async def _forward_put(self, channel: Any, value: Any) -> tuple[bool, Any, Any]:
+        from nats.errors import NoRespondersError
+        from nats.errors import TimeoutError as NatsTimeoutError
+
+        timeout = self._settings.put_timeout
+        request = {"ver": SCHEMA_VERSION, "v": value, "who": self.principal.name,
+                   "timeout": timeout}  # fmt: skip
+        try:
+            reply = await self.hub.bus.request(
+                self.hub.subjects.put(channel), encode(request), timeout + 1.0
+            )
+            answer = decode_put_reply(reply.data)
+        except NoRespondersError:
+            return False, PutError.UNKNOWN, f"no adapter owns {channel.uri}"
+        except NatsTimeoutError:
+            return False, PutError.TIMEOUT, "the adapter did not answer in time"
+        except Exception as exc:  # bus down, undecodable reply
+            return False, PutError.FAILED, f"{type(exc).__name__}: {exc}"
+        return bool(answer["ok"]), answer.get("err"), answer.get("msg")
+
+    async def _audit(
+        self, channel: Any, value: Any, ok: bool, err: Any, msg: Any
+    ) -> None:
+        record: dict[str, Any] = {
+            "ver": SCHEMA_VERSION, "who": self.principal.name, "ch": channel.uri,
+            "v": value, "ok": ok, "t": time.time_ns(), "by": self.hub.gateway_id,
+        }  # fmt: skip
+        if not ok:
+            record["err"] = err or PutError.FAILED
+            if msg:
+                record["msg"] = msg
+        audit_log.info(
+            "write by %s to %s = %r: %s",
+            record["who"], record["ch"], value if not isinstance(value, np.ndarray)
+            else f"array{value.shape}", "ok" if ok else f"{err} ({msg})",
+        )  # fmt: skip
+        with contextlib.suppress(Exception):
+            await self.hub.bus.publish(
+                self.hub.subjects.audit(channel.proto), encode(record)
+            )

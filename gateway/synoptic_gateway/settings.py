@@ -1,0 +1,81 @@
+"""Gateway settings: one frozen object built by the caller (CLI, tests, bench) and
+passed to :func:`synoptic_gateway.app.create_app`; nothing is read at import time."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+#: The repository root when running from a checkout (screens/ and ui/dist live there).
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything a gateway instance is configured with. Defaults are the demo's."""
+
+    nats_url: str = field(
+        default_factory=lambda: os.environ.get(
+            "SYNOPTIC_NATS_URL", "nats://127.0.0.1:4222"
+        )
+    )
+    prefix: str = "cs"
+    host: str = "127.0.0.1"
+    port: int = 8000
+    gateway_id: str = ""  # empty: "gw-<random>" per process
+
+    # WebSocket transport
+    ws_per_message_deflate: bool = False  # ~10x CPU per frame when on
+    # Fan-out
+    batch_ms: float = 10.0  # at most one frame per group per window
+    mailbox_frames: int = 256  # frames queued per socket before it conflates
+    mailbox_bytes: int = 4 * 1024 * 1024
+    stall_timeout: float = 10.0  # seconds a send may block before close 4001
+    snapshot_timeout: float = 5.0
+    # Limits (announced in hello)
+    max_channels: int = 5000  # distinct channels per connection
+    max_frame_bytes: int = 65536  # largest client frame
+    rate: float = 50.0  # client frames per second (token bucket)
+    burst: int = 100
+    # Demand
+    want_lease: float = 30.0  # seconds; renewed every lease/3 while watched
+    # Writes
+    put_timeout: float = 5.0
+    # Auth
+    jwt_secret: str | None = None  # HS256
+    jwt_public_key: str | None = None  # PEM, RS256/ES256
+    jwt_audience: str | None = None
+    jwt_issuer: str | None = None
+    allow_anonymous: bool | None = None  # None: only when no JWT key is configured
+    anonymous_read: tuple[str, ...] = ("*",)
+    allowed_origins: tuple[str, ...] = ()  # empty: any Origin
+    # HTTP
+    screens_dir: Path = REPO_ROOT / "screens"
+    ui_dir: Path = REPO_ROOT / "ui" / "dist"
+
+    @property
+    def auth_enabled(self) -> bool:
+        """Whether a JWT key is configured."""
+        return bool(self.jwt_secret or self.jwt_public_key)
+
+    @property
+    def anonymous_allowed(self) -> bool:
+        """Whether a connection without a token is accepted (read-only)."""
+        if self.allow_anonymous is None:
+            return not self.auth_enabled
+        return self.allow_anonymous
+
+    @property
+    def ws_max_size(self) -> int:
+        """uvicorn's hard frame limit: above ours, so ours answers with an error."""
+        return max(4 * self.max_frame_bytes, 1024 * 1024)
+
+    def limits(self) -> dict[str, float | int]:
+        """The limits announced in ``hello``."""
+        return {
+            "channels": self.max_channels,
+            "frame_bytes": self.max_frame_bytes,
+            "rate": self.rate,
+            "burst": self.burst,
+        }

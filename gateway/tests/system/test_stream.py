@@ -1,0 +1,150 @@
+"""Snapshots, ordered updates, shared groups, reference counting and demand against
+a real gateway process and nats-server."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import defaultdict
+
+import pytest
+from websockets.asyncio.client import connect
+
+from synoptic_bus.connect import NatsClient
+from synoptic_gateway.client import GatewayClient
+from synoptic_schemas import frames
+from synoptic_schemas.codec import decode_want
+
+pytestmark = pytest.mark.system
+
+
+async def test_snapshot_then_updates_neither_lost_nor_reordered(
+    gateway, publisher, names, nc: NatsClient
+) -> None:
+    channels = names[:150]
+    for uri in channels[:100]:  # in the store before the subscription
+        await publisher.value(uri)
+    await publisher.meta(channels[0])
+    await nc.flush()
+    seen: dict[int, list[int]] = defaultdict(list)
+
+    def on_update(sub, indexes, values) -> None:
+        for i, v in zip(indexes, values, strict=True):
+            seen[i].append(v["seq"])
+
+    stop = asyncio.Event()
+
+    async def pour() -> None:  # updates while the snapshot is being read
+        while not stop.is_set():
+            for uri in channels:
+                await publisher.value(uri)
+            await asyncio.sleep(0.005)
+
+    task = asyncio.create_task(pour())
+    async with GatewayClient(gateway.ws_url) as client:
+        sub = await client.subscribe(list(reversed(channels)), on_update=on_update)
+        assert sub.channels == sorted(channels)
+        assert sub.meta(channels[0])["unit"] == "mA"
+        snap_seq = [v["seq"] if v else 0 for v in sub.values]
+        assert all(s >= 1 for s in snap_seq[:100] if sub.channels[0] in channels[:100])
+        await asyncio.sleep(0.5)
+        stop.set()
+        await task
+        await nc.flush()
+        final = {sub.index[u]: publisher.seq[u] for u in channels}
+        await sub.wait_for(
+            lambda s: all(
+                s.values[i] and s.values[i]["seq"] == n for i, n in final.items()
+            ),
+            timeout=10,
+        )
+    for index, last in final.items():
+        expected = list(range(snap_seq[index] + 1, last + 1))
+        assert seen[index] == expected, f"channel {index}: gaps or reordering"
+
+
+async def test_same_channel_set_shares_one_group_and_the_same_bytes(
+    gateway, publisher, names, nc: NatsClient
+) -> None:
+    channels = names[:20]
+    raw_frames: list[list[bytes]] = [[], []]
+    async with connect(gateway.ws_url) as ws_a, connect(gateway.ws_url) as ws_b:
+        for ws, order in ((ws_a, channels), (ws_b, list(reversed(channels)))):
+            await ws.recv()  # hello
+            await ws.send(frames.pack(frames.sub(1, order)))
+        snap_a, snap_b = (
+            frames.unpack(await ws_a.recv()),
+            frames.unpack(await ws_b.recv()),
+        )
+        assert snap_a["sid"] == snap_b["sid"] and snap_a["ch"] == snap_b["ch"]
+        assert gateway.metrics()["synoptic_gateway_groups"] >= 1
+        for _ in range(5):
+            for uri in channels:
+                await publisher.value(uri)
+            await nc.flush()
+            await asyncio.sleep(0.02)
+        for index, ws in enumerate((ws_a, ws_b)):
+            total = 0
+            while total < 5 * len(channels):
+                data = await asyncio.wait_for(ws.recv(), 10)
+                frame = frames.unpack(data)
+                assert frame["op"] == "upd"
+                total += len(frame["i"])
+                raw_frames[index].append(data)
+    assert raw_frames[0] == raw_frames[1]  # encoded once, the same bytes to both
+
+
+async def test_subscriptions_are_reference_counted_and_demand_announced(
+    gateway, names, nc: NatsClient
+) -> None:
+    x, y, z = names[:3]
+    wants: list[dict] = []
+
+    async def on_want(msg) -> None:
+        wants.append(decode_want(msg.data))
+
+    await nc.subscribe("cs.want.ca", cb=on_want)
+    await nc.flush()
+    base = gateway.metrics()["synoptic_gateway_nats_subscriptions"]
+
+    def subs() -> float:
+        return gateway.metrics()["synoptic_gateway_nats_subscriptions"] - base
+
+    async with GatewayClient(gateway.ws_url) as a, GatewayClient(gateway.ws_url) as b:
+        await a.subscribe([x, y])
+        sub_b = await b.subscribe([y, z])
+        assert subs() == 3
+        announced = {u for w in wants if w["lease"] > 0 for u in w["ch"]}
+        assert {x, y, z} <= announced
+        await sub_b.close()
+        assert subs() == 2
+        await asyncio.sleep(0.2)
+        released = {u for w in wants if w["lease"] == 0 for u in w["ch"]}
+        assert z in released and y not in released
+    for _ in range(100):
+        if subs() == 0:
+            break
+        await asyncio.sleep(0.05)
+    assert subs() == 0
+
+
+async def test_json_mode_unsub_and_errors_keep_the_connection(
+    gateway, publisher, names, nc: NatsClient
+) -> None:
+    await publisher.value(names[0], 2.5)
+    await nc.flush()
+    async with GatewayClient(gateway.ws_url, json_mode=True) as client:
+        sub = await client.subscribe([names[0]])
+        assert sub.value(names[0])["v"] == 2.5
+        again = await client.subscribe([names[0]])  # same set: same sid
+        assert again.sid == sub.sid
+        await publisher.value(names[0], 3.5)
+        await nc.flush()
+        await sub.wait_for(lambda s: s.values[0]["v"] == 3.5)
+        await client.send_raw('{"op":"unsub","id":99,"sid":12345}')
+        await client.send_raw("not json")
+        for _ in range(100):
+            if len(client.errors) >= 1:
+                break
+            await asyncio.sleep(0.02)
+        assert await client.ping() < 5
+        assert {e["code"] for e in client.errors} == {"bad_frame", "unknown_sid"}
