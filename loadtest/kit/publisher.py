@@ -1,0 +1,111 @@
+"""A synthetic counting publisher: C channels at R Hz on NATS, as an adapter would.
+
+Used when the load test should not depend on a control system (or the EPICS adapter
+is not wanted): every channel is ``sim://lt:cNNNNN``; each value message carries a
+counter as ``v``, the publish time as ``t`` (ns) and a per-channel ``seq`` under one
+epoch, so viewers count gaps and latency exactly. Metadata is published once per
+channel, and the last-value stream is created, before the readiness line::
+
+    publisher ready: 100 channels at 10.0 Hz
+
+Run: ``python loadtest/kit/publisher.py --nats URL --channels 100 --rate 10``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import signal
+import time
+
+from synoptic_bus.connect import connect
+from synoptic_bus.store import StoreConfig, ensure_store
+from synoptic_schemas.channels import parse_channel
+from synoptic_schemas.codec import encode
+from synoptic_schemas.messages import SCHEMA_VERSION
+from synoptic_schemas.subjects import Subjects
+
+
+def channel_uris(count: int) -> list[str]:
+    """The URIs of the synthetic channels, in order."""
+    return [f"sim://lt:c{index:05d}" for index in range(count)]
+
+
+async def _ensure_store_retrying(
+    nc: object, config: StoreConfig, timeout: float
+) -> None:
+    """JetStream in a fresh cluster needs a few seconds to elect a meta leader."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            await ensure_store(nc, config)  # type: ignore[arg-type]
+            return
+        except Exception:
+            if time.monotonic() > deadline:
+                raise
+            await asyncio.sleep(0.5)
+
+
+async def publish(
+    url: str, count: int, rate: float, prefix: str, replicas: int
+) -> None:
+    """Publish until SIGTERM/SIGINT, then print the totals as JSON."""
+    subjects = Subjects(prefix)
+    channels = [parse_channel(uri) for uri in channel_uris(count)]
+    val_subjects = [subjects.val(ch) for ch in channels]
+    nc = await connect(url, name="loadtest-publisher")
+    await _ensure_store_retrying(nc, StoreConfig(prefix=prefix, replicas=replicas), 30)
+    epoch = int(time.time() * 1000)
+    now = time.time_ns()
+    for channel in channels:
+        meta = {"ver": SCHEMA_VERSION, "dt": "i8", "shape": [], "w": False, "t": now,
+                "ep": epoch, "unit": "count", "desc": "load-test counter"}  # fmt: skip
+        await nc.publish(subjects.meta(channel), encode(meta))
+    await nc.flush()
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    print(f"publisher ready: {count} channels at {rate} Hz", flush=True)
+
+    seq = 0  # every channel publishes at the same instants, so one seq serves all
+    period = 1.0 / rate
+    started = time.monotonic()
+    published = 0
+    while not stop.is_set():
+        seq += 1
+        t = time.time_ns()
+        for subject in val_subjects:
+            msg = {"ver": SCHEMA_VERSION, "v": seq, "t": t, "sev": 0, "st": "",
+                   "seq": seq, "ep": epoch, "c": True}  # fmt: skip
+            await nc.publish(subject, encode(msg))
+        published += count
+        delay = started + seq * period - time.monotonic()
+        if delay <= 0:
+            await asyncio.sleep(0)  # behind schedule: catch up, but stay stoppable
+            continue
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), delay)
+    await nc.drain()
+    elapsed = time.monotonic() - started
+    print(json.dumps({"published": published, "seconds": round(elapsed, 3),
+                      "rate": round(published / elapsed, 1)}), flush=True)  # fmt: skip
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--nats", required=True, help="NATS URL")
+    parser.add_argument("--channels", type=int, default=100)
+    parser.add_argument("--rate", type=float, default=10.0, help="Hz per channel")
+    parser.add_argument("--prefix", default="cs")
+    parser.add_argument("--replicas", type=int, default=1, help="last-value stream")
+    args = parser.parse_args()
+    asyncio.run(
+        publish(args.nats, args.channels, args.rate, args.prefix, args.replicas)
+    )
+
+
+if __name__ == "__main__":
+    main()

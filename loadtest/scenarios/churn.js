@@ -1,0 +1,51 @@
+// Churn: every viewer keeps one socket and continuously swaps screens: it opens a
+// screen, waits `churn_ms` after its last channel got a value, unsubscribes and
+// opens the next one (screens drawn from a pool, so groups are created and dropped
+// all the time on the gateway). Contract: screens keep opening fast, no errors, no
+// gaps on the screens that are open.
+// Wire format: msgpack (screen opening is decode-heavy, as in a browser).
+import exec from 'k6/execution';
+import { viewer } from '../lib/viewer.js';
+import { gatewayFor, loadPlan, scenarioStart, summaryTrendStats } from '../lib/plan.js';
+
+export { handleSummary } from '../lib/plan.js';
+
+const plan = loadPlan();
+
+export const options = {
+  summaryTrendStats,
+  scenarios: {
+    churn: {
+      executor: 'per-vu-iterations',
+      vus: plan.vus,
+      iterations: 1,
+      maxDuration: `${plan.duration_s + 30}s`,
+      gracefulStop: '10s',
+    },
+  },
+  thresholds: {
+    screens_opened: [`count>=${plan.vus * 2}`],
+    screens_closed: ['count>0'],
+    screen_open_ms: ['p(95)<1000'],
+    update_gaps: ['count==0'],
+    protocol_errors: ['count==0'],
+    unexpected_closes: ['count==0'],
+  },
+};
+
+export default function () {
+  // each VU walks the screen pool from its own offset
+  const n = plan.screens.length;
+  const offset = (exec.vu.idInTest - 1) % n;
+  const screens = [];
+  for (let k = 0; k < n; k++) screens.push(plan.screens[(offset + k) % n]);
+  viewer({
+    url: gatewayFor(plan),
+    format: plan.format,
+    screens,
+    holdMs: plan.duration_s * 1000,
+    churnMs: plan.churn_ms,
+    startedAt: scenarioStart(),
+    windowMs: plan.window_ms,
+  });
+}

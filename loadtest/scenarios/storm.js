@@ -1,0 +1,45 @@
+// Connect storm: V viewers open the same screen within `storm_s` seconds (all VUs
+// start at once and each waits a random fraction of storm_s), hold it briefly and
+// leave. The contract is the screen-open time under storm (socket created →
+// snapshot + a value for every channel), the seed's "a screen in < 2 s".
+// Wire format: msgpack, as a browser: the snapshot decode is part of opening a screen.
+import { sleep } from 'k6';
+import { viewer } from '../lib/viewer.js';
+import { gatewayFor, loadPlan, scenarioStart, summaryTrendStats } from '../lib/plan.js';
+
+export { handleSummary } from '../lib/plan.js';
+
+const plan = loadPlan();
+
+export const options = {
+  summaryTrendStats,
+  scenarios: {
+    storm: {
+      executor: 'per-vu-iterations',
+      vus: plan.vus,
+      iterations: 1,
+      maxDuration: `${plan.storm_s + plan.duration_s + 30}s`,
+      gracefulStop: '10s',
+    },
+  },
+  thresholds: {
+    screen_open_ms: ['p(95)<2000', 'max<5000'],
+    screens_opened: [`count>=${plan.vus}`],
+    protocol_errors: ['count==0'],
+    unexpected_closes: ['count==0'],
+    update_gaps: ['count==0'],
+  },
+};
+
+export default function () {
+  sleep(Math.random() * plan.storm_s);
+  viewer({
+    url: gatewayFor(plan),
+    format: plan.format,
+    screens: [plan.screens[0]],
+    holdMs: plan.duration_s * 1000,
+    churnMs: 0,
+    startedAt: scenarioStart(),
+    windowMs: plan.window_ms,
+  });
+}

@@ -1,0 +1,84 @@
+"""Smoke runs of the load-test kit: the orchestrator starts nats-server, the
+synthetic publisher and a real gateway, runs a short k6 scenario and writes its
+results; the tests assert on that JSON (small and short, so the kit never rots)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+RUN = Path(__file__).resolve().parents[1] / "run.py"
+
+pytestmark = pytest.mark.system
+
+
+def run_scenario(out: Path, scenario: str, *options: str) -> dict:
+    """Run ``loadtest/run.py`` as a process; return its result.json."""
+    argv = [
+        sys.executable,
+        str(RUN),
+        "--scenario",
+        scenario,
+        "--out",
+        str(out),
+        *options,
+    ]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=110)
+    result_path = out / "result.json"
+    assert result_path.exists(), f"no result.json:\n{done.stdout}\n{done.stderr}"
+    result = json.loads(result_path.read_text())
+    assert done.returncode == (0 if result["pass"] else 1), done.stderr
+    return result
+
+
+def assert_clean(result: dict) -> None:
+    """No protocol errors, no unexpected closes, no gaps, no replays."""
+    metrics = result["metrics"]
+    assert metrics["errors"] == 0, result["k6"]["output_tail"]
+    assert metrics["unexpected_closes"] == 0, metrics["closes_by_code"]
+    assert metrics["gaps"] == 0
+    assert metrics["regressions"] == 0
+
+
+def test_fanout_smoke_delivers_every_update(tmp_path: Path) -> None:
+    viewers, channels, rate, seconds = 3, 20, 10, 6
+    result = run_scenario(tmp_path, "fanout", "--vus", str(viewers),
+                          "--channels", str(channels), "--rate", str(rate),
+                          "--duration", str(seconds))  # fmt: skip
+
+    assert result["pass"], result["k6"]["thresholds"]
+    assert_clean(result)
+    metrics = result["metrics"]
+    # every viewer gets (nearly) all it was offered: at least the last 4 s of 6
+    offered_per_viewer = channels * rate * (seconds - 2)
+    assert metrics["updates"] >= viewers * offered_per_viewer
+    assert metrics["screens_opened"] == viewers
+    assert metrics["screen_open_ms"]["count"] == viewers
+    assert 0 < metrics["screen_open_ms"]["max"] < 5000
+    assert 0 <= metrics["latency_ms"]["p50"] <= metrics["latency_ms"]["p99"] < 1000
+    # server-side samples of every process the orchestrator started
+    for role in ("gateway", "nats", "source", "k6"):
+        assert result["processes"][role]["rss_max_mib"] > 0, role
+    assert result["throughput"]["deliveries_per_s"] > 0
+    assert result["timeseries"]["latency"]["p95"], "latency over time"
+    assert sum(result["timeseries"]["throughput"]["updates_per_s"]) > 0
+    html = (tmp_path / "report.html").read_text()
+    assert "echarts.init" in html and (tmp_path / "echarts.min.js").exists()
+
+
+def test_storm_smoke_opens_every_screen(tmp_path: Path) -> None:
+    viewers = 20
+    result = run_scenario(tmp_path, "storm", "--vus", str(viewers), "--channels", "50",
+                          "--storm-s", "1", "--duration", "2")  # fmt: skip
+
+    assert result["pass"], result["k6"]["thresholds"]
+    assert_clean(result)
+    opened = result["metrics"]["screen_open_ms"]
+    assert result["metrics"]["screens_opened"] == viewers
+    assert opened["count"] == viewers
+    assert 0 < opened["p95"] < 2000
+    assert result["metrics"]["updates"] > 0
