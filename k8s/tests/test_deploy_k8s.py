@@ -1,0 +1,231 @@
+"""k8s/: every overlay renders with the pinned kustomize, every rendered object
+passes ``kubernetes-validate --strict`` (oldest and newest Kubernetes we
+support), and the manifests hold to the deployment's rules: hardened pods,
+probes and graceful drain on the gateway, a 3-node NATS cluster whose routes
+match its StatefulSet, NetworkPolicies that let every NATS client through."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from deploy_helpers import REPO, run_tool
+
+OVERLAYS = ["dev", "production"]
+K8S_VERSIONS = ["1.30.0", "1.37.0"]
+KUBERNETES_VALIDATE = REPO / ".venv/bin/kubernetes-validate"
+WORKLOADS = {"Deployment", "StatefulSet", "Job"}
+
+
+def render(kustomize: Path, overlay: str) -> str:
+    result = run_tool(kustomize, "build", REPO / "k8s/overlays" / overlay)
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+@pytest.fixture(scope="module", params=OVERLAYS)
+def rendered(request: pytest.FixtureRequest, kustomize: Path) -> tuple[str, str]:
+    """(overlay, rendered YAML)."""
+    return request.param, render(kustomize, request.param)
+
+
+@pytest.fixture(scope="module")
+def objects(rendered: tuple[str, str]) -> list[dict[str, Any]]:
+    return [doc for doc in yaml.safe_load_all(rendered[1]) if doc]
+
+
+def find(objects: list[dict[str, Any]], kind: str, name: str) -> dict[str, Any]:
+    matches = [
+        o for o in objects if o["kind"] == kind and o["metadata"]["name"] == name
+    ]
+    assert len(matches) == 1, f"{kind}/{name}: {len(matches)} found"
+    return matches[0]
+
+
+def pod_specs(objects: list[dict[str, Any]]) -> Iterator[tuple[str, dict[str, Any]]]:
+    for obj in objects:
+        if obj["kind"] in WORKLOADS:
+            yield f"{obj['kind']}/{obj['metadata']['name']}", obj["spec"]["template"]
+
+
+@pytest.mark.parametrize("version", K8S_VERSIONS)
+def test_rendered_manifests_validate_strictly(
+    rendered: tuple[str, str], version: str, tmp_path: Path
+) -> None:
+    overlay, text = rendered
+    manifest = tmp_path / f"{overlay}.yaml"
+    manifest.write_text(text)
+    result = run_tool(
+        KUBERNETES_VALIDATE, "--strict", "--quiet", "-k", version, manifest
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "ERROR" not in result.stdout + result.stderr
+
+
+def test_strict_validation_rejects_a_misspelled_field(tmp_path: Path) -> None:
+    manifest = tmp_path / "bad.yaml"
+    manifest.write_text(
+        "apiVersion: v1\nkind: Service\nmetadata: {name: x}\n"
+        "spec: {ports: [{port: 80}], selectr: {a: b}}\n"
+    )
+    result = run_tool(KUBERNETES_VALIDATE, "--strict", "--quiet", manifest)
+    assert result.returncode != 0
+    assert "selectr" in result.stdout + result.stderr
+
+
+def test_overlays_differ_where_they_should(kustomize: Path) -> None:
+    dev = list(yaml.safe_load_all(render(kustomize, "dev")))
+    prod = list(yaml.safe_load_all(render(kustomize, "production")))
+    assert {
+        o["metadata"].get("namespace") for o in dev if o["kind"] != "Namespace"
+    } == {"synoptic-dev"}
+    assert {o["kind"] for o in prod} >= {"Ingress"}
+    assert not [o for o in prod if o["kind"] == "Secret"], "no secrets in production"
+    dev_names = {o["metadata"]["name"] for o in dev}
+    assert {"sim-ioc", "sim-tango"} <= dev_names
+    assert not {"sim-ioc", "sim-tango"} & {o["metadata"]["name"] for o in prod}
+
+
+def test_every_pod_is_hardened(objects: list[dict[str, Any]]) -> None:
+    for name, template in pod_specs(objects):
+        spec = template["spec"]
+        assert spec.get("automountServiceAccountToken") is False, name
+        pod_sc = spec["securityContext"]
+        assert pod_sc["runAsNonRoot"] is True, name
+        assert pod_sc["runAsUser"] >= 1000, name
+        assert pod_sc["seccompProfile"]["type"] == "RuntimeDefault", name
+        for container in spec["containers"]:
+            sc = container["securityContext"]
+            where = f"{name}/{container['name']}"
+            assert sc["allowPrivilegeEscalation"] is False, where
+            assert sc["readOnlyRootFilesystem"] is True, where
+            assert sc["capabilities"]["drop"] == ["ALL"], where
+            resources = container["resources"]
+            assert {"cpu", "memory"} <= set(resources["requests"]), where
+            assert "memory" in resources["limits"], where
+            image = container["image"]
+            tag = image.rsplit(":", 1)[-1] if ":" in image.split("/")[-1] else ""
+            assert tag and tag != "latest", f"{where}: image {image} not pinned"
+
+
+def test_env_references_are_defined_before_use(objects: list[dict[str, Any]]) -> None:
+    """Kubernetes expands $(VAR) only from variables defined earlier."""
+    for name, template in pod_specs(objects):
+        for container in template["spec"]["containers"]:
+            defined: set[str] = set()
+            for var in container.get("env", []):
+                for ref in re.findall(r"\$\((\w+)\)", var.get("value", "")):
+                    assert ref in defined, f"{name}: {var['name']} uses $({ref})"
+                defined.add(var["name"])
+
+
+def test_gateway_probes_drain_and_autoscaling(
+    rendered: tuple[str, str], objects: list[dict[str, Any]]
+) -> None:
+    overlay = rendered[0]
+    deployment = find(objects, "Deployment", "gateway")
+    assert "replicas" not in deployment["spec"], "the HPA owns the replica count"
+    assert deployment["spec"]["strategy"]["rollingUpdate"]["maxUnavailable"] == 0
+    pod = deployment["spec"]["template"]["spec"]
+    (container,) = pod["containers"]
+    assert container["readinessProbe"]["httpGet"]["path"] == "/readyz"
+    assert container["livenessProbe"]["httpGet"]["path"] == "/healthz"
+    pre_stop = container["lifecycle"]["preStop"]["exec"]["command"]
+    assert pre_stop[0] == "sleep"
+    assert pod["terminationGracePeriodSeconds"] >= int(pre_stop[1]) + 20
+    hpa = find(objects, "HorizontalPodAutoscaler", "gateway")
+    assert hpa["spec"]["scaleTargetRef"] == {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "name": "gateway",
+    }
+    assert hpa["spec"]["minReplicas"] >= (3 if overlay == "production" else 1)
+    assert hpa["spec"]["maxReplicas"] > hpa["spec"]["minReplicas"]
+    down = hpa["spec"]["behavior"]["scaleDown"]
+    assert down["stabilizationWindowSeconds"] >= 300
+    pdb = find(objects, "PodDisruptionBudget", "gateway")
+    labels = deployment["spec"]["template"]["metadata"]["labels"]
+    assert pdb["spec"]["selector"]["matchLabels"].items() <= labels.items()
+    service = find(objects, "Service", "gateway")
+    assert service["spec"]["selector"].items() <= labels.items()
+
+
+def test_nats_is_a_three_node_jetstream_cluster(objects: list[dict[str, Any]]) -> None:
+    sts = find(objects, "StatefulSet", "nats")
+    replicas = sts["spec"]["replicas"]
+    assert replicas == 3
+    headless = find(objects, "Service", sts["spec"]["serviceName"])
+    assert headless["spec"]["clusterIP"] == "None"
+    assert headless["spec"]["publishNotReadyAddresses"] is True
+    config = find(objects, "ConfigMap", sts_configmap(sts))["data"]
+    routes = re.findall(r"nats://(\S+):6222", config["nats.conf"])
+    assert routes == [
+        f"{sts['metadata']['name']}-{i}.{headless['metadata']['name']}"
+        for i in range(replicas)
+    ]
+    (claim,) = sts["spec"]["volumeClaimTemplates"]
+    (container,) = sts["spec"]["template"]["spec"]["containers"]
+    mounts = {m["name"]: m["mountPath"] for m in container["volumeMounts"]}
+    store_dir = re.search(r'store_dir:\s*"([^"]+)"', config["nats.conf"])
+    assert store_dir and store_dir[1].startswith(mounts[claim["metadata"]["name"]])
+    assert "lame_duck_duration" in config["nats.conf"]
+    assert "-sl=ldm" in " ".join(container["lifecycle"]["preStop"]["exec"]["command"])
+    pdb = find(objects, "PodDisruptionBudget", "nats")
+    assert pdb["spec"]["maxUnavailable"] == 1
+    job = find(objects, "Job", "bus-init")
+    command = job["spec"]["template"]["spec"]["containers"][0]["command"]
+    assert command[command.index("--replicas") + 1] == str(replicas)
+    assert command[command.index("--storage") + 1] == "file"
+
+
+def sts_configmap(sts: dict[str, Any]) -> str:
+    volumes = sts["spec"]["template"]["spec"]["volumes"]
+    return next(v["configMap"]["name"] for v in volumes if "configMap" in v)
+
+
+def test_network_policies_admit_every_nats_client(
+    objects: list[dict[str, Any]],
+) -> None:
+    policies = {
+        o["metadata"]["name"]: o for o in objects if o["kind"] == "NetworkPolicy"
+    }
+    deny = policies["default-deny-ingress"]["spec"]
+    assert deny["podSelector"] == {} and deny["policyTypes"] == ["Ingress"]
+    (client_rule, *_) = policies["nats"]["spec"]["ingress"]
+    client_label = client_rule["from"][0]["podSelector"]["matchLabels"]
+    for name, template in pod_specs(objects):
+        env = [
+            v["name"] for c in template["spec"]["containers"] for v in c.get("env", [])
+        ]
+        if "SYNOPTIC_NATS_URL" in env:
+            labels = template["metadata"]["labels"]
+            assert client_label.items() <= labels.items(), f"{name} is cut off NATS"
+
+
+def test_adapter_ids_agree(objects: list[dict[str, Any]]) -> None:
+    """The heartbeat probe watches the id the adapter's config gives itself."""
+    for proto in ("epics", "tango"):
+        deployment = find(objects, "Deployment", f"adapter-{proto}")
+        pod = deployment["spec"]["template"]["spec"]
+        assert deployment["spec"]["replicas"] == 1
+        assert deployment["spec"]["strategy"]["type"] == "Recreate"
+        env = {v["name"]: v.get("value") for v in pod["containers"][0]["env"]}
+        config_map = next(
+            v["configMap"]["name"] for v in pod["volumes"] if "configMap" in v
+        )
+        config = yaml.safe_load(
+            find(objects, "ConfigMap", config_map)["data"]["adapter.yaml"]
+        )
+        assert config["id"] == env["SYNOPTIC_ADAPTER_ID"]
+
+
+def test_namespaces_enforce_restricted_pod_security(
+    objects: list[dict[str, Any]],
+) -> None:
+    (namespace,) = [o for o in objects if o["kind"] == "Namespace"]
+    labels = namespace["metadata"]["labels"]
+    assert labels["pod-security.kubernetes.io/enforce"] == "restricted"

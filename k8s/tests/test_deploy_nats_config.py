@@ -1,0 +1,299 @@
+"""The NATS configuration in k8s/: ``nats-server -t`` accepts the base and the
+production (TLS) configuration, and a real nats-server running our accounts
+enforces each role's subject permissions: adapters publish values and answer
+puts, gateways read, request puts and use the last-value store, and neither
+can do the other's job. The production TLS settings carry a real client."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import ipaddress
+import os
+import shutil
+import sys
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import nats
+import pytest
+import yaml
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
+from deploy_helpers import REPO, run_tool
+
+from synoptic_bus.natsserver import NatsServer, nats_server_executable
+from synoptic_bus.store import StoreConfig, ensure_store, fetch_last
+from synoptic_schemas import Subjects, decode_put_reply, encode, parse_channel
+
+NATS_DIR = REPO / "k8s/base/nats"
+PASSWORDS = {
+    "NATS_ADAPTER_PASSWORD": "pw-adapter",
+    "NATS_GATEWAY_PASSWORD": "pw-gateway",
+    "NATS_READER_PASSWORD": "pw-reader",
+    "NATS_ADMIN_PASSWORD": "pw-admin",
+    "NATS_SYS_PASSWORD": "pw-sys",
+}
+ENV = {**os.environ, **PASSWORDS, "SERVER_NAME": "nats-0"}
+
+
+def config_test(conf: Path, env: dict[str, str]) -> tuple[int, str]:
+    result = run_tool(nats_server_executable(), "-t", "-c", conf, env=env)
+    return result.returncode, result.stdout + result.stderr
+
+
+def test_base_config_is_valid() -> None:
+    code, out = config_test(NATS_DIR / "nats.conf", ENV)
+    assert code == 0, out
+    assert "is valid" in out
+
+
+def test_a_missing_password_is_an_error() -> None:
+    env = {k: v for k, v in ENV.items() if k != "NATS_GATEWAY_PASSWORD"}
+    code, out = config_test(NATS_DIR / "nats.conf", env)
+    assert code != 0
+    assert "NATS_GATEWAY_PASSWORD" in out
+
+
+@pytest.fixture(scope="module")
+def certs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A test CA and a server certificate for nats, nats-headless, localhost."""
+    folder = tmp_path_factory.mktemp("certs")
+    now = datetime.datetime.now(datetime.UTC)
+
+    def make(subject: str, issuer_key, issuer_name, sans, ca: bool):  # type: ignore[no-untyped-def]
+        key = ec.generate_private_key(ec.SECP256R1())
+        name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, subject)])
+        builder = (
+            x509.CertificateBuilder()
+            .subject_name(name)
+            .issuer_name(issuer_name or name)
+            .public_key(key.public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(now - datetime.timedelta(minutes=5))
+            .not_valid_after(now + datetime.timedelta(days=1))
+            .add_extension(x509.BasicConstraints(ca=ca, path_length=None), True)
+        )
+        if sans:
+            builder = builder.add_extension(x509.SubjectAlternativeName(sans), False)
+        cert = builder.sign(issuer_key or key, hashes.SHA256())
+        return key, cert
+
+    ca_key, ca_cert = make("synoptic-test-ca", None, None, None, True)
+    sans = [
+        x509.DNSName("nats"),
+        x509.DNSName("nats-headless"),
+        x509.DNSName("*.nats-headless"),
+        x509.DNSName("localhost"),
+        x509.IPAddress(ipaddress.ip_address("127.0.0.1")),
+    ]
+    key, cert = make("nats", ca_key, ca_cert.subject, sans, False)
+    pem = serialization.Encoding.PEM
+    (folder / "ca.crt").write_bytes(ca_cert.public_bytes(pem))
+    (folder / "tls.crt").write_bytes(cert.public_bytes(pem))
+    (folder / "tls.key").write_bytes(
+        key.private_bytes(
+            pem,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    return folder
+
+
+def production_config(kustomize: Path, certs: Path, folder: Path) -> Path:
+    """The production overlay's rendered nats-config files, certificates
+    pointed at the test ones; returns the main file."""
+    rendered = run_tool(kustomize, "build", REPO / "k8s/overlays/production")
+    assert rendered.returncode == 0, rendered.stderr
+    (config_map,) = [
+        doc
+        for doc in yaml.safe_load_all(rendered.stdout)
+        if doc["kind"] == "ConfigMap" and doc["metadata"]["name"].startswith("nats-")
+    ]
+    for filename, text in config_map["data"].items():
+        (folder / filename).write_text(text.replace("/etc/nats-certs", str(certs)))
+    return folder / "nats.conf"
+
+
+def test_production_config_with_tls_is_valid(
+    kustomize: Path, certs: Path, tmp_path: Path
+) -> None:
+    conf = production_config(kustomize, certs, tmp_path)
+    assert "verify: true" in (tmp_path / "cluster-tls.conf").read_text()
+    code, out = config_test(conf, ENV)
+    assert code == 0, out
+
+
+def server_config(folder: Path, *, tls: bool) -> Path:
+    """A standalone server config using our accounts (and our client TLS)."""
+    shutil.copy(NATS_DIR / "accounts.conf", folder / "accounts.conf")
+    conf = folder / "server.conf"
+    lines = ['include "accounts.conf"']
+    if tls:
+        lines.append('include "tls.conf"')
+    conf.write_text("\n".join(lines) + "\n")
+    return conf
+
+
+@pytest.fixture
+def accounts_server(tmp_path: Path) -> Iterator[NatsServer]:
+    conf = server_config(tmp_path, tls=False)
+    os.environ.update(PASSWORDS)
+    server = NatsServer(extra_args=["-c", str(conf)]).start()
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+class Client:
+    """A connection as one role, recording permission violations."""
+
+    def __init__(self) -> None:
+        self.errors: list[str] = []
+        self.nc: nats.NATS | None = None
+
+    async def connect(self, server: NatsServer, user: str) -> nats.NATS:
+        async def on_error(exc: Exception) -> None:
+            self.errors.append(str(exc))
+
+        self.nc = await nats.connect(
+            f"nats://{user}:pw-{user}@127.0.0.1:{server.port}",
+            error_cb=on_error,
+            allow_reconnect=False,
+        )
+        return self.nc
+
+    async def violation(self, subject: str, timeout: float = 5.0) -> None:
+        """Wait until the server reported a permission violation on subject."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while not any(
+            "permissions violation" in e.lower() and subject.lower() in e.lower()
+            for e in self.errors
+        ):
+            assert loop.time() < deadline, f"no violation on {subject}: {self.errors}"
+            await asyncio.sleep(0.05)
+
+
+@pytest.fixture
+async def roles(accounts_server: NatsServer) -> AsyncIterator[dict[str, Client]]:
+    clients = {user: Client() for user in ("admin", "adapter", "gateway", "reader")}
+    for user, client in clients.items():
+        await client.connect(accounts_server, user)
+    try:
+        yield clients
+    finally:
+        for client in clients.values():
+            if client.nc:
+                await client.nc.close()
+
+
+async def test_roles_can_do_their_jobs(roles: dict[str, Client]) -> None:
+    admin, adapter, gateway = (
+        roles["admin"].nc,
+        roles["adapter"].nc,
+        roles["gateway"].nc,
+    )
+    assert admin and adapter and gateway
+    subjects = Subjects("cs")
+    channel = parse_channel("ca://DEMO:SETPOINT")
+    await ensure_store(admin, StoreConfig(storage="file"))  # the bus-init Job
+    await ensure_store(adapter, StoreConfig(storage="file"))  # exists: info only
+
+    live = await gateway.subscribe(subjects.all_of("val"))
+    await gateway.flush()
+
+    async def answer_puts(msg: nats.aio.msg.Msg) -> None:
+        await msg.respond(encode({"ver": 1, "ok": True}))
+
+    await adapter.subscribe(
+        f"{subjects.put(channel).split('.ca.')[0]}.ca.>", cb=answer_puts
+    )
+    await adapter.subscribe(subjects.want("ca"))
+    await adapter.flush()
+
+    value = {
+        "ver": 1,
+        "v": 1.5,
+        "t": 1,
+        "sev": 0,
+        "st": "",
+        "seq": 1,
+        "ep": 1,
+        "c": True,
+    }
+    await adapter.publish(subjects.val(channel), encode(value))
+    await adapter.publish(subjects.hb("epics-0"), b"beat")
+    assert (await live.next_msg(timeout=5)).subject == subjects.val(channel)
+
+    reply = await gateway.request(subjects.put(channel), encode({"v": 2}), timeout=5)
+    assert decode_put_reply(reply.data)["ok"] is True
+    await gateway.publish(subjects.want("ca"), b"want")
+    await gateway.publish(subjects.audit("ca"), b"audit")
+
+    await asyncio.sleep(0.2)  # let the store capture the value
+    snapshot = await fetch_last(gateway, [subjects.val(channel)], stream="CS_LAST")
+    assert subjects.val(channel) in snapshot.messages
+    await gateway.flush()
+    assert not roles["gateway"].errors, roles["gateway"].errors
+    assert not roles["adapter"].errors, roles["adapter"].errors
+
+
+async def test_roles_cannot_do_each_others_jobs(roles: dict[str, Client]) -> None:
+    adapter, gateway, reader = roles["adapter"], roles["gateway"], roles["reader"]
+    assert adapter.nc and gateway.nc and reader.nc
+    await gateway.nc.publish("cs.val.ca.FORGED", b"x")  # a gateway cannot forge values
+    await gateway.violation("cs.val.ca.FORGED")
+    await gateway.nc.subscribe("cs.put.>")  # nor intercept puts
+    await gateway.violation("cs.put.>")
+    await adapter.nc.subscribe("cs.val.>")  # an adapter does not read others' values
+    await adapter.violation("cs.val.>")
+    await adapter.nc.publish("$JS.API.STREAM.DELETE.CS_LAST", b"")  # nor manage streams
+    await adapter.violation("$JS.API.STREAM.DELETE.CS_LAST")
+    await adapter.nc.publish("cs.audit.ca", b"x")
+    await adapter.violation("cs.audit.ca")
+    await reader.nc.publish("cs.put.ca.DEMO:SETPOINT", b"x")  # readers only read
+    await reader.violation("cs.put.ca.DEMO:SETPOINT")
+    await reader.nc.publish("cs.want.ca", b"x")
+    await reader.violation("cs.want.ca")
+
+
+async def test_wrong_password_is_refused(accounts_server: NatsServer) -> None:
+    nc = nats.NATS()
+    try:
+        with pytest.raises(Exception, match=r"(?i)authorization"):
+            await nc.connect(
+                f"nats://gateway:wrong@127.0.0.1:{accounts_server.port}",
+                allow_reconnect=False,
+                max_reconnect_attempts=0,
+            )
+    finally:
+        await nc.close()
+
+
+async def test_clients_reach_nats_over_production_tls(
+    kustomize: Path, certs: Path, tmp_path: Path
+) -> None:
+    """As the production overlay sets them up: tls:// URL, CA via SSL_CERT_FILE,
+    the admin role creating the stream (the bus-init Job's command)."""
+    production_config(kustomize, certs, tmp_path)
+    conf = server_config(tmp_path, tls=True)
+    os.environ.update(PASSWORDS)
+    server = NatsServer(extra_args=["-c", str(conf)]).start()
+    try:
+        env = {
+            **os.environ,
+            "SSL_CERT_FILE": str(certs / "ca.crt"),
+            "SYNOPTIC_NATS_URL": f"tls://admin:pw-admin@localhost:{server.port}",
+        }
+        synoptic = Path(sys.executable).parent / "synoptic"
+        argv = [synoptic, "bus", "init", "--storage", "file", "--replicas", "1"]
+        result = await asyncio.to_thread(run_tool, *argv, env=env)
+        assert result.returncode == 0, result.stderr
+        assert "CS_LAST" in result.stdout + result.stderr
+    finally:
+        server.close()
