@@ -16,6 +16,7 @@ from pathlib import Path
 
 from fastapi import FastAPI, HTTPException, WebSocket
 from fastapi.responses import FileResponse, JSONResponse, Response
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from synoptic_gateway.auth import Authenticator, AuthError, bearer_token
 from synoptic_gateway.bus import Bus
@@ -72,6 +73,20 @@ class Gateway:
         await self.bus.close()
 
 
+class _TransportScope:
+    """Puts the server's transport into WebSocket scopes (``synoptic.transport``)
+    so that a stalled socket can be aborted when even its close frame cannot leave."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "websocket":
+            protocol = getattr(send, "__self__", None)
+            scope["synoptic.transport"] = getattr(protocol, "transport", None)
+        await self.app(scope, receive, send)
+
+
 def create_app(settings: Settings) -> FastAPI:
     """A gateway application for ``settings``."""
     gateway = Gateway(settings)
@@ -87,6 +102,7 @@ def create_app(settings: Settings) -> FastAPI:
     app = FastAPI(title="Synoptic gateway", lifespan=lifespan, docs_url="/api/docs",
                   redoc_url=None, openapi_url="/api/openapi.json")  # fmt: skip
     app.state.gateway = gateway
+    app.add_middleware(_TransportScope)
 
     @app.websocket("/ws")
     async def ws_endpoint(ws: WebSocket) -> None:

@@ -146,6 +146,7 @@ class GatewayClient:
         self.bus_up = True
         self.close_codes: list[int | None] = []
         self.errors: list[dict[str, Any]] = []  # err frames not tied to a request
+        self._new_error = asyncio.Event()
         self._ws: ClientConnection | None = None
         self._subs: list[Subscription] = []
         self._pending: dict[Any, asyncio.Future[dict[str, Any]]] = {}
@@ -254,6 +255,14 @@ class GatewayClient:
             with contextlib.suppress(Exception):
                 await self._send_sub(sub)
 
+    async def wait_errors(self, count: int, timeout: float = 10.0) -> list[dict]:
+        """Wait until ``count`` unsolicited ``err`` frames have arrived."""
+        async with asyncio.timeout(timeout):
+            while len(self.errors) < count:
+                self._new_error.clear()
+                await self._new_error.wait()
+        return self.errors
+
     async def wait_connected(self, timeout: float = 30.0) -> None:
         await asyncio.wait_for(self._connected.wait(), timeout)
 
@@ -291,6 +300,7 @@ class GatewayClient:
         elif op == Op.ERR:
             if frame.get("id") is None or frame.get("id") not in self._pending:
                 self.errors.append(frame)
+                self._new_error.set()
             self._pending_subs.pop(frame.get("id"), None)
             self._resolve(frame)
         else:  # put, pong, unsub

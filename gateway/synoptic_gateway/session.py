@@ -254,8 +254,7 @@ class Session:
                 self.ws.send({"type": "websocket.close", "code": code}), 1.0
             )
         except Exception:  # a stalled peer: drop the connection
-            transport = getattr(getattr(self.ws, "_send", None), "__self__", None)
-            transport = getattr(transport, "transport", None)
+            transport = self.ws.scope.get("synoptic.transport")
             if transport is not None:
                 transport.abort()
 
@@ -300,6 +299,9 @@ class Session:
                 self.send_frame(frames.pong(frame.get("id")))
         except FrameError as exc:
             self._send_error(exc)
+        except Exception:  # a bug must not end the connection: answer and log it
+            log.exception("request failed")
+            self._send_error(FrameError(ErrorCode.INTERNAL, "the request failed"))
 
     async def _subscribe(self, frame: dict[str, Any]) -> None:
         from synoptic_gateway.hub import UnavailableError

@@ -20,6 +20,8 @@ from synoptic_schemas.errors import ContractError
 
 PROTOCOL_VERSION: Final = 1
 MAX_ID_CHARS: Final = 64
+#: Integer ids, like every integer a browser reads, stay within JavaScript's safe range.
+MAX_SAFE_INT: Final = 2**53 - 1
 
 
 class Op:
@@ -131,13 +133,17 @@ def from_json(text: str | bytes) -> Any:
 
 def _req_id(frame: Mapping[str, Any]) -> Any:
     req_id = frame.get("id")
-    if req_id is None or (isinstance(req_id, int) and not isinstance(req_id, bool)):
-        return req_id
-    if isinstance(req_id, str) and len(req_id) <= MAX_ID_CHARS:
+    if req_id is None:
+        return None
+    if isinstance(req_id, int) and not isinstance(req_id, bool):
+        if abs(req_id) <= MAX_SAFE_INT:
+            return req_id
+    elif isinstance(req_id, str) and len(req_id) <= MAX_ID_CHARS:
         return req_id
     raise FrameError(
         ErrorCode.BAD_FRAME,
-        f"'id' must be an integer or a string of at most {MAX_ID_CHARS} characters",
+        f"'id' must be an integer of at most 2^53-1 in magnitude or a string of at "
+        f"most {MAX_ID_CHARS} characters",
     )
 
 
@@ -178,7 +184,7 @@ def validate_client_frame(frame: Any) -> dict[str, Any]:
                 )
     elif op == Op.UNSUB:
         sid = frame.get("sid")
-        if not isinstance(sid, int) or isinstance(sid, bool):
+        if not isinstance(sid, int) or isinstance(sid, bool) or abs(sid) > MAX_SAFE_INT:
             raise FrameError(
                 ErrorCode.BAD_FRAME, "'unsub.sid' must be an integer", req_id=req_id
             )

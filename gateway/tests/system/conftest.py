@@ -1,83 +1,16 @@
-"""Real gateway processes against the module's real nats-server, and a publisher of
-synthetic counting values straight onto NATS (no adapter needed)."""
+"""Fixtures: real gateway processes against the module's real nats-server, and a
+publisher of synthetic counting values straight onto NATS (no adapter needed)."""
 
 from __future__ import annotations
 
-import json
 import secrets
-import sys
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from typing import Any
 
 import pytest
 
 from synoptic_bus.connect import NatsClient
 from synoptic_bus.natsserver import NatsServer
-from synoptic_bus.procs import Process, free_port
-from synoptic_schemas import Subjects, encode, parse_channel
-
-pytestmark = pytest.mark.system
-
-
-@dataclass
-class GatewayProc:
-    """One ``synoptic gateway`` child process."""
-
-    proc: Process
-    port: int
-
-    @property
-    def ws_url(self) -> str:
-        return f"ws://127.0.0.1:{self.port}/ws"
-
-    @property
-    def http_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def get(
-        self, path: str, headers: dict[str, str] | None = None
-    ) -> tuple[int, bytes]:
-        request = urllib.request.Request(self.http_url + path, headers=headers or {})
-        try:
-            with urllib.request.urlopen(request, timeout=10) as response:
-                return response.status, response.read()
-        except urllib.error.HTTPError as exc:
-            return exc.code, exc.read()
-
-    def metrics(self) -> dict[str, float]:
-        """Prometheus samples without labels, by name."""
-        _, body = self.get("/metrics")
-        out: dict[str, float] = {}
-        for line in body.decode().splitlines():
-            if line and not line.startswith("#") and "{" not in line:
-                name, _, value = line.rpartition(" ")
-                out[name] = float(value)
-        return out
-
-    def gateway_id(self) -> str:
-        return json.loads(self.get("/healthz")[1])["gw"]
-
-    def stop(self) -> None:
-        self.proc.stop()
-
-
-def start_gateway(nats_url: str, *args: str) -> GatewayProc:
-    """Start a gateway on a free port; return once it listens and NATS is up."""
-    port = free_port()
-    argv = [sys.executable, "-m", "synoptic_bus.cli", "gateway", "--port", str(port),
-            "--nats", nats_url, *args]  # fmt: skip
-    proc = Process(f"gateway-{port}", argv)
-    try:
-        proc.wait_for(r"ready on http://", timeout=60)
-        proc.wait_for(r"NATS connected", timeout=30)
-    except Exception:
-        proc.kill()
-        raise
-    return GatewayProc(proc, port)
+from synoptic_gateway.testing import GatewayProc, Publisher, start_gateway
 
 
 @pytest.fixture(scope="module")
@@ -88,29 +21,6 @@ def gateway(nats_server: NatsServer) -> Iterator[GatewayProc]:
         yield gw
     finally:
         gw.stop()
-
-
-@dataclass
-class Publisher:
-    """Publishes counting values (seq +1 each) of channels straight to NATS."""
-
-    nc: NatsClient
-    ep: int = field(default_factory=lambda: int(time.time() * 1000))
-    subjects: Subjects = field(default_factory=Subjects)
-    seq: dict[str, int] = field(default_factory=dict)
-
-    async def value(self, uri: str, v: Any = None) -> int:
-        """Publish the next value of ``uri`` (``v`` defaults to the seq)."""
-        seq = self.seq[uri] = self.seq.get(uri, 0) + 1
-        msg = {"ver": 1, "v": seq if v is None else v, "t": time.time_ns(), "sev": 0,
-               "st": "NO_ALARM", "seq": seq, "ep": self.ep, "c": True}  # fmt: skip
-        await self.nc.publish(self.subjects.val(parse_channel(uri)), encode(msg))
-        return seq
-
-    async def meta(self, uri: str, unit: str = "mA") -> None:
-        msg = {"ver": 1, "dt": "f8", "shape": [], "w": True, "t": time.time_ns(),
-               "ep": self.ep, "unit": unit}  # fmt: skip
-        await self.nc.publish(self.subjects.meta(parse_channel(uri)), encode(msg))
 
 
 @pytest.fixture

@@ -100,6 +100,8 @@ def test_server_frames_match_the_schema(frame: dict) -> None:
         ({"op": "put", "id": 1, "v": 1}, ErrorCode.BAD_FRAME),
         ({"op": "ping", "id": 1.5}, ErrorCode.BAD_FRAME),
         ({"op": "ping", "id": "x" * 65}, ErrorCode.BAD_FRAME),
+        ({"op": "ping", "id": 2**53}, ErrorCode.BAD_FRAME),
+        ({"op": "unsub", "id": 1, "sid": 2**64}, ErrorCode.BAD_FRAME),
     ],
 )
 def test_invalid_client_frames_raise_frame_errors(frame: object, code: str) -> None:

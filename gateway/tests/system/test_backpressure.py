@@ -1,0 +1,159 @@
+"""Back-pressure: a slow socket conflates and is told what it missed; a stalled
+one is closed, and neither changes what the other sockets receive."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import time
+from collections.abc import Iterator
+
+import numpy as np
+import psutil
+import pytest
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed
+
+from synoptic_bus.connect import NatsClient
+from synoptic_bus.natsserver import NatsServer
+from synoptic_gateway.client import GatewayClient
+from synoptic_gateway.testing import GatewayProc, Publisher, start_gateway
+from synoptic_schemas import frames
+
+pytestmark = pytest.mark.system
+
+HEAVY = np.zeros(16_384, dtype="<f8")  # 128 KiB per update
+
+
+@pytest.fixture(scope="module")
+def patient_gateway(nats_server: NatsServer) -> Iterator[GatewayProc]:
+    """Small mailbox, long stall limit: slow sockets conflate and catch up."""
+    gw = start_gateway(
+        nats_server.url, "--mailbox-frames", "8", "--stall-timeout", "60"
+    )
+    yield gw
+    gw.stop()
+
+
+@pytest.fixture(scope="module")
+def strict_gateway(nats_server: NatsServer) -> Iterator[GatewayProc]:
+    """Stalled sockets are closed after 2 s."""
+    gw = start_gateway(nats_server.url, "--mailbox-frames", "8", "--stall-timeout", "2")
+    yield gw
+    gw.stop()
+
+
+async def _sluggish_socket(url: str) -> ClientConnection:
+    """A WebSocket whose client reads nothing unless asked (tiny kernel buffer)."""
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sock.setblocking(False)
+    host, port = url.removeprefix("ws://").split("/")[0].split(":")
+    await asyncio.get_running_loop().sock_connect(sock, (host, int(port)))
+    ws = await connect(url, sock=sock, max_queue=1, compression=None, max_size=None)
+    assert frames.unpack(await ws.recv())["op"] == "hello"
+    return ws
+
+
+async def _pour(publisher: Publisher, uri: str, seconds: float, hz: float) -> None:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        await publisher.value(uri, HEAVY)
+        await asyncio.sleep(1 / hz)
+
+
+async def test_slow_socket_conflates_then_gets_latest_values_and_stats(
+    patient_gateway, publisher, names, nc: NatsClient
+) -> None:
+    heavy = names[0]
+    ws = await _sluggish_socket(patient_gateway.ws_url)
+    await ws.send(frames.pack(frames.sub(1, [heavy])))
+    snap = frames.unpack(await ws.recv())
+    await _pour(publisher, heavy, 2.0, 40)  # ~10 MB while the client reads nothing
+    await nc.flush()
+    last_seq = publisher.seq[heavy]
+    seqs: list[int] = []
+    stats = None
+    unsolicited = 0
+    async with asyncio.timeout(30):
+        while stats is None or not seqs or seqs[-1] < last_seq:
+            frame = frames.unpack(await ws.recv())
+            if frame["op"] == "upd":
+                seqs.extend(v["seq"] for v in frame["val"])
+            elif frame["op"] == "snap" and frame["id"] is None:
+                unsolicited += 1
+                seqs.append(frame["val"][0]["seq"])
+            elif frame["op"] == "stats":
+                stats = frame
+    await ws.close()
+    assert stats is not None and stats["sid"] == snap["sid"]
+    assert stats["missed"] > 0 and stats["conflated"] == 1
+    assert unsolicited >= 1
+    assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)  # never older
+    assert len(seqs) < last_seq  # it did skip values
+    metrics = patient_gateway.metrics()
+    assert metrics["synoptic_gateway_missed_total"] >= stats["missed"]
+
+
+async def test_stalled_socket_among_50_changes_nothing_for_the_others(
+    strict_gateway, publisher, names, nc: NatsClient
+) -> None:
+    shared, heavy = names[:20], names[20]
+    received: list[tuple[float, float]] = []  # (receipt time, latency) of all
+    gaps = 0
+    last: dict[tuple[int, int], int] = {}
+
+    def on_update(sub, indexes, values) -> None:
+        nonlocal gaps
+        now = time.time_ns()
+        for i, v in zip(indexes, values, strict=True):
+            key = (id(sub), i)
+            if key in last and v["seq"] != last[key] + 1:
+                gaps += 1
+            last[key] = v["seq"]
+            received.append((time.monotonic(), (now - v["t"]) / 1e9))
+
+    for uri in shared:
+        await publisher.value(uri)
+    clients = [GatewayClient(strict_gateway.ws_url) for _ in range(49)]
+    for client in clients:
+        await client.connect()
+        await client.subscribe(shared, on_update=on_update)
+    gateway_proc = psutil.Process(strict_gateway.proc.pid)
+    stop = asyncio.Event()
+
+    async def tick() -> None:  # the shared screen at 10 Hz
+        while not stop.is_set():
+            for uri in shared:
+                await publisher.value(uri)
+            await asyncio.sleep(0.1)
+
+    ticker = asyncio.create_task(tick())
+    await asyncio.sleep(3)
+    t_stall = time.monotonic()
+    rss_before = gateway_proc.memory_info().rss
+    stalled = await _sluggish_socket(strict_gateway.ws_url)
+    await stalled.send(frames.pack(frames.sub(1, shared)))  # joins the shared group
+    await stalled.send(frames.pack(frames.sub(2, [heavy])))
+    await _pour(publisher, heavy, 5.0, 25)
+    rss_after = gateway_proc.memory_info().rss
+    stop.set()
+    await ticker
+    for client in clients:
+        await client.close()
+
+    def p99(samples: list[float]) -> float:
+        return float(np.percentile(samples, 99))
+
+    before = [lat for t, lat in received if t < t_stall]
+    during = [lat for t, lat in received if t >= t_stall]
+    assert len(during) > 49 * 20 * 20  # the others kept receiving at 10 Hz
+    assert gaps == 0
+    assert p99(during) <= max(0.5, p99(before) + 0.25), (p99(before), p99(during))
+    assert rss_after - rss_before < 64 * 1024 * 1024
+    assert strict_gateway.metrics()["synoptic_gateway_slow_closes_total"] >= 1
+    with pytest.raises(ConnectionClosed) as closed:  # drains, then sees the end
+        async with asyncio.timeout(30):
+            while True:
+                await stalled.recv()
+    assert closed.value.rcvd is None or closed.value.rcvd.code == 4001
