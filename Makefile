@@ -94,7 +94,7 @@ ui-dev: ui-install ## UI dev server with hot reload; /ws and /api go to SYNOPTIC
 	cd ui && node_modules/.bin/vite
 
 test-ui: install ui-build /usr/bin/chromium ## UI unit tests (vitest), then end-to-end tests in Chromium against the real stack
-	cd ui && node_modules/.bin/vitest run
+	cd ui && node_modules/.bin/vitest run && node_modules/.bin/playwright test
 
 # --- load tests: loadtest/ (k6 + Python orchestrator; docs/decisions/0008-load-test-kit.md) ---
 K6_VERSION := v1.8.1

@@ -32,6 +32,8 @@ export interface GatewayOptions {
   WebSocket?: typeof WebSocket;
   /** how long a put may wait for its reply, ms */
   putTimeoutMs?: number;
+  /** a bearer token (JWT), sent as the `access_token` query parameter */
+  token?: string;
 }
 
 /** Counters and receipt-to-commit lags, read by the benchmarks. */
@@ -67,6 +69,10 @@ export class Subscription {
 
 let nextId = 1;
 
+/** Close codes of docs/protocol.md that change how the client reconnects. */
+const CLOSE_GOING_AWAY = 4000;
+const CLOSE_UNAUTHORIZED = 4401;
+
 export class Gateway implements Liveness {
   state = $state<ConnectionState>('connecting');
   /** the gateway grants writes to this connection */
@@ -79,7 +85,7 @@ export class Gateway implements Liveness {
   readonly stats = new GatewayStats();
   readonly channels = new Map<string, ChannelState>();
 
-  #opts: Required<Omit<GatewayOptions, 'url' | 'WebSocket'>> & Pick<GatewayOptions, 'url' | 'WebSocket'>;
+  #opts: Required<Omit<GatewayOptions, 'url' | 'WebSocket' | 'token'>> & Pick<GatewayOptions, 'url' | 'WebSocket' | 'token'>;
   #ws: WebSocket | null = null;
   #subs = new Set<Subscription>();
   #byRequest = new Map<number, Subscription>();
@@ -174,9 +180,10 @@ export class Gateway implements Liveness {
   }
 
   #url(): string {
-    if (this.#opts.url) return this.#opts.url;
     const proto = location.protocol === 'https:' ? 'wss:' : 'ws:';
-    return `${proto}//${location.host}/ws`;
+    const url = new URL(this.#opts.url ?? `${proto}//${location.host}/ws`, location.href);
+    if (this.#opts.token) url.searchParams.set('access_token', this.#opts.token);
+    return url.href;
   }
 
   #connect(): void {
@@ -188,14 +195,14 @@ export class Gateway implements Liveness {
     ws.onclose = (ev) => {
       if (this.#ws !== ws) return;
       this.#ws = null;
-      this.#onDown(`closed (${ev.code}${ev.reason ? `: ${ev.reason}` : ''})`);
+      this.#onDown(ev.code, `closed (${ev.code}${ev.reason ? `: ${ev.reason}` : ''})`);
     };
     ws.onerror = () => {
       /* onclose follows and reconnects */
     };
   }
 
-  #onDown(why: string): void {
+  #onDown(code: number, why: string): void {
     this.#greeted = false;
     for (const ch of this.channels.values()) ch.markStale();
     for (const sub of this.#subs) {
@@ -207,9 +214,17 @@ export class Gateway implements Liveness {
     this.#bySid.clear();
     for (const resolve of this.#puts.values()) resolve({ ok: false, err: 'disconnected', msg: why });
     this.#puts.clear();
+    if (code === CLOSE_UNAUTHORIZED) {
+      // retrying with the same token cannot help (docs/protocol.md, close codes)
+      this.lastError = `refused: ${why}; reload with a valid token`;
+      this.state = 'closed';
+      return;
+    }
     if (this.#closed) return;
     this.state = 'reconnecting';
-    const base = Math.min(this.#opts.maxBackoffMs, this.#opts.backoffMs * 2 ** this.attempts);
+    // going_away: the gateway is restarting, come back at once (the jitter spreads the herd)
+    const attempts = code === CLOSE_GOING_AWAY ? 0 : this.attempts;
+    const base = Math.min(this.#opts.maxBackoffMs, this.#opts.backoffMs * 2 ** attempts);
     const delay = base * (0.5 + Math.random());
     this.attempts++;
     this.#timer = setTimeout(() => this.#connect(), delay);
@@ -313,6 +328,8 @@ export class Gateway implements Liveness {
       case 'bus':
         if (frame.up) {
           this.state = 'live';
+          // subscriptions refused while the bus was down (`unavailable`) are asked again
+          for (const sub of this.#subs) if (sub.sid === null) this.#sendSub(sub);
         } else {
           this.state = 'bus-down';
           for (const ch of this.channels.values()) ch.markStale();

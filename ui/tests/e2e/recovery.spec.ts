@@ -1,0 +1,27 @@
+/** End to end: the gateway dies and comes back; the IOC dies and comes back. */
+import { expect, openScreen, test, widget } from './fixtures';
+
+test('killing the gateway shows reconnecting and stale values, then recovers', async ({ page, stack }) => {
+  await openScreen(page, stack, 'epics-demo');
+  const counter = widget(page, 'label', stack.pv('CNT:00000')).locator('[data-role=value]');
+  await expect(counter).toHaveAttribute('data-stale', 'false');
+  await stack.gateway.kill();
+  await expect(page.getByTestId('connection')).toHaveAttribute('data-state', 'reconnecting');
+  await expect(counter).toHaveAttribute('data-stale', 'true');
+  const before = Number((await counter.textContent())!.trim());
+  await stack.startGateway();
+  await expect(page.getByTestId('connection')).toHaveAttribute('data-state', 'live', { timeout: 30_000 });
+  await expect(counter).toHaveAttribute('data-stale', 'false');
+  await expect.poll(async () => Number((await counter.textContent())!.trim())).toBeGreaterThan(before);
+});
+
+test('a disconnected IOC shows disconnected widgets, then live ones again', async ({ page, stack }) => {
+  await openScreen(page, stack, 'epics-demo');
+  const sine = widget(page, 'label', stack.pv('SINE')).locator('[data-role=value]');
+  await expect(sine).toHaveClass(/sev-(ok|minor|major)/);
+  await stack.ioc.kill();
+  await expect(sine).toHaveClass(/sev-disconnected/, { timeout: 30_000 });
+  await expect(widget(page, 'led', stack.pv('STATE')).locator('[data-role=value]')).toHaveClass(/sev-disconnected/);
+  await stack.startIoc();
+  await expect(sine).toHaveClass(/sev-(ok|minor|major)/, { timeout: 45_000 });
+});

@@ -1,0 +1,120 @@
+/**
+ * The real stack for end-to-end tests, each part its own process on free loopback
+ * ports so a test can kill one: nats-server (JetStream), the simulated IOC, the
+ * EPICS adapter and a gateway serving ui/dist. Writes are granted by a JWT (HS256)
+ * that `token()` signs; anonymous sessions stay read-only.
+ */
+import { createHmac } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Proc, freePort } from './procs';
+
+export const ROOT = resolve(fileURLToPath(new URL('.', import.meta.url)), '../../..');
+const VENV = join(ROOT, '.venv/bin');
+const SECRET = 'e2e-secret-not-for-production';
+
+/** EPICS_CA_* for a private CA port on loopback (both the IOC and its clients). */
+function caEnv(port: number): Record<string, string> {
+  return {
+    EPICS_CA_SERVER_PORT: String(port),
+    EPICS_CAS_SERVER_PORT: String(port),
+    EPICS_CA_REPEATER_PORT: String(port + 1),
+    EPICS_CAS_BEACON_PORT: String(port + 1),
+    EPICS_CA_ADDR_LIST: '127.0.0.1',
+    EPICS_CA_AUTO_ADDR_LIST: 'NO',
+    EPICS_CAS_INTF_ADDR_LIST: '127.0.0.1',
+    EPICS_CAS_BEACON_ADDR_LIST: '127.0.0.1',
+    EPICS_CAS_AUTO_BEACON_ADDR_LIST: 'NO',
+    EPICS_CA_MAX_ARRAY_BYTES: '10000000',
+  };
+}
+
+/** Two consecutive free ports (CA uses port and port + 1). */
+async function freePortPair(): Promise<number> {
+  for (;;) {
+    const p = await freePort();
+    if (p < 65000) return p;
+  }
+}
+
+export class Stack {
+  readonly dir = mkdtempSync(join(tmpdir(), 'synoptic-e2e-'));
+  natsPort = 0;
+  httpPort = 0;
+  caPort = 0;
+  nats!: Proc;
+  ioc!: Proc;
+  adapter!: Proc;
+  gateway!: Proc;
+  readonly prefix = 'SIM:'; // the demo screens' PV names (the private CA port isolates the IOC)
+
+  get natsUrl(): string {
+    return `nats://127.0.0.1:${this.natsPort}`;
+  }
+
+  get baseUrl(): string {
+    return `http://127.0.0.1:${this.httpPort}`;
+  }
+
+  /** A PV of the simulated IOC as a channel URI. */
+  pv(name: string): string {
+    return `ca://${this.prefix}${name}`;
+  }
+
+  async start(): Promise<this> {
+    this.natsPort = await freePort();
+    this.httpPort = await freePort();
+    this.caPort = await freePortPair();
+    this.nats = new Proc('nats', [join(VENV, 'nats-server'), '-js', '-a', '127.0.0.1', '-p', String(this.natsPort), '-sd', join(this.dir, 'js')]);
+    await this.nats.waitFor(/Server is ready/, 20_000);
+    await this.startIoc();
+    const config = join(this.dir, 'epics.yaml');
+    writeFileSync(config, `id: e2e-epics\nchannels: []\nnats:\n  url: ${this.natsUrl}\n`);
+    this.adapter = new Proc('adapter', [join(VENV, 'synoptic'), 'adapter', 'epics', '--config', config], { ...caEnv(this.caPort), SYNOPTIC_NATS_URL: this.natsUrl });
+    await this.adapter.waitFor(/adapter \S+ ready/, 60_000);
+    await this.startGateway();
+    return this;
+  }
+
+  async startIoc(): Promise<void> {
+    this.ioc = new Proc('ioc', [join(VENV, 'synoptic'), 'sim', 'ioc', '--records', '5', '--rate', '10', '--prefix', this.prefix, '--port', String(this.caPort)], caEnv(this.caPort));
+    await this.ioc.waitFor(/sim ioc ready/, 60_000);
+  }
+
+  async startGateway(): Promise<void> {
+    this.gateway = new Proc('gateway', [
+      join(VENV, 'synoptic'), 'gateway', '--host', '127.0.0.1', '--port', String(this.httpPort), '--nats', this.natsUrl,
+      '--jwt-secret', SECRET, '--allow-anonymous', '--screens', join(ROOT, 'screens'), '--ui', join(ROOT, 'ui/dist'),
+    ]);
+    await this.gateway.waitFor(/ready on/, 60_000);
+  }
+
+  /** `synoptic put` from outside the browser (a caput through the bus). */
+  async put(uri: string, value: string): Promise<string> {
+    const p = new Proc('put', [join(VENV, 'synoptic'), 'put', '--nats', this.natsUrl, uri, value]);
+    await new Promise<void>((res) => p.child.once('exit', () => res()));
+    if (p.child.exitCode !== 0) throw new Error(`synoptic put ${uri} ${value} failed (${p.child.exitCode}): ${p.output}`);
+    return p.output;
+  }
+
+  /** `synoptic get` from outside the browser: the channel's last value as printed. */
+  async get(uri: string): Promise<string> {
+    const p = new Proc('get', [join(VENV, 'synoptic'), 'get', '--nats', this.natsUrl, uri]);
+    await new Promise<void>((res) => p.child.once('exit', () => res()));
+    return p.output;
+  }
+
+  /** A JWT granting read of every channel and write of `write` (patterns). */
+  token(sub = 'e2e-operator', write: string[] = ['*']): string {
+    const b64 = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url');
+    const body = `${b64({ alg: 'HS256', typ: 'JWT' })}.${b64({ sub, read: ['*'], write, exp: Math.floor(Date.now() / 1000) + 3600 })}`;
+    return `${body}.${createHmac('sha256', SECRET).update(body).digest('base64url')}`;
+  }
+
+  async stop(): Promise<void> {
+    for (const p of [this.gateway, this.adapter, this.ioc, this.nats]) await p?.stop();
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
