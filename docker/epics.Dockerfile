@@ -40,7 +40,7 @@ USER 10001:10001
 FROM runtime AS sim
 EXPOSE 5064/tcp 5064/udp
 HEALTHCHECK --interval=5s --timeout=4s --start-period=10s --retries=3 \
-    CMD ["python", "/app/healthcheck.py", "ca", "DEMO:HEARTBEAT"]
+    CMD ["python", "/app/healthcheck.py", "ca", "DEMO:CNT:00000"]
 CMD ["synoptic", "sim", "ioc", "--prefix", "DEMO:", "--port", "5064"]
 
 FROM runtime AS adapter

@@ -42,10 +42,9 @@ COPY screens/ /app/screens/
 COPY docker/healthcheck.py /app/healthcheck.py
 ENV PATH=/app/.venv/bin:$PATH \
     PYTHONUNBUFFERED=1
-# The gateway finds ui/dist and screens/ relative to its working directory.
 WORKDIR /app
 USER 10001:10001
 EXPOSE 8000/tcp
 HEALTHCHECK --interval=5s --timeout=4s --start-period=10s --retries=3 \
     CMD ["python", "/app/healthcheck.py", "http", "http://127.0.0.1:8000/readyz"]
-CMD ["synoptic", "gateway", "--host", "0.0.0.0", "--port", "8000"]
+CMD ["synoptic", "gateway", "--host", "0.0.0.0", "--port", "8000", "--screens", "/app/screens", "--ui", "/app/ui/dist"]

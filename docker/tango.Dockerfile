@@ -36,8 +36,6 @@ USER 10001:10001
 FROM runtime AS sim
 # Database-less device server: clients use tango://HOST:10000/dom/fam/mem#dbase=no.
 EXPOSE 10000/tcp
-HEALTHCHECK --interval=5s --timeout=4s --start-period=15s --retries=3 \
-    CMD ["python", "/app/healthcheck.py", "tango", "tango://127.0.0.1:10000/sim/test/1#dbase=no"]
 CMD ["synoptic", "sim", "tango", "--port", "10000"]
 
 FROM runtime AS adapter

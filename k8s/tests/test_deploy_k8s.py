@@ -85,9 +85,14 @@ def test_overlays_differ_where_they_should(kustomize: Path) -> None:
     } == {"synoptic-dev"}
     assert {o["kind"] for o in prod} >= {"Ingress"}
     assert not [o for o in prod if o["kind"] == "Secret"], "no secrets in production"
-    dev_names = {o["metadata"]["name"] for o in dev}
-    assert {"sim-ioc", "sim-tango"} <= dev_names
-    assert not {"sim-ioc", "sim-tango"} & {o["metadata"]["name"] for o in prod}
+
+    def containers(objects: list[dict[str, Any]]) -> set[str]:
+        return {
+            c["name"] for _, t in pod_specs(objects) for c in t["spec"]["containers"]
+        }
+
+    assert {"sim-ioc", "sim-tango"} <= containers(dev)
+    assert not {"sim-ioc", "sim-tango"} & containers(prod)
 
 
 def test_every_pod_is_hardened(objects: list[dict[str, Any]]) -> None:
