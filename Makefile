@@ -104,7 +104,7 @@ LT_NPM_STAMP := loadtest/node_modules/.synoptic-stamp
 LT_BUNDLE := $(LT_BIN)/msgpack.js
 SCENARIO ?= fanout
 GATEWAYS ?= 1
-.PHONY: loadtest-install loadtest test-loadtest
+.PHONY: loadtest-install loadtest test-loadtest loadtest-scaling
 
 $(K6_STAMP):
 	mkdir -p $(LT_BIN) && GOBIN=$(abspath $(LT_BIN)) go install go.k6.io/k6@$(K6_VERSION) && touch $@
@@ -125,3 +125,6 @@ test-loadtest: install loadtest-install ## the load-test smoke tests only (fan-o
 	$(VENV)/bin/pytest loadtest/tests
 
 test-py: loadtest-install
+
+loadtest-scaling: install loadtest-install ## the same fan-out on 1, 2, 4 gateways over a 3-node NATS cluster; LT_ARGS="--vus 40 …"
+	$(PY) loadtest/scaling.py $(LT_ARGS)

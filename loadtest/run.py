@@ -38,6 +38,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--rate", type=float, help="Hz per channel")
     parser.add_argument("--duration", type=float, help="seconds of load")
     parser.add_argument("--format", choices=("msgpack", "json"))
+    parser.add_argument("--in-phase", action="store_true",
+                        help="publish every channel at the same instant (big batches) "
+                        "instead of spread over the period")  # fmt: skip
     parser.add_argument("--screen-channels", type=int, help="channels per screen")
     parser.add_argument("--screen-count", type=int, help="distinct screens")
     parser.add_argument("--storm-s", type=float)
@@ -83,6 +86,7 @@ def run(args: argparse.Namespace) -> dict[str, object]:
     config = StackConfig(
         channels=plan.channels, rate=plan.rate, nats_nodes=args.nats_nodes,
         gateways=0 if urls else int(args.gateways), gateway_urls=urls, echo=args.echo,
+        phased=not args.in_phase,
     )  # fmt: skip
     stamp = time.strftime("%Y%m%d-%H%M%S")
     out_dir = args.out or LOADTEST / "results" / f"{plan.scenario}-{stamp}"

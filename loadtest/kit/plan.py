@@ -59,7 +59,7 @@ DEFAULTS: dict[str, dict[str, object]] = {
     "churn": {"vus": 20, "channels": 200, "rate": 10, "duration_s": 30,
               "format": "msgpack", "screen_count": 10, "screen_channels": 50,
               "churn_ms": 500},
-    "slow": {"vus": 10, "channels": 100, "rate": 10, "duration_s": 30,
+    "slow": {"vus": 10, "channels": 100, "rate": 10, "duration_s": 45,
              "format": "msgpack", "slow": 5, "slow_read_ms": 1000},
 }  # fmt: skip
 

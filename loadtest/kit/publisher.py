@@ -27,6 +27,9 @@ from synoptic_schemas.codec import encode
 from synoptic_schemas.messages import SCHEMA_VERSION
 from synoptic_schemas.subjects import Subjects
 
+#: At most this many publishing ticks per second (phased mode).
+MAX_SLOTS_PER_S = 200
+
 
 def channel_uris(count: int) -> list[str]:
     """The URIs of the synthetic channels, in order."""
@@ -49,7 +52,7 @@ async def _ensure_store_retrying(
 
 
 async def publish(
-    url: str, count: int, rate: float, prefix: str, replicas: int
+    url: str, count: int, rate: float, prefix: str, replicas: int, phased: bool
 ) -> None:
     """Publish until SIGTERM/SIGINT, then print the totals as JSON."""
     subjects = Subjects(prefix)
@@ -70,25 +73,36 @@ async def publish(
         loop.add_signal_handler(sig, stop.set)
     print(f"publisher ready: {count} channels at {rate} Hz", flush=True)
 
-    seq = 0  # every channel publishes at the same instants, so one seq serves all
-    period = 1.0 / rate
+    # Each period is cut into `slots` ticks; channel k publishes on tick k % slots.
+    # phased=False: every channel on the same tick (records of one scan thread, big
+    # batches); phased=True: spread evenly (many independent sources, the most
+    # frames per second for a gateway: the worst case).
+    slots = max(1, min(count, MAX_SLOTS_PER_S // max(1, int(rate)))) if phased else 1
+    by_slot = [val_subjects[slot::slots] for slot in range(slots)]
+    tick = 1.0 / rate / slots
+    seq = 0  # every channel publishes once per period, so one seq serves all
+    ticks = 0
     started = time.monotonic()
     published = 0
     while not stop.is_set():
-        seq += 1
+        slot = ticks % slots
+        if slot == 0:
+            seq += 1
         t = time.time_ns()
-        for subject in val_subjects:
-            msg = {"ver": SCHEMA_VERSION, "v": seq, "t": t, "sev": 0, "st": "",
-                   "seq": seq, "ep": epoch, "c": True}  # fmt: skip
-            await nc.publish(subject, encode(msg))
-        published += count
-        delay = started + seq * period - time.monotonic()
+        msg = encode({"ver": SCHEMA_VERSION, "v": seq, "t": t, "sev": 0, "st": "",
+                      "seq": seq, "ep": epoch, "c": True})  # fmt: skip
+        for subject in by_slot[slot]:
+            await nc.publish(subject, msg)
+        published += len(by_slot[slot])
+        ticks += 1
+        delay = started + ticks * tick - time.monotonic()
         if delay <= 0:
             await asyncio.sleep(0)  # behind schedule: catch up, but stay stoppable
             continue
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(stop.wait(), delay)
-    await nc.drain()
+    with contextlib.suppress(Exception):
+        await asyncio.wait_for(nc.drain(), 5)
     elapsed = time.monotonic() - started
     print(json.dumps({"published": published, "seconds": round(elapsed, 3),
                       "rate": round(published / elapsed, 1)}), flush=True)  # fmt: skip
@@ -101,9 +115,14 @@ def main() -> None:
     parser.add_argument("--rate", type=float, default=10.0, help="Hz per channel")
     parser.add_argument("--prefix", default="cs")
     parser.add_argument("--replicas", type=int, default=1, help="last-value stream")
+    parser.add_argument("--phased", action=argparse.BooleanOptionalAction, default=True,
+                        help="spread channels over the period (default) or publish "
+                        "all at once")  # fmt: skip
     args = parser.parse_args()
     asyncio.run(
-        publish(args.nats, args.channels, args.rate, args.prefix, args.replicas)
+        publish(
+            args.nats, args.channels, args.rate, args.prefix, args.replicas, args.phased
+        )
     )
 
 

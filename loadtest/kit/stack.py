@@ -33,6 +33,7 @@ class StackConfig:
     gateway_urls: list[str] = field(default_factory=list)
     nats_nodes: int = 1
     source: str = "synthetic"  # or "epics": simulated IOC + EPICS adapter
+    phased: bool = True  # synthetic source: spread channels over the period
     echo: bool = False
 
 
@@ -100,7 +101,7 @@ def start_source(stack: Stack, config: StackConfig) -> None:
         raise ValueError(f"unknown source {config.source!r} (have: synthetic)")
     argv = [sys.executable, str(KIT / "publisher.py"), "--nats", stack.nats_urls[0],
             "--channels", str(config.channels), "--rate", str(config.rate),
-            "--replicas", "1"]  # fmt: skip
+            "--replicas", "1", "--phased" if config.phased else "--no-phased"]  # fmt: skip
     publisher = stack.add("source", Process("publisher", argv, echo=config.echo))
     publisher.wait_for(r"publisher ready", 60)
     from kit.publisher import channel_uris
