@@ -1,0 +1,32 @@
+/** Screenshots of the demo screens for docs/screenshots/ (run by `make ui-screenshots`). */
+import { join } from 'node:path';
+import { expect, openScreen, test } from '../e2e/fixtures';
+import { ROOT } from '../e2e/stack';
+
+const out = (name: string) => join(ROOT, 'docs/screenshots', `${name}.png`);
+
+test('screenshots of the demo screens', async ({ page, stack }) => {
+  await page.setViewportSize({ width: 1440, height: 1000 });
+  await page.goto(`${stack.baseUrl}/#/`);
+  await expect(page.getByRole('link', { name: 'EPICS simulated IOC' })).toBeVisible();
+  await page.screenshot({ path: out('screen-list') });
+
+  for (const theme of ['dark', 'light']) {
+    await page.evaluate((t) => localStorage.setItem('synoptic-theme', t), theme);
+    await openScreen(page, stack, 'epics-demo', stack.token());
+    await page.waitForTimeout(4000); // let trends fill: a picture, not an assertion
+    await page.screenshot({ path: out(`epics-demo-${theme}`), fullPage: true });
+  }
+  await page.evaluate(() => localStorage.setItem('synoptic-theme', 'dark'));
+  await openScreen(page, stack, 'counters');
+  await page.screenshot({ path: out('counters'), fullPage: true });
+
+  await page.goto(`${stack.baseUrl}/#/quick?ch=${['SINE', 'NOISE', 'STATE', 'MODE', 'MSG', 'SP', 'WF1K'].map((n) => stack.pv(n)).join(',')}`);
+  await expect(page.getByTestId('connection')).toHaveAttribute('data-state', 'live');
+  await expect(page.locator('.grid')).toHaveAttribute('data-ready', 'true');
+  await page.screenshot({ path: out('quick-look') });
+
+  await stack.gateway.kill();
+  await expect(page.getByTestId('connection')).toHaveAttribute('data-state', 'reconnecting');
+  await page.screenshot({ path: out('quick-look-reconnecting') });
+});
