@@ -7,11 +7,15 @@ status 0 when healthy and 1 (with the reason on stderr) when not:
 - ``heartbeat``: the adapter named by ``SYNOPTIC_ADAPTER_ID`` publishes a valid
   heartbeat on ``<prefix>.hb.<id>`` at ``SYNOPTIC_NATS_URL`` (so "healthy" means
   running *and* connected to NATS, not merely a live PID).
+- ``stream``: the last-value stream of ``SYNOPTIC_SUBJECT_PREFIX`` exists at
+  ``SYNOPTIC_NATS_URL`` (an adapter's init container waits on it, so adapters
+  never create it themselves with the wrong storage or replicas).
 - ``ca PV``: a Channel Access read of PV on this host answers (the soft IOC).
 - ``tango DEVICE``: the Tango device answers a ping (the device server).
 
 Environment: ``SYNOPTIC_NATS_URL`` (default ``nats://nats:4222``),
 ``SYNOPTIC_ADAPTER_ID``, ``SYNOPTIC_SUBJECT_PREFIX`` (default ``cs``).
+``--wait SECONDS`` retries a failing probe until it passes or the time is up.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import argparse
 import asyncio
 import os
 import sys
+import time
 import urllib.request
 
 
@@ -52,6 +57,21 @@ async def probe_heartbeat(
         await nc.close()
 
 
+async def probe_stream(url: str, prefix: str, timeout: float) -> None:
+    """Raise unless the last-value stream of ``prefix`` exists."""
+    import nats
+
+    from synoptic_bus.store import stream_name
+
+    nc = await nats.connect(
+        url, connect_timeout=timeout, allow_reconnect=False, max_reconnect_attempts=0
+    )
+    try:
+        await nc.jetstream(timeout=timeout).stream_info(stream_name(prefix))
+    finally:
+        await nc.close()
+
+
 async def probe_ca(pv: str, timeout: float) -> None:
     """Raise unless the local IOC answers a read of ``pv`` in time."""
     os.environ.setdefault("EPICS_CA_ADDR_LIST", "127.0.0.1")
@@ -72,40 +92,49 @@ def build_parser() -> argparse.ArgumentParser:
     """The probe's command line."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--timeout", type=float, default=3.0, help="seconds")
+    parser.add_argument("--wait", type=float, default=0.0, help="retry for seconds")
     sub = parser.add_subparsers(dest="kind", required=True)
     sub.add_parser("http").add_argument("url")
     sub.add_parser("heartbeat")
+    sub.add_parser("stream")
     sub.add_parser("ca").add_argument("pv")
     sub.add_parser("tango").add_argument("device")
     return parser
 
 
+def run_probe(args: argparse.Namespace) -> None:
+    """Run the chosen probe once; raise when unhealthy."""
+    url = os.environ.get("SYNOPTIC_NATS_URL", "nats://nats:4222")
+    prefix = os.environ.get("SYNOPTIC_SUBJECT_PREFIX", "cs")
+    if args.kind == "http":
+        probe_http(args.url, args.timeout)
+    elif args.kind == "heartbeat":
+        adapter_id = os.environ.get("SYNOPTIC_ADAPTER_ID", "")
+        if not adapter_id:
+            raise RuntimeError("SYNOPTIC_ADAPTER_ID is not set")
+        asyncio.run(probe_heartbeat(url, adapter_id, prefix, args.timeout))
+    elif args.kind == "stream":
+        asyncio.run(probe_stream(url, prefix, args.timeout))
+    elif args.kind == "ca":
+        asyncio.run(probe_ca(args.pv, args.timeout))
+    else:
+        probe_tango(args.device)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run one probe; 0 healthy, 1 unhealthy (reason on stderr)."""
     args = build_parser().parse_args(argv)
-    try:
-        if args.kind == "http":
-            probe_http(args.url, args.timeout)
-        elif args.kind == "heartbeat":
-            adapter_id = os.environ.get("SYNOPTIC_ADAPTER_ID", "")
-            if not adapter_id:
-                raise RuntimeError("SYNOPTIC_ADAPTER_ID is not set")
-            asyncio.run(
-                probe_heartbeat(
-                    os.environ.get("SYNOPTIC_NATS_URL", "nats://nats:4222"),
-                    adapter_id,
-                    os.environ.get("SYNOPTIC_SUBJECT_PREFIX", "cs"),
-                    args.timeout,
-                )
-            )
-        elif args.kind == "ca":
-            asyncio.run(probe_ca(args.pv, args.timeout))
+    deadline = time.monotonic() + args.wait
+    while True:
+        try:
+            run_probe(args)
+        except Exception as exc:  # any failure is "unhealthy", with its reason
+            print(f"unhealthy: {type(exc).__name__}: {exc}", file=sys.stderr)
+            if time.monotonic() >= deadline:
+                return 1
+            time.sleep(1.0)
         else:
-            probe_tango(args.device)
-    except Exception as exc:  # any failure is "unhealthy", with its reason
-        print(f"unhealthy: {type(exc).__name__}: {exc}", file=sys.stderr)
-        return 1
-    return 0
+            return 0
 
 
 if __name__ == "__main__":

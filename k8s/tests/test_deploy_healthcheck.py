@@ -18,6 +18,7 @@ from deploy_helpers import REPO
 
 from synoptic_bus.connect import NatsClient
 from synoptic_bus.natsserver import NatsServer
+from synoptic_bus.store import StoreConfig, ensure_store
 from synoptic_schemas import SCHEMA_VERSION, Subjects, encode
 
 PROBE = REPO / "docker" / "healthcheck.py"
@@ -110,3 +111,20 @@ async def test_heartbeat_probe(nats_server: NatsServer, nc: NatsClient) -> None:
     code, err = await probe("heartbeat", env={**env, "SYNOPTIC_ADAPTER_ID": ""})
     assert code == 1
     assert "SYNOPTIC_ADAPTER_ID" in err
+
+
+async def test_stream_probe_waits_for_the_store(
+    nats_server: NatsServer, nc: NatsClient
+) -> None:
+    """What an adapter's init container does: wait until bus-init made CS_LAST."""
+    env = {"SYNOPTIC_NATS_URL": nats_server.url, "SYNOPTIC_SUBJECT_PREFIX": "waitx"}
+    code, err = await probe("stream", env=env)
+    assert code == 1
+    assert "not found" in err.lower()
+
+    waiting = asyncio.create_task(probe("--wait", "20", "stream", env=env))
+    await asyncio.sleep(1.5)
+    assert not waiting.done()
+    await ensure_store(nc, StoreConfig("waitx"))
+    code, err = await asyncio.wait_for(waiting, timeout=25)
+    assert code == 0, err

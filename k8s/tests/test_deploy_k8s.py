@@ -52,6 +52,11 @@ def pod_specs(objects: list[dict[str, Any]]) -> Iterator[tuple[str, dict[str, An
             yield f"{obj['kind']}/{obj['metadata']['name']}", obj["spec"]["template"]
 
 
+def all_containers(template: dict[str, Any]) -> list[dict[str, Any]]:
+    spec = template["spec"]
+    return spec.get("initContainers", []) + spec["containers"]
+
+
 @pytest.mark.parametrize("version", K8S_VERSIONS)
 def test_rendered_manifests_validate_strictly(
     rendered: tuple[str, str], version: str, tmp_path: Path
@@ -103,7 +108,7 @@ def test_every_pod_is_hardened(objects: list[dict[str, Any]]) -> None:
         assert pod_sc["runAsNonRoot"] is True, name
         assert pod_sc["runAsUser"] >= 1000, name
         assert pod_sc["seccompProfile"]["type"] == "RuntimeDefault", name
-        for container in spec["containers"]:
+        for container in all_containers(template):
             sc = container["securityContext"]
             where = f"{name}/{container['name']}"
             assert sc["allowPrivilegeEscalation"] is False, where
@@ -120,7 +125,7 @@ def test_every_pod_is_hardened(objects: list[dict[str, Any]]) -> None:
 def test_env_references_are_defined_before_use(objects: list[dict[str, Any]]) -> None:
     """Kubernetes expands $(VAR) only from variables defined earlier."""
     for name, template in pod_specs(objects):
-        for container in template["spec"]["containers"]:
+        for container in all_containers(template):
             defined: set[str] = set()
             for var in container.get("env", []):
                 for ref in re.findall(r"\$\((\w+)\)", var.get("value", "")):
@@ -234,3 +239,24 @@ def test_namespaces_enforce_restricted_pod_security(
     (namespace,) = [o for o in objects if o["kind"] == "Namespace"]
     labels = namespace["metadata"]["labels"]
     assert labels["pod-security.kubernetes.io/enforce"] == "restricted"
+
+
+def test_production_talks_to_nats_over_tls_only(kustomize: Path) -> None:
+    objects = list(yaml.safe_load_all(render(kustomize, "production")))
+    urls = {
+        f"{name}/{c['name']}": v["value"]
+        for name, template in pod_specs(objects)
+        for c in all_containers(template)
+        for v in c.get("env", [])
+        if v["name"] == "SYNOPTIC_NATS_URL"
+    }
+    assert len(urls) >= 6  # gateway, 2 adapters + their init containers, bus-init
+    for where, url in urls.items():
+        assert url.startswith("tls://"), f"{where}: {url}"
+    config = next(
+        o
+        for o in objects
+        if o["kind"] == "ConfigMap" and "tls.conf" in o.get("data", {})
+    )["data"]
+    assert "cert_file" in config["tls.conf"]
+    assert "verify: true" in config["cluster-tls.conf"]
