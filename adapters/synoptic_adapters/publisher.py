@@ -1,0 +1,301 @@
+"""The publisher: turns a source's channel events into bus messages.
+
+Guarantees:
+
+- Calls from a source (:meth:`Publisher.value`, ``meta``, ``disconnected``) never
+  block and never await: they stamp the per-channel ``seq`` and append to a bounded
+  queue that one flusher task drains into core-NATS publishes (the JetStream stream
+  ``CS_LAST`` captures ``val``/``meta`` subjects by itself; no acks are awaited).
+- ``seq`` starts at 1 for every channel in each adapter epoch and counts source
+  events, so a consumer that sees a ``seq`` gap knows updates were lost (queue
+  overflow, NATS away), never a replay.
+- The latest value and metadata of every channel are kept; when the queue is full
+  an update is dropped and counted, but the channel's latest value is still
+  published afterwards (the bus never ends on an older value than the source's).
+- After a NATS reconnect every kept value and metadata message is published again
+  unchanged (same ``seq``), so the last-value store holds the latest state even
+  if the server lost it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections import deque
+from dataclasses import dataclass
+from typing import Any
+
+from nats.aio.client import Client as NatsClient
+
+from synoptic_schemas import SCHEMA_VERSION, Channel, Severity, Subjects, encode
+
+log = logging.getLogger(__name__)
+
+#: Source events waiting to be published before updates are dropped (and counted).
+DEFAULT_MAX_QUEUE = 500_000
+#: Publishes between yields to the event loop while draining a burst.
+_YIELD_EVERY = 2000
+
+
+@dataclass(slots=True)
+class _Last:
+    """The latest state of one channel: its last value message, fields unencoded."""
+
+    seq: int
+    v: Any
+    t: int
+    sev: int
+    st: str
+    c: bool
+
+
+@dataclass
+class PublisherStats:
+    """Counters since the publisher started."""
+
+    received: int = 0  # source events (values and disconnects)
+    published: int = 0  # value messages sent to NATS
+    meta_published: int = 0
+    dropped: int = 0  # value events dropped because the queue was full
+    offline_dropped: int = 0  # value events not sent while NATS was away
+    republished: int = 0  # messages sent again after reconnects
+    errors: int = 0  # publishes that failed (encoding, NATS limits)
+
+
+class Publisher:
+    """A :class:`~synoptic_adapters.source.ChannelSink` that publishes to NATS."""
+
+    def __init__(
+        self,
+        nc: NatsClient,
+        subjects: Subjects,
+        adapter_id: str,
+        epoch_ms: int,
+        *,
+        max_queue: int = DEFAULT_MAX_QUEUE,
+    ) -> None:
+        self.nc = nc
+        self.subjects = subjects
+        self.adapter_id = adapter_id
+        self.epoch_ms = epoch_ms
+        self.max_queue = max_queue
+        self.stats = PublisherStats()
+        self._last: dict[Channel, _Last] = {}
+        self._meta: dict[Channel, dict[str, Any]] = {}
+        self._forgotten_seq: dict[Channel, int] = {}
+        self._val_subject: dict[Channel, str] = {}
+        self._queue: deque[tuple[Channel, _Last]] = deque()
+        self._dirty: set[Channel] = set()  # latest value not queued (overflow)
+        self._meta_pending: set[Channel] = set()
+        self._republish = False
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    # -- ChannelSink -------------------------------------------------------------
+
+    def value(self, channel: Channel, v: Any, *, t: int, sev: int, st: str) -> None:
+        """A connected channel's new value (never blocks)."""
+        self._push(channel, v, t, sev, st, True)
+
+    def disconnected(self, channel: Channel, reason: str) -> None:
+        """The channel's source is gone: publish ``v`` None, sev 3, ``c`` False."""
+        self._push(channel, None, time.time_ns(), int(Severity.INVALID), reason, False)
+
+    def meta(self, channel: Channel, meta: dict[str, Any]) -> None:
+        """A channel's complete metadata (published before its next value)."""
+        self._meta[channel] = meta
+        self._meta_pending.add(channel)
+        self._wake.set()
+
+    def _push(
+        self, channel: Channel, v: Any, t: int, sev: int, st: str, c: bool
+    ) -> None:
+        last = self._last.get(channel)
+        seq = last.seq + 1 if last else self._forgotten_seq.pop(channel, 0) + 1
+        state = _Last(seq, v, t, sev, st, c)
+        self._last[channel] = state
+        self.stats.received += 1
+        if len(self._queue) >= self.max_queue:
+            self.stats.dropped += 1
+            self._dirty.add(channel)
+        else:
+            self._queue.append((channel, state))
+        if not self._wake.is_set():
+            self._wake.set()
+
+    # -- what the runner and heartbeat need ----------------------------------------
+
+    @property
+    def channel_count(self) -> int:
+        """Channels that have reported anything."""
+        return len(self._last)
+
+    @property
+    def connected_count(self) -> int:
+        """Channels whose latest state is connected."""
+        return sum(1 for last in self._last.values() if last.c)
+
+    @property
+    def queued(self) -> int:
+        return len(self._queue)
+
+    def last_value(self, channel: Channel) -> dict[str, Any] | None:
+        """The latest value message of a channel as published (or to be)."""
+        last = self._last.get(channel)
+        return self._message(last) if last else None
+
+    def last_meta(self, channel: Channel) -> dict[str, Any] | None:
+        return self._meta.get(channel)
+
+    def forget(self, channel: Channel) -> None:
+        """Drop a released channel's kept state so it is no longer republished.
+        Its ``seq`` is remembered: monitored again, it continues the sequence."""
+        last = self._last.pop(channel, None)
+        if last is not None:
+            self._forgotten_seq[channel] = last.seq
+        self._meta.pop(channel, None)
+        self._meta_pending.discard(channel)
+        self._dirty.discard(channel)
+
+    def disconnect_all(self, reason: str) -> None:
+        """Publish every connected channel as disconnected (e.g. on shutdown)."""
+        for channel, last in list(self._last.items()):
+            if last.c:
+                self.disconnected(channel, reason)
+
+    def republish_all(self) -> None:
+        """Publish every kept value and metadata again (after a NATS reconnect)."""
+        self._republish = True
+        self._wake.set()
+
+    # -- lifecycle -------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Start the flusher task."""
+        if self._task is None:
+            self._task = asyncio.create_task(self._flusher(), name="publisher")
+
+    async def stop(self, timeout: float = 5.0) -> None:
+        """Publish what is queued (within ``timeout``), then stop."""
+        if self._task is None:
+            return
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(timeout):
+                while (self._queue or self._dirty or self._meta_pending) and (
+                    self.nc.is_connected
+                ):
+                    self._wake.set()
+                    await asyncio.sleep(0.01)
+        self._task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._task
+        self._task = None
+
+    # -- the flusher -----------------------------------------------------------------
+
+    def _message(self, last: _Last) -> dict[str, Any]:
+        return {
+            "ver": SCHEMA_VERSION,
+            "v": last.v,
+            "t": last.t,
+            "sev": last.sev,
+            "st": last.st,
+            "seq": last.seq,
+            "ep": self.epoch_ms,
+            "c": last.c,
+        }
+
+    def _subject(self, channel: Channel) -> str:
+        subject = self._val_subject.get(channel)
+        if subject is None:
+            subject = self._val_subject[channel] = self.subjects.val(channel)
+        return subject
+
+    async def _publish(self, subject: str, message: dict[str, Any]) -> bool:
+        try:
+            await self.nc.publish(subject, encode(message))
+        except Exception as exc:  # encoding, payload too large, buffer full
+            self.stats.errors += 1
+            log.warning("publish on %s failed: %s", subject, exc)
+            return False
+        return True
+
+    async def _flusher(self) -> None:
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            try:
+                await self._flush_once()
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # keep publishing whatever one message did
+                log.exception("publisher flush failed")
+
+    async def _flush_once(self) -> None:
+        if not self.nc.is_connected:
+            # Values sent now would only pile up in the client's buffer; the
+            # reconnect republishes the latest of each channel instead.
+            self.stats.offline_dropped += len(self._queue)
+            self._queue.clear()
+            self._dirty.clear()
+            return
+        if self._republish:
+            self._republish = False
+            await self._republish_now()
+        for channel in list(self._meta_pending):
+            self._meta_pending.discard(channel)
+            await self._publish_meta(channel)
+        queue, publish = self._queue, self.nc.publish
+        sent = 0
+        while queue:
+            channel, last = queue.popleft()
+            subject = self._subject(channel)
+            try:
+                await publish(subject, encode(self._message(last)))
+            except Exception as exc:
+                self.stats.errors += 1
+                log.warning("publish on %s failed: %s", subject, exc)
+            sent += 1
+            if sent % _YIELD_EVERY == 0:
+                self.stats.published += _YIELD_EVERY
+                await asyncio.sleep(0)
+                if self._meta_pending:  # metadata first: it is small and rare
+                    for meta_channel in list(self._meta_pending):
+                        self._meta_pending.discard(meta_channel)
+                        await self._publish_meta(meta_channel)
+        self.stats.published += sent % _YIELD_EVERY
+        if self._dirty:
+            dirty, self._dirty = self._dirty, set()
+            for channel in dirty:
+                last = self._last.get(channel)
+                if last is not None:
+                    await self._publish(self._subject(channel), self._message(last))
+                    self.stats.published += 1
+
+    async def _publish_meta(self, channel: Channel) -> None:
+        meta = self._meta.get(channel)
+        if meta is None:
+            return
+        message = {
+            "ver": SCHEMA_VERSION,
+            **meta,
+            "t": time.time_ns(),
+            "ep": self.epoch_ms,
+        }
+        if await self._publish(self.subjects.meta(channel), message):
+            self.stats.meta_published += 1
+
+    async def _republish_now(self) -> None:
+        count = 0
+        for channel in list(self._meta):
+            await self._publish_meta(channel)
+            count += 1
+        for channel, last in list(self._last.items()):
+            await self._publish(self._subject(channel), self._message(last))
+            count += 1
+            if count % _YIELD_EVERY == 0:
+                await asyncio.sleep(0)
+        self.stats.republished += count
+        log.info("republished %d last values and metadata", count)

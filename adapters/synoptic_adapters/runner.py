@@ -1,0 +1,263 @@
+"""One adapter process: a :class:`Source` wired to NATS.
+
+``run_adapter(source, config)`` connects to NATS (endless reconnects), creates the
+last-value stream if needed, starts the publisher and the source, monitors the
+configured channels this instance owns, follows demand leases, answers put
+requests for owned channels, publishes a heartbeat every period, prints
+``adapter <id> ready`` when it serves, and shuts down cleanly on SIGTERM/SIGINT
+(its channels are published as disconnected, "adapter stopped", before it exits).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+import socket
+import time
+from typing import Any
+
+from nats.aio.client import Client as NatsClient
+
+from synoptic_adapters.config import AdapterConfig
+from synoptic_adapters.demand import Demand
+from synoptic_adapters.publisher import Publisher
+from synoptic_adapters.sharding import Shard
+from synoptic_adapters.source import Source
+from synoptic_bus.connect import connect
+from synoptic_bus.store import StoreConfig, ensure_store
+from synoptic_schemas import (
+    SCHEMA_VERSION,
+    ContractError,
+    PutError,
+    Subjects,
+    decode_put,
+    encode,
+)
+
+log = logging.getLogger(__name__)
+
+STOPPED_STATUS = "adapter stopped"
+
+
+def default_adapter_id(proto: str, shard: Shard) -> str:
+    """``<proto>-<host>-<i>of<n>``: stable across restarts of the same replica."""
+    host = socket.gethostname().split(".")[0] or "host"
+    return f"{proto}-{host}-{shard.index}of{shard.count}"
+
+
+def put_reply(
+    ok: bool, err: str | None = None, msg: str | None = None
+) -> dict[str, Any]:
+    """A ``PutReplyMsg`` dict."""
+    reply: dict[str, Any] = {"ver": SCHEMA_VERSION, "ok": ok}
+    if err is not None:
+        reply["err"] = err
+    if msg is not None:
+        reply["msg"] = msg
+    return reply
+
+
+class Adapter:
+    """The running parts of one adapter instance (see :func:`run_adapter`)."""
+
+    def __init__(
+        self,
+        source: Source,
+        config: AdapterConfig,
+        *,
+        shard: Shard | None = None,
+        adapter_id: str | None = None,
+    ) -> None:
+        self.source = source
+        self.config = config
+        self.shard = shard or Shard()
+        self.id = (
+            adapter_id or config.id or default_adapter_id(source.proto, self.shard)
+        )
+        self.subjects = Subjects(config.prefix)
+        self.epoch_ms = time.time_ns() // 1_000_000
+        self.configured = [c for c in config.channels if self.shard.owns(c)]
+        self.nc: NatsClient | None = None
+        self.publisher: Publisher | None = None
+        self.demand: Demand | None = None
+        self._puts: set[asyncio.Task[None]] = set()
+        self._tasks: list[asyncio.Task[None]] = []
+        self._subs: list[Any] = []
+
+    async def start(self) -> None:
+        """Connect and start serving (returns once ready)."""
+        self.nc = await connect(
+            self.config.nats_url, name=self.id, on_reconnect=self._on_reconnect
+        )
+        await ensure_store(self.nc, self._store_config())
+        self.publisher = Publisher(
+            self.nc,
+            self.subjects,
+            self.id,
+            self.epoch_ms,
+            max_queue=self.config.max_queue,
+        )
+        await self.publisher.start()
+        await self.source.start(self.publisher)
+        self.demand = Demand(
+            self.nc, self.subjects, self.source, self.publisher,
+            configured=self.configured, owns=self.shard.owns,
+            max_lease=self.config.max_lease, sweep_period=self.config.sweep_period,
+        )  # fmt: skip
+        await self.source.monitor(self.configured)
+        if self.config.demand_enabled:
+            await self.demand.start()
+        if self.config.put_enabled:
+            self._subs.append(
+                await self.nc.subscribe(
+                    self.subjects.all_of("put", self.source.proto), cb=self._on_put
+                )
+            )
+        await self.nc.flush()
+        self._tasks.append(asyncio.create_task(self._heartbeat(), name="heartbeat"))
+
+    async def _on_reconnect(self) -> None:
+        # Not awaited here: JetStream requests inside nats-py's reconnect flow
+        # would wait for the reconnect to finish.
+        self._tasks.append(asyncio.create_task(self._restore(), name="restore"))
+
+    async def _restore(self) -> None:
+        """After a reconnect: recreate the store (a restarted server may have lost
+        a memory stream), then republish every last value and metadata."""
+        assert self.nc is not None and self.publisher is not None
+        for attempt in range(10):
+            try:
+                await ensure_store(self.nc, self._store_config())
+                break
+            except Exception as exc:
+                log.warning("last-value store not ready after reconnect: %s", exc)
+                await asyncio.sleep(min(0.5 * 2**attempt, 5.0))
+        self.publisher.republish_all()
+
+    def _store_config(self) -> StoreConfig:
+        return StoreConfig(self.config.prefix, storage=self.config.storage)  # type: ignore[arg-type]
+
+    def heartbeat_message(self) -> dict[str, Any]:
+        assert self.publisher is not None and self.demand is not None
+        return {
+            "ver": SCHEMA_VERSION,
+            "id": self.id,
+            "proto": self.source.proto,
+            "ep": self.epoch_ms,
+            "t": time.time_ns(),
+            "period": self.config.heartbeat_period,
+            "n": len(self.demand.monitored),
+            "conn": self.publisher.connected_count,
+        }
+
+    async def _heartbeat(self) -> None:
+        assert self.nc is not None
+        subject = self.subjects.hb(self.id)
+        while True:
+            if self.nc.is_connected:
+                try:
+                    await self.nc.publish(subject, encode(self.heartbeat_message()))
+                except Exception as exc:
+                    log.warning("heartbeat not sent: %s", exc)
+            await asyncio.sleep(self.config.heartbeat_period)
+
+    async def _on_put(self, msg: Any) -> None:
+        if not msg.reply:
+            return
+        try:
+            kind, channel = self.subjects.parse(msg.subject)
+        except ContractError as exc:
+            await self._respond(msg, put_reply(False, PutError.BAD_REQUEST, str(exc)))
+            return
+        if kind != "put" or not self.shard.owns(channel):
+            return  # another replica answers
+        if len(self._puts) >= self.config.max_puts_in_flight:
+            await self._respond(
+                msg, put_reply(False, PutError.FAILED, "too many puts in flight")
+            )
+            return
+        task = asyncio.create_task(self._put(msg, channel))
+        self._puts.add(task)
+        task.add_done_callback(self._puts.discard)
+
+    async def _put(self, msg: Any, channel: Any) -> None:
+        try:
+            request = decode_put(msg.data)
+        except ContractError as exc:
+            await self._respond(msg, put_reply(False, PutError.BAD_REQUEST, str(exc)))
+            return
+        timeout = request.get("timeout", self.config.put_timeout)
+        timeout = min(max(float(timeout), 0.001), self.config.max_put_timeout)
+        try:
+            reply = await self.source.put(channel, request["v"], timeout)
+        except (
+            Exception
+        ) as exc:  # a source must reply, but never leave a caller hanging
+            log.exception("put on %s raised", channel.uri)
+            reply = put_reply(False, PutError.FAILED, f"{type(exc).__name__}: {exc}")  # type: ignore[assignment]
+        who = request.get("who", "?")
+        log.info(
+            "put %s by %s: %s",
+            channel.uri,
+            who,
+            "ok" if reply["ok"] else reply.get("err"),
+        )
+        await self._respond(msg, dict(reply))
+
+    async def _respond(self, msg: Any, reply: dict[str, Any]) -> None:
+        with contextlib.suppress(Exception):
+            await msg.respond(encode(reply))
+
+    async def stop(self) -> None:
+        """Stop serving: channels published as disconnected, NATS flushed and closed."""
+        for task in self._tasks:
+            task.cancel()
+        for sub in self._subs:
+            with contextlib.suppress(Exception):
+                await sub.unsubscribe()
+        if self.demand is not None:
+            await self.demand.stop()
+        for task in list(self._puts):
+            task.cancel()
+        await asyncio.gather(*self._tasks, *self._puts, return_exceptions=True)
+        with contextlib.suppress(Exception):
+            await self.source.stop()
+        if self.publisher is not None:
+            self.publisher.disconnect_all(STOPPED_STATUS)
+            await self.publisher.stop()
+        if self.nc is not None:
+            with contextlib.suppress(Exception):
+                await self.nc.flush(timeout=2)
+            with contextlib.suppress(Exception):
+                await self.nc.close()
+
+
+async def run_adapter(
+    source: Source,
+    config: AdapterConfig,
+    *,
+    shard: Shard | None = None,
+    adapter_id: str | None = None,
+    stop: asyncio.Event | None = None,
+) -> int:
+    """Run one adapter until SIGTERM/SIGINT (or ``stop`` is set); return 0."""
+    stop = stop or asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(sig, stop.set)
+    adapter = Adapter(source, config, shard=shard, adapter_id=adapter_id)
+    try:
+        await adapter.start()
+        print(
+            f"adapter {adapter.id} ready: {len(adapter.configured)} configured "
+            f"channels, shard {adapter.shard}, epoch {adapter.epoch_ms}",
+            flush=True,
+        )
+        await stop.wait()
+        log.info("adapter %s stopping", adapter.id)
+    finally:
+        await adapter.stop()
+    return 0
