@@ -1,0 +1,63 @@
+"""What the adapters package adds to ``synoptic demo`` (entry point ``synoptic.demo``).
+
+:func:`components` returns the demo processes of every protocol: one function per
+protocol below, each listed in ``PROTOCOLS``, so adding one is a one-line change.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from synoptic_adapters.sim.epics_db import SimSpec, build_database
+from synoptic_adapters.sim.epics_ioc import ca_environment
+from synoptic_bus.demo import DemoContext, DemoProcess
+from synoptic_bus.procs import free_udp_tcp_port
+
+#: PV prefix of the demo's simulated IOC.
+DEMO_PREFIX = "DEMO:"
+DEMO_RECORDS = 100
+
+
+def _synoptic() -> str:
+    beside = Path(sys.executable).parent / "synoptic"
+    return str(beside) if beside.exists() else "synoptic"
+
+
+def epics(ctx: DemoContext) -> list[DemoProcess]:
+    """The simulated IOC (100 counters at 10 Hz plus one of every other kind) and
+    the EPICS adapter monitoring all of it."""
+    port = free_udp_tcp_port()
+    env = ca_environment(port)
+    spec = SimSpec(DEMO_PREFIX, DEMO_RECORDS, 10.0)
+    _, names = build_database(spec)
+    config = ctx.var_dir / "epics-adapter.yaml"
+    lines = ["id: demo-epics", "nats:", f"  url: {ctx.nats_url}", "channels:"]
+    lines += [f"  - ca://{name}" for name in names]
+    config.write_text("\n".join(lines) + "\n")
+    ioc_argv = [
+        _synoptic(), "sim", "ioc", "--records", str(DEMO_RECORDS), "--rate", "10",
+        "--prefix", DEMO_PREFIX, "--port", str(port),
+    ]  # fmt: skip
+    return [
+        DemoProcess(
+            "sim-ioc", ioc_argv, r"sim ioc ready", order=10, env=env,
+            banner=f"CA on 127.0.0.1:{port}: {len(names)} PVs {DEMO_PREFIX}*",
+        ),
+        DemoProcess(
+            "adapter-epics",
+            [_synoptic(), "adapter", "epics", "--config", str(config)],
+            r"adapter \S+ ready", order=20, env=env,
+            banner=f"ca:// channels on NATS (config {config})",
+        ),
+    ]  # fmt: skip
+
+
+#: One function per protocol; each returns its demo processes.
+PROTOCOLS: list[Callable[[DemoContext], list[DemoProcess]]] = [epics]
+
+
+def components(ctx: DemoContext) -> list[DemoProcess]:
+    """Every process this package contributes to ``synoptic demo``."""
+    return [process for protocol in PROTOCOLS for process in protocol(ctx)]

@@ -1,0 +1,1 @@
+"""EPICS Channel Access: the only package that imports aioca."""

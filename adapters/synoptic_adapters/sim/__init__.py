@@ -1,0 +1,1 @@
+"""Simulators for the demo, tests and benchmarks."""
