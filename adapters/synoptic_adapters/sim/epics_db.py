@@ -186,7 +186,11 @@ record(ao, "{p}SP") {{
   field(HSV, "MINOR")
   field(HIHI, "90")
   field(HHSV, "MAJOR")
-  field(VAL, "0")
+  field(LOW, "5")
+  field(LSV, "MINOR")
+  field(LOLO, "2")
+  field(LLSV, "MAJOR")
+  field(VAL, "50")
   field(PINI, "YES")
 }}
 record(ao, "{p}SP:RO") {{

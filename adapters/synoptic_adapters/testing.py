@@ -1,0 +1,173 @@
+"""Helpers for tests and benchmarks: a simulated IOC and an EPICS adapter as real
+child processes on private loopback ports, and a separate CA client process.
+
+Everything starts with :class:`~synoptic_bus.procs.Process`, waits for its
+readiness line and stops by PID.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import uuid
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from synoptic_adapters.sim.epics_ioc import ca_environment
+from synoptic_bus.procs import Process, free_udp_tcp_port
+
+
+def synoptic_command() -> str:
+    """The ``synoptic`` executable beside this Python."""
+    return str(Path(sys.executable).parent / "synoptic")
+
+
+def random_prefix() -> str:
+    """A PV prefix no other test uses, e.g. ``T3f9a1c:``."""
+    return f"T{uuid.uuid4().hex[:6]}:"
+
+
+class SimIoc:
+    """``synoptic sim ioc`` on its own CA port (restartable on the same port)."""
+
+    def __init__(
+        self,
+        *,
+        records: int = 5,
+        rate: float = 10.0,
+        prefix: str | None = None,
+        port: int | None = None,
+        extras: bool = True,
+    ) -> None:
+        self.records, self.rate, self.extras = records, rate, extras
+        self.prefix = prefix or random_prefix()
+        self.port = port or free_udp_tcp_port()
+        self.process: Process | None = None
+
+    @property
+    def env(self) -> dict[str, str]:
+        """CA settings a client of this IOC needs."""
+        return ca_environment(self.port)
+
+    def pv(self, name: str) -> str:
+        return f"{self.prefix}{name}"
+
+    def uri(self, name: str) -> str:
+        return f"ca://{self.prefix}{name}"
+
+    def start(self, timeout: float = 60.0) -> SimIoc:
+        argv = [
+            synoptic_command(), "sim", "ioc", "--records", str(self.records),
+            "--rate", f"{self.rate:g}", "--prefix", self.prefix, "--port", str(self.port),
+        ]  # fmt: skip
+        if not self.extras:
+            argv.append("--no-extras")
+        self.process = Process("sim-ioc", argv, env=self.env)
+        self.process.wait_for(r"sim ioc ready", timeout)
+        return self
+
+    def kill(self) -> None:
+        if self.process:
+            self.process.kill()
+            self.process = None
+
+    def stop(self) -> None:
+        if self.process:
+            self.process.stop()
+            self.process = None
+
+
+class EpicsAdapter:
+    """``synoptic adapter epics`` with a generated configuration file."""
+
+    def __init__(
+        self,
+        nats_url: str,
+        ioc: SimIoc,
+        channels: Sequence[str],
+        *,
+        adapter_id: str | None = None,
+        shard: str = "0/1",
+        extra: dict[str, Any] | None = None,
+        connect_timeout: float = 2.0,
+    ) -> None:
+        self.nats_url = nats_url
+        self.ioc = ioc
+        self.id = adapter_id or f"test-{uuid.uuid4().hex[:6]}"
+        self.shard = shard
+        self._dir = tempfile.TemporaryDirectory(prefix="synoptic-adapter-")
+        self.config_path = Path(self._dir.name) / "adapter.yaml"
+        config: dict[str, Any] = {
+            "id": self.id,
+            "nats": {"url": nats_url},
+            "channels": list(channels),
+            "epics": {"connect_timeout": connect_timeout},
+            **(extra or {}),
+        }
+        self.config_path.write_text(json.dumps(config, indent=1))  # JSON is YAML
+        self.process: Process | None = None
+
+    def start(self, timeout: float = 60.0) -> EpicsAdapter:
+        argv = [
+            synoptic_command(), "adapter", "epics", "--config", str(self.config_path),
+            "--shard", self.shard,
+        ]  # fmt: skip
+        self.process = Process(f"adapter-{self.id}", argv, env=self.ioc.env)
+        self.process.wait_for(r"adapter \S+ ready", timeout)
+        return self
+
+    def stop(self) -> int:
+        code = self.process.stop() if self.process else 0
+        self.process = None
+        return code
+
+    def close(self) -> None:
+        self.stop()
+        self._dir.cleanup()
+
+
+_CA_CLIENT = """
+import asyncio, json, sys
+import numpy, aioca
+async def main(op, pv, raw):
+    if op == "put":
+        value = json.loads(raw)
+        if isinstance(value, dict):
+            value = numpy.arange(value["arange"], dtype=float)
+        await aioca.caput(pv, value, wait=True, timeout=10)
+        print("ok")
+    else:
+        value = await aioca.caget(pv, timeout=10)
+        print(json.dumps(value.tolist() if hasattr(value, "tolist") else value))
+asyncio.run(main(*sys.argv[1:4]))
+"""
+
+
+def ca_client(ioc: SimIoc, op: str, pv: str, value: Any = None) -> Any:
+    """caput/caget from a separate CA client process (not the adapter's context).
+    ``value`` ``{"arange": n}`` puts the array 0, 1, …, n-1."""
+    out = subprocess.run(
+        [sys.executable, "-c", _CA_CLIENT, op, pv, json.dumps(value)],
+        env={**os.environ, **ioc.env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    if out.returncode != 0:
+        raise RuntimeError(f"ca {op} {pv} failed: {out.stderr[-2000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1]) if op == "get" else None
+
+
+async def eventually(predicate: Callable[[], Any], timeout: float = 10.0) -> Any:
+    """Poll ``predicate`` until it returns something truthy (or time out)."""
+    async with asyncio.timeout(timeout):
+        while True:
+            result = predicate()
+            if result:
+                return result
+            await asyncio.sleep(0.02)
