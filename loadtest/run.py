@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 import time
 from pathlib import Path
@@ -38,6 +39,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--rate", type=float, help="Hz per channel")
     parser.add_argument("--duration", type=float, help="seconds of load")
     parser.add_argument("--format", choices=("msgpack", "json"))
+    parser.add_argument("--source", choices=("synthetic", "epics"), default="synthetic",
+                        help="value source: the counting publisher, or the simulated "
+                        "IOC + EPICS adapter")  # fmt: skip
     parser.add_argument("--in-phase", action="store_true",
                         help="publish every channel at the same instant (big batches) "
                         "instead of spread over the period")  # fmt: skip
@@ -60,6 +64,8 @@ def make_plan(args: argparse.Namespace) -> Plan:
             values[key] = getattr(args, key)
     if args.duration is not None:
         values["duration_s"] = args.duration
+    if args.in_phase:
+        values["in_phase"] = True
     plan = Plan(scenario=args.scenario, **values)  # type: ignore[arg-type]
     if plan.scenario == "fanout-distinct":
         plan.screen_count = plan.vus
@@ -86,10 +92,11 @@ def run(args: argparse.Namespace) -> dict[str, object]:
     config = StackConfig(
         channels=plan.channels, rate=plan.rate, nats_nodes=args.nats_nodes,
         gateways=0 if urls else int(args.gateways), gateway_urls=urls, echo=args.echo,
-        phased=not args.in_phase,
+        phased=not plan.in_phase, source=args.source,
     )  # fmt: skip
     stamp = time.strftime("%Y%m%d-%H%M%S")
     out_dir = args.out or LOADTEST / "results" / f"{plan.scenario}-{stamp}"
+    out_dir = out_dir.resolve()
     out_dir.mkdir(parents=True, exist_ok=True)
     stack = start_stack(config)
     slow = None
@@ -141,7 +148,13 @@ def run(args: argparse.Namespace) -> dict[str, object]:
     return result
 
 
+def exit_on_sigterm() -> None:
+    """SIGTERM raises SystemExit, so the stack is stopped on the way out."""
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+
+
 def main() -> None:
+    exit_on_sigterm()
     result = run(parse_args())
     sys.exit(0 if result["pass"] else 1)
 

@@ -15,10 +15,11 @@ import sys
 import time
 
 from kit.plan import LOADTEST
-from run import parse_args, run
+from run import exit_on_sigterm, parse_args, run
 
 
 def main() -> None:
+    exit_on_sigterm()
     argv = sys.argv[1:]
     counts = [1, 2, 4]
     if "--counts" in argv:

@@ -101,6 +101,10 @@ def run_k6(plan: Plan, out_dir: Path, bound_s: float, on_start=None) -> K6Result
         except subprocess.TimeoutExpired:
             proc.kill()
             exit_code = proc.wait(10)
+        except BaseException:  # interrupted: never leave k6 running
+            proc.kill()
+            proc.wait(10)
+            raise
         finally:
             poller.stopped.set()
             poller.join(5)

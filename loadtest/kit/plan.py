@@ -26,6 +26,7 @@ class Plan:
     churn_ms: int = 0
     slow: int = 0  # slow consumer sockets (loadtest/kit/slowclient.py)
     slow_read_ms: int = 1000
+    in_phase: bool = False  # synthetic source: every channel at the same instant
     gateways: list[str] = field(default_factory=list)
     screens: list[list[str]] = field(default_factory=list)
     window_ms: int = 1000
@@ -50,8 +51,8 @@ DEFAULTS: dict[str, dict[str, object]] = {
                "format": "msgpack"},
     "fanout-distinct": {"vus": 20, "channels": 100, "rate": 10, "duration_s": 30,
                         "format": "msgpack", "screen_channels": 50},
-    "storm": {"vus": 100, "channels": 100, "rate": 10, "duration_s": 5,
-              "format": "msgpack", "storm_s": 3},
+    "storm": {"vus": 100, "channels": 100, "rate": 1, "duration_s": 5,
+              "format": "json", "storm_s": 3, "in_phase": True},
     "ramp": {"vus": 200, "channels": 100, "rate": 10, "duration_s": 60,
              "format": "json"},
     "soak": {"vus": 20, "channels": 100, "rate": 10, "duration_s": 300,

@@ -15,6 +15,9 @@ from kit.sampler import Series
 ECHARTS = LOADTEST / "node_modules" / "echarts" / "dist" / "echarts.min.js"
 #: RSS growth above which a soak's memory is not called flat (MiB per minute).
 RSS_SLOPE_LIMIT_MIB_PER_MIN = 5.0
+#: Age (s) of what a slow consumer reads at the end of the run, above which the
+#: gateway is deemed to queue for it without bound.
+SLOW_AGE_LIMIT_S = 10.0
 #: Delivery below this fraction of the offered rate marks a ramp window as failed.
 DELIVERY_FLOOR = 0.95
 #: Latency p95 above this marks a ramp window as failed (ms).
@@ -160,6 +163,32 @@ def breaking_point(plan: Plan, per_s: dict[str, list[float]],
     return result
 
 
+#: The load window starts this long after k6 does (run.WARMUP_S): the k6 clock is
+#: the sampler's minus (window start - this).
+WARMUP_OFFSET_S = 2.0
+
+
+def cpu_at(series: dict[str, Series], t: float) -> dict[str, float]:
+    """CPU % of each role in the sample nearest to ``t`` (sampler clock)."""
+    out = {}
+    for role, s in series.items():
+        if s.t:
+            k = min(range(len(s.t)), key=lambda i: abs(s.t[i] - t))
+            out[role] = s.cpu[k]
+    return out
+
+
+def limited_by(cpu: dict[str, float]) -> str:
+    """Which resource was exhausted: a process at a full core (they are single
+    event loops), else the whole machine, else none visible."""
+    for role in ("gateway", "k6", "source", "nats"):
+        if cpu.get(role, 0) >= 90:
+            return role if role != "k6" else "generator (k6)"
+    if cpu.get("machine", 0) >= 95:
+        return "machine (every core busy, other work included)"
+    return "not CPU (see latency)"
+
+
 def _value_at(ts: list[float], values: list[float], t: float) -> float:
     for x, v in zip(ts, values, strict=True):
         if x >= t:
@@ -212,13 +241,26 @@ def build(plan: Plan, stack_info: dict, k6: K6Result, series: dict[str, Series],
     }  # fmt: skip
     checks: list[dict[str, object]] = []
     if plan.scenario == "ramp":
-        result["breaking_point"] = breaking_point(plan, per_s, lat)
+        found = breaking_point(plan, per_s, lat)
+        if found["found"]:
+            found["cpu_then"] = cpu_at(
+                series, window[0] - WARMUP_OFFSET_S + float(found["at_s"])
+            )
+            found["limited_by"] = limited_by(found["cpu_then"])
+        result["breaking_point"] = found
     if plan.scenario == "soak":
         for role in ("gateway", "source"):
             if role in procs:
                 slope = procs[role]["rss_slope_mib_per_min"]
                 checks.append({"check": f"{role} RSS flat", "ok": slope < RSS_SLOPE_LIMIT_MIB_PER_MIN,
                                "value": slope, "limit": RSS_SLOPE_LIMIT_MIB_PER_MIN})  # fmt: skip
+    slow = extra.get("slow_consumers")
+    if slow:
+        # a slow socket must not make the gateway queue without bound: what it reads
+        # stays recent (conflation) or it is closed (4001); RSS stays flat
+        ok = slow["age_s_end"] < SLOW_AGE_LIMIT_S or bool(slow["closes"])
+        checks.append({"check": "slow consumers bounded (conflated or closed)",
+                       "ok": ok, "value": slow["age_s_end"], "limit": SLOW_AGE_LIMIT_S})  # fmt: skip
     result.update(extra)
     result["checks"] = checks
     result["pass"] = k6.thresholds_passed and all(c["ok"] for c in checks)

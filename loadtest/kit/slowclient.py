@@ -17,6 +17,7 @@ import contextlib
 import json
 import signal
 import socket
+import time
 from collections import Counter
 from urllib.parse import urlsplit
 
@@ -37,6 +38,7 @@ class Tally:
         self.resnaps = 0
         self.closes: Counter[str] = Counter()
         self.open = 0
+        self.ages: list[float] = []  # age (s) of the oldest update of each upd frame
 
 
 async def slow_viewer(url: str, channels: list[str], read_ms: int, tally: Tally,
@@ -62,6 +64,10 @@ async def slow_viewer(url: str, channels: list[str], read_ms: int, tally: Tally,
                     await ready.put(True)
                 elif op == "snap":
                     tally.resnaps += 1
+                elif op == "upd":
+                    stamps = [v["t"] for v in frame.get("val") or [] if v]
+                    if stamps:
+                        tally.ages.append(time.time() - min(stamps) / 1e9)
                 elif op == "stats":
                     tally.stats_frames += 1
                     tally.missed += int(frame.get("missed") or 0)
@@ -96,7 +102,12 @@ async def run(url: str, count: int, channels: list[str], read_ms: int) -> None:
     result = {"sockets": count, "subscribed": sum(ok), "frames": tally.frames,
               "stats_frames": tally.stats_frames, "missed": tally.missed,
               "resnaps": tally.resnaps, "closes": dict(tally.closes),
-              "open_at_end": still_open}  # fmt: skip
+              "open_at_end": still_open,
+              # staleness of what the slow sockets read: bounded when the gateway
+              # conflates, growing with the run when it queues without bound
+              "age_s_max": round(max(tally.ages, default=0.0), 2),
+              "age_s_end": round(sum(tally.ages[-10:]) / max(1, len(tally.ages[-10:])), 2),
+              }  # fmt: skip
     print("slow clients result: " + json.dumps(result), flush=True)
 
 

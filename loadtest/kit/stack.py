@@ -17,8 +17,9 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kit.publisher import channel_uris
 from synoptic_bus.natsserver import NatsServer
-from synoptic_bus.procs import Process, ProcessError, free_port
+from synoptic_bus.procs import Process, ProcessError, free_port, free_udp_tcp_port
 
 KIT = Path(__file__).resolve().parent
 
@@ -96,17 +97,52 @@ def start_nats(stack: Stack, nodes: int, echo: bool) -> None:
 
 
 def start_source(stack: Stack, config: StackConfig) -> None:
-    """The synthetic publisher (or the EPICS chain) on the first NATS node."""
+    """The value source, publishing through the first NATS node."""
+    if config.source == "epics":
+        start_epics(stack, config)
+        return
     if config.source != "synthetic":
-        raise ValueError(f"unknown source {config.source!r} (have: synthetic)")
+        raise ValueError(f"unknown source {config.source!r} (synthetic or epics)")
     argv = [sys.executable, str(KIT / "publisher.py"), "--nats", stack.nats_urls[0],
             "--channels", str(config.channels), "--rate", str(config.rate),
             "--replicas", "1", "--phased" if config.phased else "--no-phased"]  # fmt: skip
     publisher = stack.add("source", Process("publisher", argv, echo=config.echo))
     publisher.wait_for(r"publisher ready", 60)
-    from kit.publisher import channel_uris
-
     stack.channel_uris = channel_uris(config.channels)
+
+
+#: PV prefix of the simulated IOC the load test starts.
+EPICS_PREFIX = "LT:"
+
+
+def start_epics(stack: Stack, config: StackConfig) -> None:
+    """The simulated IOC (``synoptic sim ioc``: N counters at R Hz, CA on a private
+    loopback port) and the EPICS adapter (``synoptic adapter epics``) monitoring
+    every counter, each waited for by its readiness line."""
+    synoptic = synoptic_executable()
+    ca_port = free_udp_tcp_port()
+    ca_env = {"EPICS_CA_ADDR_LIST": "127.0.0.1", "EPICS_CA_AUTO_ADDR_LIST": "NO",
+              "EPICS_CA_SERVER_PORT": str(ca_port),
+              "EPICS_CAS_INTF_ADDR_LIST": "127.0.0.1",
+              "EPICS_CAS_SERVER_PORT": str(ca_port)}  # fmt: skip
+    ioc_argv = [synoptic, "sim", "ioc", "--records", str(config.channels),
+                "--rate", f"{config.rate:g}", "--prefix", EPICS_PREFIX,
+                "--port", str(ca_port), "--no-extras"]  # fmt: skip
+    ioc = stack.add("ioc", Process("sim-ioc", ioc_argv, env=ca_env, echo=config.echo,
+                                   keep_stdin_open=True))  # fmt: skip
+    ioc.wait_for(r"sim ioc ready", 60)
+    width = max(5, len(str(config.channels - 1)))
+    uris = [f"ca://{EPICS_PREFIX}CNT:{k:0{width}d}" for k in range(config.channels)]
+    stack._tmp = stack._tmp or tempfile.TemporaryDirectory(prefix="synoptic-lt-")
+    adapter_config = Path(stack._tmp.name) / "adapter-epics.yaml"
+    lines = ["id: loadtest-epics", "nats:", f"  url: {stack.nats_urls[0]}", "channels:"]
+    lines += [f"  - {uri}" for uri in uris]
+    adapter_config.write_text("\n".join(lines) + "\n")
+    adapter_argv = [synoptic, "adapter", "epics", "--config", str(adapter_config)]
+    adapter = stack.add("source", Process("adapter-epics", adapter_argv, env=ca_env,
+                                          echo=config.echo))  # fmt: skip
+    adapter.wait_for(r"adapter \S+ ready", 90)
+    stack.channel_uris = uris
 
 
 def synoptic_executable() -> str:
@@ -160,8 +196,6 @@ def start_stack(config: StackConfig) -> Stack:
     try:
         if config.gateway_urls:
             stack.gateway_urls = list(config.gateway_urls)
-            from kit.publisher import channel_uris
-
             stack.channel_uris = channel_uris(config.channels)
             return stack
         start_nats(stack, config.nats_nodes, config.echo)
