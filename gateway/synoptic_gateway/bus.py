@@ -87,6 +87,10 @@ class Bus:
             subject, cb=handler, pending_msgs_limit=1_000_000
         )
 
+    async def flush(self, timeout: float = 5.0) -> None:
+        """Round trip to the server: every subscription sent so far is active."""
+        await self.nc.flush(timeout)
+
     async def fetch(self, subjects: Sequence[str], timeout: float) -> Snapshot:
         """Last messages of many subjects (batched Direct Get)."""
         return await fetch_last(

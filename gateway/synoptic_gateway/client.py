@@ -131,6 +131,7 @@ class GatewayClient:
         open_timeout: float = 5.0,
         max_queue: int | None = 64,
         on_frame: Callable[[dict[str, Any]], None] | None = None,
+        shuffle: bool = True,
     ) -> None:
         self.urls = [urls] if isinstance(urls, str) else list(urls)
         self.token = token
@@ -156,7 +157,8 @@ class GatewayClient:
         self._closing = False
         self._connected = asyncio.Event()
         self._hello = asyncio.Event()
-        self._next_url = random.randrange(len(self.urls))
+        # spread clients over the URLs; ``shuffle=False`` tries them in order
+        self._next_url = random.randrange(len(self.urls)) if shuffle else 0
 
     async def __aenter__(self) -> GatewayClient:
         await self.connect()

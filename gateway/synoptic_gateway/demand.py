@@ -1,9 +1,10 @@
 """Demand: tell adapters which channels this gateway watches.
 
 Each watched channel is announced on ``cs.want.<proto>`` (a ``WantMsg`` with a
-lease) when its first group appears, renewed every third of the lease while it is
-watched, and released (``lease`` 0) when its last group goes; an adapter that misses
-the release stops after the lease lapses anyway.
+lease) when its first group appears and renewed every third of the lease while it is
+watched. When its last group goes it is simply no longer renewed: the adapter
+releases it when the lease lapses (an explicit release could not work, as other
+gateways may hold leases on the same channel).
 """
 
 from __future__ import annotations
@@ -33,7 +34,6 @@ class Demand:
         self._by = by
         self._wanted: dict[str, set[str]] = defaultdict(set)
         self._added: dict[str, set[str]] = defaultdict(set)
-        self._removed: dict[str, set[str]] = defaultdict(set)
         self._flush: asyncio.Handle | None = None
         self._renew: asyncio.Task[None] | None = None
         self._tasks: set[asyncio.Task[None]] = set()
@@ -50,14 +50,11 @@ class Demand:
     def add(self, channel: Channel) -> None:
         self._wanted[channel.proto].add(channel.uri)
         self._added[channel.proto].add(channel.uri)
-        self._removed[channel.proto].discard(channel.uri)
         self._schedule()
 
     def remove(self, channel: Channel) -> None:
         self._wanted[channel.proto].discard(channel.uri)
         self._added[channel.proto].discard(channel.uri)
-        self._removed[channel.proto].add(channel.uri)
-        self._schedule()
 
     def watched(self, proto: str) -> set[str]:
         """URIs of ``proto`` watched now."""
@@ -73,10 +70,8 @@ class Demand:
 
     def _flush_changes(self) -> None:
         self._flush = None
-        added, removed = self._added, self._removed
-        self._added, self._removed = defaultdict(set), defaultdict(set)
+        added, self._added = self._added, defaultdict(set)
         self._send(added, self._lease)
-        self._send(removed, 0.0)
 
     def _send(self, by_proto: dict[str, set[str]], lease: float) -> None:
         if not self._bus.up:

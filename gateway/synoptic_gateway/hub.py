@@ -297,6 +297,9 @@ class Hub:
                 states.append(await self._acquire(uri))
             missing = [s for s in states if s.value is None or s.meta is None]
             if missing:
+                # live first, then the store: what the store has not yet taken in
+                # when it answers is delivered live, as the server has the SUB
+                await self.bus.flush(self.settings.snapshot_timeout)
                 await self._fill(missing)
         except BaseException:
             self._release(states)

@@ -35,7 +35,7 @@ class Settings:
     snapshot_timeout: float = 5.0
     # Limits (announced in hello)
     max_channels: int = 5000  # distinct channels per connection
-    max_frame_bytes: int = 65536  # largest client frame
+    max_frame_bytes: int = 512 * 1024  # largest client frame (a sub of 5000 URIs fits)
     rate: float = 50.0  # client frames per second (token bucket)
     burst: int = 100
     # Demand

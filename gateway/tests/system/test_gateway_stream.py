@@ -4,6 +4,7 @@ a real gateway process and nats-server."""
 from __future__ import annotations
 
 import asyncio
+import time
 from collections import defaultdict
 
 import pytest
@@ -11,6 +12,7 @@ from websockets.asyncio.client import connect
 
 from synoptic_bus.connect import NatsClient
 from synoptic_gateway.client import GatewayClient
+from synoptic_gateway.testing import start_gateway
 from synoptic_schemas import frames
 from synoptic_schemas.codec import decode_want
 
@@ -40,12 +42,18 @@ async def test_snapshot_then_updates_neither_lost_nor_reordered(
             await asyncio.sleep(0.005)
 
     task = asyncio.create_task(pour())
-    async with GatewayClient(gateway.ws_url) as client:
+    snaps: list[dict] = []
+    async with GatewayClient(
+        gateway.ws_url,
+        on_frame=lambda f: snaps.append(f) if f["op"] == "snap" else None,
+    ) as client:
         sub = await client.subscribe(list(reversed(channels)), on_update=on_update)
         assert sub.channels == sorted(channels)
         assert sub.meta(channels[0])["unit"] == "mA"
-        snap_seq = [v["seq"] if v else 0 for v in sub.values]
-        assert all(s >= 1 for s in snap_seq[:100] if sub.channels[0] in channels[:100])
+        (snap,) = snaps
+        snap_seq = [v["seq"] if v else 0 for v in snap["val"]]
+        stored = [sub.index[u] for u in channels[:100]]
+        assert all(snap_seq[i] >= 1 for i in stored)
         await asyncio.sleep(0.5)
         stop.set()
         await task
@@ -94,37 +102,46 @@ async def test_same_channel_set_shares_one_group_and_the_same_bytes(
 
 
 async def test_subscriptions_are_reference_counted_and_demand_announced(
-    gateway, names, nc: NatsClient
+    nats_server, names, nc: NatsClient
 ) -> None:
     x, y, z = names[:3]
-    wants: list[dict] = []
+    wants: list[tuple[float, dict]] = []
 
     async def on_want(msg) -> None:
-        wants.append(decode_want(msg.data))
+        wants.append((time.monotonic(), decode_want(msg.data)))
 
     await nc.subscribe("cs.want.ca", cb=on_want)
     await nc.flush()
-    base = gateway.metrics()["synoptic_gateway_nats_subscriptions"]
+    gateway = start_gateway(nats_server.url, "--want-lease", "0.9")  # renew every 0.3 s
 
     def subs() -> float:
-        return gateway.metrics()["synoptic_gateway_nats_subscriptions"] - base
+        return gateway.metrics()["synoptic_gateway_nats_subscriptions"]
 
-    async with GatewayClient(gateway.ws_url) as a, GatewayClient(gateway.ws_url) as b:
-        await a.subscribe([x, y])
-        sub_b = await b.subscribe([y, z])
-        assert subs() == 3
-        announced = {u for w in wants if w["lease"] > 0 for u in w["ch"]}
+    try:
+        async with (
+            GatewayClient(gateway.ws_url) as a,
+            GatewayClient(gateway.ws_url) as b,
+        ):
+            await a.subscribe([x, y])
+            sub_b = await b.subscribe([y, z])
+            assert subs() == 3
+            await sub_b.close()
+            assert subs() == 2
+            released = time.monotonic()
+            await asyncio.sleep(1.0)
+            later = [w for t, w in wants if t > released + 0.1]
+            assert later and all(w["lease"] == 0.9 for w in later)
+            renewed = {u for w in later for u in w["ch"]}
+            assert {x, y} <= renewed and z not in renewed  # z is left to lapse
+        announced = {u for _, w in wants for u in w["ch"]}
         assert {x, y, z} <= announced
-        await sub_b.close()
-        assert subs() == 2
-        await asyncio.sleep(0.2)
-        released = {u for w in wants if w["lease"] == 0 for u in w["ch"]}
-        assert z in released and y not in released
-    for _ in range(100):
-        if subs() == 0:
-            break
-        await asyncio.sleep(0.05)
-    assert subs() == 0
+        for _ in range(100):
+            if subs() == 0:
+                break
+            await asyncio.sleep(0.05)
+        assert subs() == 0
+    finally:
+        gateway.stop()
 
 
 async def test_json_mode_unsub_and_errors_keep_the_connection(

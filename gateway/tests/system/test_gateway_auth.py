@@ -1,0 +1,136 @@
+"""Auth against a gateway with a JWT secret and an Origin allow-list: each refusal,
+grants by channel pattern, and the audit record of every write."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterator
+
+import jwt
+import pytest
+from websockets.asyncio.client import connect
+from websockets.exceptions import ConnectionClosed, InvalidStatus
+
+from synoptic_bus.connect import NatsClient
+from synoptic_bus.natsserver import NatsServer
+from synoptic_gateway.client import GatewayClient, GatewayError
+from synoptic_gateway.testing import GatewayProc, start_gateway
+from synoptic_schemas import encode, frames
+from synoptic_schemas.codec import decode_audit, decode_put
+
+pytestmark = pytest.mark.system
+
+SECRET = "test-secret-of-at-least-32-bytes-long!"
+
+
+def token(secret: str = SECRET, **claims) -> str:
+    return jwt.encode({"sub": "op1", "exp": int(time.time()) + 600, **claims}, secret)
+
+
+@pytest.fixture(scope="module")
+def secured(nats_server: NatsServer) -> Iterator[GatewayProc]:
+    gw = start_gateway(nats_server.url, "--jwt-secret", SECRET,
+                       "--allowed-origin", "http://good.example")  # fmt: skip
+    yield gw
+    gw.stop()
+
+
+async def _refused(url: str, **kwargs) -> tuple[dict, int]:
+    async with connect(url, **kwargs) as ws:
+        first = frames.unpack(await ws.recv())
+        with pytest.raises(ConnectionClosed):
+            await ws.recv()
+        return first, ws.close_code
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "",
+        "?access_token=not-a-jwt",
+        f"?access_token={token('another-secret-of-at-least-32-bytes')}",
+        f"?access_token={token(exp=int(time.time()) - 60)}",
+        f"?access_token={jwt.encode({'read': ['*']}, SECRET)}",  # no sub
+    ],
+    ids=["no-token", "garbage", "bad-signature", "expired", "no-subject"],
+)
+async def test_bad_or_missing_tokens_are_refused_with_4401(secured, query) -> None:
+    first, code = await _refused(secured.ws_url + query)
+    assert first["op"] == "err" and first["code"] == "unauthorized"
+    assert code == 4401
+
+
+async def test_origin_outside_the_allow_list_is_refused(secured) -> None:
+    with pytest.raises(InvalidStatus) as info:
+        async with connect(secured.ws_url + f"?access_token={token()}",
+                           origin="http://evil.example"):  # fmt: skip
+            pass
+    assert info.value.response.status_code == 403
+    async with connect(secured.ws_url, origin="http://good.example",
+                       additional_headers={"Authorization": f"Bearer {token()}"}) as ws:  # fmt: skip
+        hello = frames.unpack(await ws.recv())
+        assert hello["op"] == "hello" and hello["user"] == "op1"
+
+
+async def test_reads_are_limited_to_the_granted_patterns(secured, names) -> None:
+    allowed = names[0].rsplit(":", 1)[0] + ":*"
+    async with GatewayClient(secured.ws_url, token=token(read=[allowed])) as client:
+        assert client.hello["write"] is False
+        await client.subscribe(names[:2])
+        with pytest.raises(GatewayError) as info:
+            await client.subscribe([names[0], "ca://OTHER:PV"])
+        assert (
+            info.value.code == "forbidden" and info.value.frame["ch"] == "ca://OTHER:PV"
+        )
+
+
+async def test_writes_need_a_grant_and_each_is_audited(
+    secured, names, nc: NatsClient
+) -> None:
+    audits: list[dict] = []
+    audited = asyncio.Event()
+
+    async def on_audit(msg) -> None:
+        audits.append(decode_audit(msg.data))
+        audited.set()
+
+    requests: list[dict] = []
+
+    async def adapter(msg) -> None:  # answers puts of names[1] like an adapter
+        requests.append(decode_put(msg.data))
+        await msg.respond(encode({"ver": 1, "ok": True}))
+
+    await nc.subscribe("cs.audit.ca", cb=on_audit)
+    await nc.subscribe(f"cs.put.ca.{names[1].removeprefix('ca://')}", cb=adapter)
+    await nc.flush()
+    grant = token(sub="alice", write=[names[1], names[2]])
+    async with GatewayClient(secured.ws_url, token=grant) as client:
+        assert client.hello["write"] is True
+        denied = await client.put(names[0], 1.0)
+        assert denied["ok"] is False and denied["err"] == "denied"
+        done = await client.put(names[1], 2.5)
+        assert done == {"op": "put", "id": done["id"], "ok": True}
+        assert requests == [{"ver": 1, "v": 2.5, "who": "alice", "timeout": 5.0}]
+        orphan = await client.put(names[2], 3)  # granted, but no adapter owns it
+        assert orphan["ok"] is False and orphan["err"] == "unknown"
+    async with asyncio.timeout(10):
+        while len(audits) < 3:
+            audited.clear()
+            await audited.wait()
+    by_channel = {a["ch"]: a for a in audits}
+    assert (
+        by_channel[names[0]]["ok"] is False and by_channel[names[0]]["err"] == "denied"
+    )
+    assert by_channel[names[1]]["ok"] is True and by_channel[names[1]]["v"] == 2.5
+    assert by_channel[names[2]]["err"] == "unknown"
+    assert {a["who"] for a in audits} == {"alice"}
+    assert all(a["by"] == secured.gateway_id() for a in audits)
+    assert "write by alice to " + names[1] in secured.proc.output()
+
+
+async def test_anonymous_gateway_refuses_writes(gateway, names) -> None:
+    async with GatewayClient(gateway.ws_url) as client:
+        assert client.hello["user"] == "anonymous" and client.hello["write"] is False
+        reply = await client.put(names[0], 1)
+        assert reply["ok"] is False and reply["err"] == "denied"

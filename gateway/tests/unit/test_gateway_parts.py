@@ -1,0 +1,75 @@
+"""Small parts without servers: rate bucket, histogram, screens folder, settings,
+the demo component."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from synoptic_bus.demo import DemoContext
+from synoptic_gateway.demo import components
+from synoptic_gateway.limits import TokenBucket
+from synoptic_gateway.metrics import Histogram, Stats, make_registry, render
+from synoptic_gateway.screens import ScreenError, ScreenStore
+from synoptic_gateway.settings import Settings
+
+SCREEN = {"title": "Fixture", "widgets": []}
+
+
+def test_token_bucket_allows_a_burst_then_the_rate() -> None:
+    now = [0.0]
+    bucket = TokenBucket(rate=10, burst=5, clock=lambda: now[0])
+    assert [bucket.take() for _ in range(6)] == [True] * 5 + [False]
+    now[0] += 0.25  # 2.5 tokens
+    assert [bucket.take() for _ in range(3)] == [True, True, False]
+    now[0] += 100
+    assert sum(bucket.take() for _ in range(10)) == 5  # never more than the burst
+
+
+def test_histogram_buckets_are_cumulative() -> None:
+    hist = Histogram(bounds=(0.01, 0.1))
+    for value in (0.005, 0.05, 0.05, 3.0):
+        hist.observe(value)
+    assert hist.buckets() == [("0.01", 1), ("0.1", 3), ("+Inf", 4)]
+    assert hist.total == pytest.approx(3.105)
+
+
+def test_metrics_render_counters_gauges_and_histograms() -> None:
+    stats = Stats(updates_in=7)
+    stats.latency.observe(0.003)
+    text = render(make_registry(stats, lambda: {"connections": 2})).decode()
+    assert "synoptic_gateway_updates_in_total 7.0" in text
+    assert "synoptic_gateway_connections 2.0" in text
+    assert 'synoptic_gateway_latency_seconds_bucket{le="0.005"} 1.0' in text
+
+
+def test_screens_are_listed_validated_and_confined(tmp_path: Path) -> None:
+    (tmp_path / "good.json").write_text(json.dumps(SCREEN))
+    (tmp_path / "bad.json").write_text(json.dumps({"widgets": "nope"}))
+    (tmp_path / "broken.json").write_text("{")
+    store = ScreenStore(tmp_path)
+    listing = {s["name"]: s for s in store.list()}
+    assert listing["good"] == {"name": "good", "title": "Fixture", "valid": True}
+    assert not listing["bad"]["valid"] and not listing["broken"]["valid"]
+    assert store.get("good") == SCREEN
+    for name, missing in (("bad", False), ("nothing", True), ("../etc/passwd", True)):
+        with pytest.raises(ScreenError) as info:
+            store.get(name)
+        assert info.value.missing is missing
+    assert ScreenStore(tmp_path / "absent").list() == []
+
+
+def test_settings_announce_limits_and_keep_uvicorn_above_them() -> None:
+    settings = Settings(max_frame_bytes=1000)
+    assert settings.limits()["frame_bytes"] == 1000
+    assert settings.ws_max_size > 1000
+    assert settings.ws_per_message_deflate is False
+    assert Settings(jwt_secret="x").anonymous_allowed is False
+
+
+def test_demo_runs_one_gateway_on_the_http_port(tmp_path: Path) -> None:
+    (proc,) = components(DemoContext("nats://127.0.0.1:4", tmp_path, 8123))
+    assert proc.argv[-4:] == ["--port", "8123", "--nats", "nats://127.0.0.1:4"]
+    assert "8123" in proc.banner and proc.name == "gateway"
