@@ -77,7 +77,7 @@ render-k8s: deploy-tools ## print the rendered manifests of OVERLAY (dev or prod
 
 # --- web UI: ui/ (Svelte 5 + Vite + ECharts; docs/decisions/0006-web-ui.md) ---
 UI_STAMP := ui/node_modules/.synoptic-stamp
-.PHONY: ui-install ui-build ui-dev test-ui ui-screenshots
+.PHONY: ui-install ui-build ui-dev test-ui ui-screenshots bench-ui
 
 $(UI_STAMP): ui/package.json ui/package-lock.json
 	cd ui && npm ci --no-audit --no-fund && touch $(abspath $@)
@@ -95,6 +95,9 @@ ui-dev: ui-install ## UI dev server with hot reload; /ws and /api go to SYNOPTIC
 
 test-ui: install ui-build /usr/bin/chromium ## UI unit tests (vitest), then end-to-end tests in Chromium against the real stack
 	cd ui && node_modules/.bin/vitest run && node_modules/.bin/playwright test
+
+bench-ui: install ui-build /usr/bin/chromium ## browser benchmarks: screen open, 1000 channels x 10 Hz, breaking rate, charts (JSON)
+	cd ui && node_modules/.bin/playwright test --config bench/playwright.bench.config.ts
 
 ui-screenshots: install ui-build /usr/bin/chromium ## save screenshots of the demo screens into docs/screenshots/
 	cd ui && node_modules/.bin/playwright test --config playwright.screenshots.config.ts

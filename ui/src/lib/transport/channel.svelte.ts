@@ -115,13 +115,14 @@ export class ChannelState {
     this.#notify?.();
   }
 
-  /** Publish what arrived since the last frame to the widgets reading this channel. */
-  commit(): void {
+  /** Publish what arrived since the last frame to the widgets reading this channel; returns its source time (ns) or 0. */
+  commit(): number {
     if (this.#hasPending) {
       this.#value = this.#pendingValue;
       this.#hasPending = false;
     }
     this.#notify?.();
+    return this.#value?.t ?? 0;
   }
 
   #record(value: ValueMsg): void {

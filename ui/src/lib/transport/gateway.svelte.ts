@@ -42,8 +42,10 @@ export class GatewayStats {
   updates = 0;
   commits = 0;
   bytes = 0;
-  /** ms from the first unrendered update's receipt to its commit, last 4096 frames */
+  /** ms from the first unrendered update's receipt to its commit (DOM updated), last 4096 frames */
   lags: number[] = [];
+  /** ms from the oldest committed value's source timestamp to its commit, last 4096 frames */
+  ages: number[] = [];
   missed = 0;
   conflated = 0;
 }
@@ -369,11 +371,17 @@ export class Gateway implements Liveness {
     this.#scheduled = false;
     const dirty = this.#dirty;
     this.#dirty = new Set();
-    for (const ch of dirty) ch.commit();
+    let oldest = Infinity;
+    for (const ch of dirty) {
+      const t = ch.commit();
+      if (t > 0 && t < oldest) oldest = t;
+    }
     flushSync();
-    const lags = this.stats.lags;
+    const { lags, ages } = this.stats;
     lags.push(performance.now() - this.#pendingSince);
+    if (oldest !== Infinity) ages.push(Date.now() - oldest / 1e6);
     if (lags.length > 4096) lags.splice(0, lags.length - 4096);
+    if (ages.length > 4096) ages.splice(0, ages.length - 4096);
     this.stats.commits++;
   }
 }

@@ -1,0 +1,166 @@
+/**
+ * Browser benchmarks against a real nats-server and gateway fed by synthetic
+ * channels (bench/publish.py): screen open time, sustained updates, the breaking
+ * rate, and chart-heavy screens. Prints one JSON document (docs/benchmarks.md, "Web UI").
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test, type Page } from '@playwright/test';
+import { Proc, freePort } from '../tests/e2e/procs';
+import { ROOT } from '../tests/e2e/stack';
+
+const VENV = join(ROOT, '.venv/bin');
+const N = Number(process.env.BENCH_CHANNELS ?? 1000);
+const OPEN_RUNS = Number(process.env.BENCH_OPEN_RUNS ?? 7);
+const SUSTAIN_S = Number(process.env.BENCH_SUSTAIN_S ?? 20);
+const STEP_S = Number(process.env.BENCH_STEP_S ?? 10);
+const RATES = (process.env.BENCH_RATES ?? '20,40,80').split(',').map(Number);
+
+const uri = (kind: string, i: number) => `sim://BENCH:${kind.toUpperCase()}:${String(i).padStart(5, '0')}`;
+
+function screens(dir: string): void {
+  const widgets = Array.from({ length: N }, (_, i) => ({ type: i % 2 ? 'led' : 'label', channels: [uri('scalar', i)], w: 1, h: 1, options: { compact: true } }));
+  writeFileSync(join(dir, 'bench-1000.json'), JSON.stringify({ title: `${N} labels and LEDs`, layout: { columns: 25, row_height: 22, gap: 2 }, widgets }));
+  const charts = [
+    ...Array.from({ length: 50 }, (_, i) => ({ type: 'trend', title: `trend ${i}`, channels: [uri('scalar', i)], w: 2, h: 4, options: { window_s: 30 } })),
+    ...Array.from({ length: 10 }, (_, i) => ({ type: 'spectrum', title: `spectrum ${i}`, channels: [uri('array', i)], w: 4, h: 6 })),
+  ];
+  writeFileSync(join(dir, 'bench-charts.json'), JSON.stringify({ title: '50 trends, 10 spectra', layout: { columns: 20, row_height: 22, gap: 2 }, widgets: charts }));
+}
+
+const pct = (xs: number[], p: number) => {
+  if (!xs.length) return null;
+  const s = [...xs].sort((a, b) => a - b);
+  return Math.round(s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] * 10) / 10;
+};
+
+/** Frames, lags and update counts inside the page over `seconds`. */
+async function sample(page: Page, seconds: number) {
+  const raw = await page.evaluate(async (ms) => {
+    const gw = (window as any).__synoptic;
+    gw.stats.lags.length = 0;
+    gw.stats.ages.length = 0;
+    const u0 = gw.stats.updates;
+    const m0 = gw.stats.missed;
+    const frames: number[] = [];
+    const t0 = performance.now();
+    await new Promise<void>((done) => {
+      const tick = (t: number) => {
+        frames.push(t);
+        if (t - t0 < ms) requestAnimationFrame(tick);
+        else done();
+      };
+      requestAnimationFrame(tick);
+    });
+    const elapsed = (performance.now() - t0) / 1000;
+    const gaps = frames.slice(1).map((t, i) => t - frames[i]);
+    return { elapsed, frames: frames.length, gaps, lags: [...gw.stats.lags], ages: [...gw.stats.ages], updates: gw.stats.updates - u0, missed: gw.stats.missed - m0 };
+  }, seconds * 1000);
+  const third = Math.floor(raw.ages.length / 3);
+  return {
+    fps: Math.round((raw.frames / raw.elapsed) * 10) / 10,
+    frame_gap_p99_ms: pct(raw.gaps, 99),
+    updates_per_s: Math.round(raw.updates / raw.elapsed),
+    commits: raw.lags.length,
+    receipt_to_paint_ms: { p50: pct(raw.lags, 50), p99: pct(raw.lags, 99), max: pct(raw.lags, 100) },
+    source_to_paint_ms: { p50: pct(raw.ages, 50), p99: pct(raw.ages, 99) },
+    // a backlog shows as source-to-paint age growing from the first to the last third
+    age_p50_first_third_ms: pct(raw.ages.slice(0, third), 50),
+    age_p50_last_third_ms: pct(raw.ages.slice(-third), 50),
+    gateway_missed: raw.missed,
+  };
+}
+
+class Bench {
+  dir = mkdtempSync(join(tmpdir(), 'synoptic-uibench-'));
+  procs: Proc[] = [];
+  natsUrl = '';
+  base = '';
+
+  async start() {
+    screens(this.dir);
+    const natsPort = await freePort();
+    const httpPort = await freePort();
+    this.natsUrl = `nats://127.0.0.1:${natsPort}`;
+    this.base = `http://127.0.0.1:${httpPort}`;
+    const nats = new Proc('nats', [join(VENV, 'nats-server'), '-js', '-a', '127.0.0.1', '-p', String(natsPort), '-sd', join(this.dir, 'js')]);
+    this.procs.push(nats);
+    await nats.waitFor(/Server is ready/, 20_000);
+    const gw = new Proc('gateway', [join(VENV, 'synoptic'), 'gateway', '--host', '127.0.0.1', '--port', String(httpPort), '--nats', this.natsUrl, '--screens', this.dir, '--ui', join(ROOT, 'ui/dist')]);
+    this.procs.push(gw);
+    await gw.waitFor(/ready on/, 60_000);
+  }
+
+  async publisher(channels: number, rate: number, kind = 'scalar', points = 10_000): Promise<Proc> {
+    const p = new Proc(`pub-${kind}`, [join(VENV, 'python'), join(ROOT, 'ui/bench/publish.py'), '--nats', this.natsUrl, '--channels', String(channels), '--rate', String(rate), '--kind', kind, '--points', String(points)]);
+    this.procs.push(p);
+    await p.waitFor(/publisher ready/, 30_000);
+    return p;
+  }
+
+  /** Stop a publisher and return what it says it published. */
+  async stopPublisher(p: Proc): Promise<{ per_second: number; late_ticks: number }> {
+    const mark = p.mark();
+    await p.stop();
+    const line = p.output.slice(mark).trim().split('\n').pop() ?? '{}';
+    return JSON.parse(line);
+  }
+
+  async stop() {
+    for (const p of this.procs.reverse()) await p.stop();
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+test('browser benchmarks', async ({ page }) => {
+  const bench = new Bench();
+  await bench.start();
+  const results: Record<string, unknown> = { machine: `${(await import('node:os')).cpus().length} cores`, channels: N };
+  try {
+    let pub = await bench.publisher(N, 10);
+
+    // 1. screen open: navigation start → every widget showing a live value (values already in the store)
+    await page.addInitScript((n) => {
+      const check = () => {
+        if (document.querySelectorAll('[data-role=value][data-stale=false]').length >= n) (window as any).__openMs = performance.now();
+        else requestAnimationFrame(check);
+      };
+      requestAnimationFrame(check);
+    }, N);
+    const opens: number[] = [];
+    for (let run = 0; run < OPEN_RUNS; run++) {
+      await page.goto(`${bench.base}/?run=${run}#/screen/bench-1000`);
+      await page.waitForFunction(() => (window as any).__openMs !== undefined, null, { timeout: 30_000 });
+      opens.push(await page.evaluate(() => (window as any).__openMs));
+    }
+    results.screen_open_ms = { runs: opens.map((x) => Math.round(x)), median: pct(opens, 50), target: 300 };
+
+    // 2. sustained: N channels × 10 Hz
+    results.sustained_10hz = { ...(await sample(page, SUSTAIN_S)), published: await bench.stopPublisher(pub) };
+
+    // 3. breaking rate: the same screen at higher rates per channel
+    const steps: Record<string, unknown>[] = [];
+    for (const rate of RATES) {
+      pub = await bench.publisher(N, rate);
+      await page.waitForTimeout(1000); // warm-up
+      const s = await sample(page, STEP_S);
+      const published = await bench.stopPublisher(pub);
+      const ok = s.fps >= 30 && (s.receipt_to_paint_ms.p99 ?? 1e9) <= 100 && (s.age_p50_last_third_ms ?? 0) <= 2 * (s.age_p50_first_third_ms ?? 0) + 50;
+      steps.push({ rate_hz: rate, offered_per_s: N * rate, published, ...s, ok });
+      if (!ok) break;
+    }
+    results.breaking = steps;
+
+    // 4. charts: 50 trends at 10 Hz and 10 spectra of 10,000 points at 10 Hz on one screen
+    const scalars = await bench.publisher(50, 10);
+    const arrays = await bench.publisher(10, 10, 'array', 10_000);
+    await page.goto(`${bench.base}/#/screen/bench-charts`);
+    await page.waitForFunction(() => (window as any).__synoptic?.stats.commits > 20, null, { timeout: 30_000 });
+    await page.waitForTimeout(2000);
+    results.charts = { ...(await sample(page, SUSTAIN_S)), published_scalars: await bench.stopPublisher(scalars), published_arrays: await bench.stopPublisher(arrays) };
+  } finally {
+    await bench.stop();
+  }
+  console.log(JSON.stringify(results, null, 1));
+});
