@@ -205,6 +205,9 @@ async def test_roles_can_do_their_jobs(roles: dict[str, Client]) -> None:
     await ensure_store(adapter, StoreConfig(storage="file"))  # exists: info only
 
     live = await gateway.subscribe(subjects.all_of("val"))
+    # The gateway's own pattern: value and metadata of a channel in one
+    # subscription; a put on the same channel is never delivered to it.
+    both = await gateway.subscribe(f"cs.*.{subjects.val(channel).split('.', 2)[2]}")
     await gateway.flush()
 
     async def answer_puts(msg: nats.aio.msg.Msg) -> None:
@@ -232,6 +235,9 @@ async def test_roles_can_do_their_jobs(roles: dict[str, Client]) -> None:
 
     reply = await gateway.request(subjects.put(channel), encode({"v": 2}), timeout=5)
     assert decode_put_reply(reply.data)["ok"] is True
+    await adapter.publish(subjects.meta(channel), b"meta")
+    received = [(await both.next_msg(timeout=5)).subject for _ in range(2)]
+    assert received == [subjects.val(channel), subjects.meta(channel)]
     await gateway.publish(subjects.want("ca"), b"want")
     await gateway.publish(subjects.audit("ca"), b"audit")
 
