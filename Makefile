@@ -33,9 +33,9 @@ fmt: install ## format and autofix Python
 test-py: install ## Python unit and system tests (real nats-server, IOC, Tango)
 	$(VENV)/bin/pytest
 
-test: lint test-py ## everything CI runs: lint, then every test
+test: lint test-py test-ui ## everything CI runs: lint, then every test
 
-demo: install ## run the whole system in the foreground (Ctrl-C stops it)
+demo: install ui-build ## run the whole system in the foreground (Ctrl-C stops it)
 	$(VENV)/bin/synoptic demo
 
 bench: bench-epics bench-tango bench-gateway ## every benchmark (JSON on stdout; docs/benchmarks.md)
