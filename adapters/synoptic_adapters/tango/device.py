@@ -1,0 +1,534 @@
+"""One Tango device as the adapter sees it: connection, first values, events,
+polling and liveness of the attributes monitored on it.
+
+Guarantees:
+
+- First values come from one ``read_attributes`` of all monitored attributes (a
+  few ms), published before any event subscription is attempted.
+- Change events (and configuration events, for metadata) are subscribed in bulk
+  with ``EventSubMode.Async``: the calls return at once and Tango confirms each
+  subscription later. Until an attribute's subscription is confirmed it is read
+  every ``confirm_period``, and once more right after confirmation, so no change
+  is lost in between.
+- Attributes that send no events are read every ``poll_period``: one
+  ``read_attributes`` for all of them per device. An attribute that makes a read
+  slower than ``slow_after`` (or time out) moves to its own read group with its
+  own proxy and ``slow_timeout``; it never delays the others again.
+- The device is pinged every ``ping_period``: when it stops answering every
+  attribute is published disconnected; when it answers again it is connected
+  afresh (first values, new subscriptions) without operator action.
+- A device or attribute that does not exist is published as disconnected with a
+  ``never connected: …`` status, and retried every ``retry_period``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+import numpy as np
+import tango
+import tango.asyncio
+
+from synoptic_adapters.source import ChannelSink
+from synoptic_adapters.tango.convert import Reading, metadata, reading
+from synoptic_adapters.tango.events import (
+    ChangeCallback,
+    ConfigCallback,
+    EventInbox,
+    EventItem,
+)
+from synoptic_adapters.tango.settings import TangoSettings
+from synoptic_schemas import Channel
+
+log = logging.getLogger(__name__)
+
+
+class Events(Enum):
+    """Where an attribute's values come from."""
+
+    PENDING = "pending"  # subscribed, not confirmed: read every confirm_period
+    LIVE = "live"  # change events confirmed
+    NONE = "none"  # the attribute sends no events: read every poll_period
+
+
+@dataclass(eq=False)
+class AttrState:
+    """One monitored attribute of a device."""
+
+    channel: Channel
+    name: str  # lower case
+    events: Events = Events.PENDING
+    generation: int = 0  # bumped at each (re)connection; stale events are dropped
+    exists: bool = False
+    isolated: bool = False
+    confirm_read: bool = False  # read once more: subscription just confirmed
+    proven: bool = False  # read fast on its own: may join the device's group
+    meta: dict[str, Any] | None = None
+    last: Reading | None = None
+    status: str = ""  # last disconnected reason published
+    change_id: int | None = None  # event subscription ids
+    conf_id: int | None = None
+    task: asyncio.Task[None] | None = None  # the isolated read loop
+    link: Any = None  # the DeviceLink it belongs to
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return (
+            isinstance(a, np.ndarray)
+            and isinstance(b, np.ndarray)
+            and a.shape == b.shape
+            and bool(np.array_equal(a, b))
+        )
+    return type(a) is type(b) and a == b
+
+
+def _polled_attributes(polling_status: Iterable[str]) -> set[str]:
+    """Names (lower case) of the attributes in a ``polling_status()`` answer."""
+    prefix = "polled attribute name = "
+    names = set()
+    for entry in polling_status:
+        first = str(entry).splitlines()[0].strip().lower() if entry else ""
+        if first.startswith(prefix):
+            names.add(first.removeprefix(prefix).strip())
+    return names
+
+
+def _take_ids(state: AttrState) -> list[int]:
+    """The state's subscription ids, cleared."""
+    ids = [i for i in (state.change_id, state.conf_id) if i is not None]
+    state.change_id = state.conf_id = None
+    return ids
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, tango.DevFailed) and exc.args:
+        first = exc.args[0]
+        return f"{first.reason}: {first.desc.strip().splitlines()[0]}"
+    if isinstance(exc, TimeoutError):
+        return "timed out"
+    return repr(exc)
+
+
+class DeviceLink:
+    """The monitored attributes of one device, and the tasks that keep them."""
+
+    def __init__(
+        self,
+        url: str,
+        sink: ChannelSink,
+        settings: TangoSettings,
+        inbox: EventInbox,
+        pool: ThreadPoolExecutor,
+    ) -> None:
+        self.url = url
+        self.sink = sink
+        self.settings = settings
+        self.inbox = inbox
+        self.pool = pool
+        self.attrs: dict[str, AttrState] = {}
+        self.proxy: Any = None
+        self.events_proxy: Any = None
+        self.up = False
+        self.ever_up = False
+        self.names: dict[str, str] = {}  # lower-case → device's attribute name
+        self.polled: set[str] = set()  # attributes the server polls (lower case)
+        self._generation = 0
+        self._lock = asyncio.Lock()
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self._poller: asyncio.Task[None] | None = None
+
+    # -- public -------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start connecting (in the background)."""
+        self._task = asyncio.create_task(self._run(), name=f"tango {self.url}")
+
+    async def add(self, channels: Iterable[Channel]) -> None:
+        """Monitor more attributes of this device (already monitored: ignored)."""
+        fresh: list[AttrState] = []
+        for channel in channels:
+            name = channel.tango_parts[4]
+            if name not in self.attrs:
+                self.attrs[name] = state = AttrState(channel, name, link=self)
+                fresh.append(state)
+        if fresh and self.up:
+            async with self._lock:
+                if self.up:
+                    await self._attach(fresh)
+
+    async def remove(self, channels: Iterable[Channel]) -> None:
+        """Stop monitoring attributes of this device."""
+        gone = [self.attrs.pop(c.tango_parts[4], None) for c in channels]
+        await self._detach([state for state in gone if state is not None])
+
+    async def close(self) -> None:
+        """Stop every task and unsubscribe everything."""
+        tasks = [t for t in (self._task, self._poller) if t]
+        tasks += [s.task for s in self.attrs.values() if s.task]
+        for task in tasks:
+            task.cancel()
+        await asyncio.wait(tasks, timeout=2) if tasks else None
+        await self._detach(list(self.attrs.values()))
+        self.attrs.clear()
+
+    def handle(self, item: EventItem) -> None:
+        """An event from the inbox (on the loop)."""
+        state: AttrState = item.target
+        if item.generation != state.generation or not self.up:
+            return
+        if self.attrs.get(state.name) is not state:
+            return
+        if item.kind == "value":
+            state.events = Events.LIVE
+            self._publish(state, item.payload, polled=False)
+        elif item.kind == "live":
+            if state.events is not Events.LIVE:
+                state.events = Events.LIVE
+                state.confirm_read = True
+                self._wake.set()
+        elif item.kind == "meta":
+            if item.payload != state.meta:
+                state.meta = item.payload
+                self.sink.meta(state.channel, item.payload)
+        elif item.kind == "no_events":
+            if state.events is not Events.NONE:
+                state.events = Events.NONE
+                if state.change_id is not None:
+                    self._unsubscribe_later([state.change_id])
+                    state.change_id = None
+                self._wake.set()
+        elif item.kind == "error" and state.events is Events.LIVE:
+            log.info(
+                "%s/%s: event error %s; reading it", self.url, state.name, item.payload
+            )
+            state.events = Events.PENDING
+            self._wake.set()
+
+    async def write(self, name: str, value: Any, timeout: float) -> None:
+        """``write_attribute`` (raises DevFailed / TimeoutError)."""
+        await asyncio.wait_for(self.proxy.write_attribute(name, value), timeout)
+
+    # -- connection lifecycle -------------------------------------------------------
+
+    async def _run(self) -> None:
+        while True:
+            try:
+                await self._connect()
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                self._all_down(exc)
+                await asyncio.sleep(self.settings.retry_period)
+                continue
+            await self._watch()
+            self._go_down("device server not responding")
+
+    async def _connect(self) -> None:
+        if self.proxy is None:
+            self.proxy = await asyncio.wait_for(
+                tango.asyncio.DeviceProxy(self.url),
+                self.settings.read_timeout,
+            )
+            self.proxy.set_timeout_millis(int(self.settings.read_timeout * 1000))
+            # events go through a synchronous proxy: its callbacks run in Tango's
+            # thread without a coroutine per event
+            self.events_proxy = await self._blocking(tango.DeviceProxy, self.url)
+        async with self._lock:
+            names = await self._blocking(self.proxy.get_attribute_list)
+            self.names = {str(n).lower(): str(n) for n in names}
+            status = await self._blocking(self.proxy.polling_status)
+            self.polled = _polled_attributes(status)
+            self.up = True
+            self.ever_up = True
+            await self._attach(list(self.attrs.values()))
+        self._poller = asyncio.create_task(self._poll_loop(), name=f"poll {self.url}")
+
+    async def _watch(self) -> None:
+        """Ping until the device stops answering."""
+        while True:
+            await asyncio.sleep(self.settings.ping_period)
+            try:
+                await asyncio.wait_for(self.proxy.ping(), self.settings.ping_timeout)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                log.warning("%s: ping failed: %s", self.url, _describe(exc))
+                return
+
+    def _go_down(self, reason: str) -> None:
+        self.up = False
+        if self._poller:
+            self._poller.cancel()
+            self._poller = None
+        for state in self.attrs.values():
+            state.generation += 1
+            if state.task:
+                state.task.cancel()
+                state.task = None
+            self._unsubscribe_later(_take_ids(state))
+            self._down(state, reason)
+
+    def _all_down(self, exc: BaseException) -> None:
+        prefix = "disconnected" if self.ever_up else "never connected"
+        for state in self.attrs.values():
+            self._down(state, f"{prefix}: {_describe(exc)}")
+
+    # -- attaching attributes ---------------------------------------------------------
+
+    async def _attach(self, states: list[AttrState]) -> None:
+        """Read configuration and first values of ``states``, then subscribe."""
+        for state in states:
+            state.generation += 1
+            state.exists = state.name in self.names
+            if not state.exists:
+                prefix = (
+                    "disconnected" if state.last or state.meta else "never connected"
+                )
+                self._down(
+                    state, f"{prefix}: {self.url} has no attribute {state.name!r}"
+                )
+        present = [s for s in states if s.exists]
+        if not present:
+            return
+        real = [self.names[s.name] for s in present]
+        configs, _ = await asyncio.gather(
+            self._blocking(self.proxy.get_attribute_config_ex, real),
+            self._first_read(present),
+        )
+        for state, info in zip(present, configs, strict=True):
+            meta = metadata(info)
+            if meta != state.meta:
+                state.meta = meta
+                self.sink.meta(state.channel, meta)
+        for state in present:
+            if state.events is not Events.NONE:
+                state.events = Events.PENDING
+        subscribed = await self._blocking(self._subscribe, present)
+        for state, change_id, conf_id in subscribed:
+            state.conf_id = conf_id
+            if state.events is Events.NONE and change_id is not None:
+                self._unsubscribe_later([change_id])  # said "no events" meanwhile
+            else:
+                state.change_id = change_id
+        self._wake.set()
+
+    async def _first_read(self, states: list[AttrState]) -> None:
+        """Read every attribute once, polled ones in concurrent chunks."""
+        await self._read([s for s in states if not s.isolated])
+        for state in states:
+            if state.isolated and state.task is None:
+                self._isolate(state)
+
+    async def _read(self, states: list[AttrState]) -> None:
+        """Read ``states``: attributes the server polls come from its polling
+        buffer (never slow), in chunks; the others from the device: one group for
+        those that read fast before, one call each for the others.
+
+        The kinds are never mixed in one call: cppTango holds the device's
+        polling-buffer lock for the whole of a mixed ``read_attributes``, so one
+        slow device read would stall every polled attribute and the events; and
+        an attribute in a group still running on the server cannot be read by
+        another call until the whole group is done, so a stalled group is not
+        probed at once: its members are read one by one from the next period."""
+        cached = [s for s in states if s.name in self.polled]
+        direct = [s for s in states if s.name not in self.polled]
+        proven = [s for s in direct if s.proven]
+        unproven = [s for s in direct if not s.proven]
+        size = self.settings.first_read_chunk
+        chunks = [cached[i : i + size] for i in range(0, len(cached), size)]
+        reads = [
+            self._read_group(chunk, self.settings.read_timeout) for chunk in chunks
+        ]
+        await asyncio.gather(*reads, self._read_proven(proven), self._probe(unproven))
+        for state in unproven:
+            if state.isolated and state.task is None:
+                self._isolate(state)
+
+    async def _read_proven(self, states: list[AttrState]) -> None:
+        if states and not await self._read_group(states, self.settings.slow_after):
+            log.info("%s: a read of %d attributes was slow", self.url, len(states))
+            for state in states:
+                state.proven = False
+
+    def _subscribe(
+        self, states: list[AttrState]
+    ) -> list[tuple[AttrState, int | None, int | None]]:
+        """Subscribe change, then configuration events (runs in a thread); return
+        ``(state, change id, configuration id)``."""
+        async_mode = tango.EventSubMode.Async
+        change_ids: list[int | None] = []
+        for state in states:
+            if state.events is Events.NONE:
+                change_ids.append(None)
+                continue
+            callback = ChangeCallback(self.inbox, state, state.generation)
+            change_ids.append(
+                self.events_proxy.subscribe_event(
+                    self.names[state.name],
+                    tango.EventType.CHANGE_EVENT,
+                    callback,
+                    async_mode,
+                )
+            )
+        conf_ids: list[int | None] = [None] * len(states)
+        if self.settings.config_events:
+            for index, state in enumerate(states):
+                callback = ConfigCallback(self.inbox, state, state.generation)
+                conf_ids[index] = self.events_proxy.subscribe_event(
+                    self.names[state.name],
+                    tango.EventType.ATTR_CONF_EVENT,
+                    callback,
+                    async_mode,
+                )
+        return list(zip(states, change_ids, conf_ids, strict=True))
+
+    async def _detach(self, states: list[AttrState]) -> None:
+        ids: list[int] = []
+        for state in states:
+            state.generation += 1
+            if state.task:
+                state.task.cancel()
+                state.task = None
+            ids += _take_ids(state)
+        if ids and self.events_proxy is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self._blocking(self._unsubscribe, ids), 10)
+
+    def _unsubscribe(self, ids: list[int]) -> None:
+        for event_id in ids:
+            with contextlib.suppress(Exception):
+                self.events_proxy.unsubscribe_event(event_id)
+
+    def _unsubscribe_later(self, ids: list[int]) -> None:
+        if ids and self.events_proxy is not None:
+            self.pool.submit(self._unsubscribe, ids)
+
+    # -- reading --------------------------------------------------------------------------
+
+    async def _poll_loop(self) -> None:
+        """Read, in one call per period, what events do not deliver."""
+        next_poll = time.monotonic() + self.settings.poll_period
+        while True:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), self.settings.confirm_period)
+            self._wake.clear()
+            now = time.monotonic()
+            poll_due = now >= next_poll
+            if poll_due:
+                next_poll = now + self.settings.poll_period
+            due = [
+                s
+                for s in self.attrs.values()
+                if s.exists
+                and not s.isolated
+                and (
+                    s.events is Events.PENDING
+                    or s.confirm_read
+                    or (poll_due and s.events is Events.NONE)
+                )
+            ]
+            for state in due:
+                state.confirm_read = False
+            if due:
+                await self._read(due)
+
+    async def _read_group(self, states: list[AttrState], budget: float) -> bool:
+        """One ``read_attributes``; False when it took longer than ``budget``."""
+        names = [self.names[s.name] for s in states]
+        started = time.monotonic()
+        try:
+            results = await asyncio.wait_for(self.proxy.read_attributes(names), budget)
+        except (TimeoutError, tango.DevFailed) as exc:
+            if isinstance(exc, tango.DevFailed) and time.monotonic() - started < budget:
+                for state in states:
+                    self._down(state, f"read failed: {_describe(exc)}")
+                return True
+            return False
+        for state, result in zip(states, results, strict=True):
+            self._take(state, result)
+        return True
+
+    async def _probe(self, states: list[AttrState]) -> None:
+        """Read each attribute alone, concurrently; isolate the slow ones."""
+
+        async def one(state: AttrState) -> None:
+            name = self.names[state.name]
+            try:
+                result = await asyncio.wait_for(
+                    self.proxy.read_attribute(name), self.settings.slow_after
+                )
+            except TimeoutError:
+                log.info("%s/%s is slow: isolated", self.url, state.name)
+                state.isolated = True
+            except tango.DevFailed as exc:
+                self._down(state, f"read failed: {_describe(exc)}")
+            else:
+                state.proven = True
+                self._take(state, result)
+
+        await asyncio.gather(*(one(s) for s in states))
+
+    def _isolate(self, state: AttrState) -> None:
+        state.task = asyncio.create_task(
+            self._isolated_loop(state), name=f"slow {self.url}/{state.name}"
+        )
+
+    async def _isolated_loop(self, state: AttrState) -> None:
+        """Read one slow attribute on its own proxy and timeout."""
+        proxy = await tango.asyncio.DeviceProxy(self.url)
+        proxy.set_timeout_millis(int(self.settings.slow_timeout * 1000))
+        first = True
+        while True:
+            if first or state.events is not Events.LIVE:
+                try:
+                    result = await asyncio.wait_for(
+                        proxy.read_attribute(self.names[state.name]),
+                        self.settings.slow_timeout + 1,
+                    )
+                except (TimeoutError, tango.DevFailed) as exc:
+                    self._down(state, f"read failed: {_describe(exc)}")
+                else:
+                    self._take(state, result)
+                first = False
+            await asyncio.sleep(self.settings.poll_period)
+
+    def _take(self, state: AttrState, result: tango.DeviceAttribute) -> None:
+        if result.has_failed:
+            errors = result.get_err_stack()
+            text = f"{errors[0].reason}: {errors[0].desc.strip()}" if errors else "?"
+            self._down(state, f"read failed: {text}")
+            return
+        self._publish(state, reading(result), polled=True)
+
+    # -- publishing -------------------------------------------------------------------------
+
+    def _publish(self, state: AttrState, value: Reading, *, polled: bool) -> None:
+        last = state.last
+        if last is not None:
+            if value.t < last.t:
+                return  # an older sample (a read overtaken by an event)
+            if polled and value.sev == last.sev and _same(value.v, last.v):
+                return
+        state.last = value
+        state.status = ""
+        self.sink.value(state.channel, value.v, t=value.t, sev=value.sev, st=value.st)
+
+    def _down(self, state: AttrState, reason: str) -> None:
+        if state.status == reason:
+            return
+        state.status = reason
+        state.last = None
+        self.sink.disconnected(state.channel, reason)
+
+    async def _blocking(self, fn: Any, *args: Any) -> Any:
+        return await asyncio.get_running_loop().run_in_executor(self.pool, fn, *args)

@@ -1,0 +1,120 @@
+"""Settings of the Tango source: the ``tango:`` section of an adapter configuration.
+
+The section is validated against :data:`SECTION_SCHEMA` (JSON Schema); an error
+names the field (``tango.poll_period: -1 is less than or equal to the minimum of
+0``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+import jsonschema
+
+_SECONDS = {"type": "number", "exclusiveMinimum": 0}
+
+#: JSON Schema of the ``tango:`` section.
+SECTION_SCHEMA: dict[str, Any] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "title": "Tango adapter settings",
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "no_database_hosts": {
+            "description": "host:port of device servers run without a Tango "
+            "database (-nodb); their devices are reached with #dbase=no.",
+            "type": "array",
+            "items": {"type": "string", "pattern": "^[^/:\\s]+:[0-9]{1,5}$"},
+        },
+        "poll_period": {
+            "description": "Seconds between reads of attributes without events.",
+            **_SECONDS,
+        },
+        "confirm_period": {
+            "description": "Seconds between reads of attributes whose event "
+            "subscription is not confirmed yet.",
+            **_SECONDS,
+        },
+        "read_timeout": {"description": "Timeout of grouped reads, s.", **_SECONDS},
+        "slow_after": {
+            "description": "A read slower than this isolates the slow attribute "
+            "in its own read group, s.",
+            **_SECONDS,
+        },
+        "slow_timeout": {
+            "description": "Timeout of an isolated attribute's reads, s.",
+            **_SECONDS,
+        },
+        "first_read_chunk": {
+            "description": "Attributes per read_attributes call of the first read.",
+            "type": "integer",
+            "minimum": 1,
+        },
+        "ping_period": {"description": "Device liveness check period, s.", **_SECONDS},
+        "ping_timeout": {"description": "Timeout of a liveness check, s.", **_SECONDS},
+        "retry_period": {
+            "description": "Seconds between connection attempts to a device.",
+            **_SECONDS,
+        },
+        "config_events": {
+            "description": "Subscribe attribute configuration events (metadata).",
+            "type": "boolean",
+        },
+        "threads": {
+            "description": "Threads for blocking Tango calls.",
+            "type": "integer",
+            "minimum": 4,
+        },
+    },
+}
+
+
+class TangoSettingsError(ValueError):
+    """The ``tango:`` section is invalid; ``field`` names the offending key."""
+
+    def __init__(self, where: str, problem: str) -> None:
+        super().__init__(f"{where}: {problem}")
+        self.field = where
+        self.problem = problem
+
+
+@dataclass(frozen=True)
+class TangoSettings:
+    """How the Tango source reads, polls and watches devices (seconds)."""
+
+    no_database_hosts: frozenset[str] = field(default_factory=frozenset)
+    poll_period: float = 1.0
+    confirm_period: float = 0.2
+    read_timeout: float = 3.0
+    slow_after: float = 1.0
+    first_read_chunk: int = 50
+    slow_timeout: float = 5.0
+    ping_period: float = 1.0
+    ping_timeout: float = 2.0
+    retry_period: float = 2.0
+    config_events: bool = True
+    threads: int = 64
+
+    @classmethod
+    def from_section(cls, section: dict[str, Any]) -> TangoSettings:
+        """Validate a ``tango:`` configuration section and build the settings."""
+        validator = jsonschema.Draft202012Validator(SECTION_SCHEMA)
+        error = jsonschema.exceptions.best_match(validator.iter_errors(section))
+        if error is not None:
+            path = ".".join(str(part) for part in error.absolute_path)
+            raise TangoSettingsError(
+                f"tango.{path}" if path else "tango", error.message
+            )
+        known = {f.name for f in fields(cls)}
+        values = {k: v for k, v in section.items() if k in known}
+        if "no_database_hosts" in values:
+            values["no_database_hosts"] = frozenset(
+                h.lower() for h in values["no_database_hosts"]
+            )
+        return cls(**values)
+
+    def device_url(self, hostport: str, device: str) -> str:
+        """The pytango name of ``device`` on the Tango host ``hostport``."""
+        suffix = "#dbase=no" if hostport in self.no_database_hosts else ""
+        return f"tango://{hostport}/{device}{suffix}"

@@ -1,0 +1,168 @@
+"""The Tango :class:`~synoptic_adapters.source.Source`: channels grouped by device.
+
+``tango://HOST:PORT/domain/family/member/attribute`` channels are grouped into one
+:class:`DeviceLink` per device; HOST:PORT is a Tango database, or a device server
+without one when listed in ``no_database_hosts``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+from collections import defaultdict
+from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import tango
+import tango.asyncio
+from tango import asyncio_executor
+
+from synoptic_adapters.source import ChannelSink
+from synoptic_adapters.tango.convert import metadata
+from synoptic_adapters.tango.device import DeviceLink
+from synoptic_adapters.tango.events import EventInbox, EventItem
+from synoptic_adapters.tango.settings import TangoSettings
+from synoptic_adapters.tango.writes import WriteTypeError, coerce, failure
+from synoptic_schemas import SCHEMA_VERSION, Channel, PutError
+from synoptic_schemas.messages import PutReplyMsg
+
+#: omniORB opens at most this many connections to one server per client process
+#: (default 5); slow reads hold one each, so allow more.
+ORB_CONNECTIONS = "32"
+#: Seconds ``stop`` waits for devices to unsubscribe.
+STOP_TIMEOUT = 5.0
+
+log = logging.getLogger(__name__)
+
+
+def _reply(ok: bool, err: str | None = None, msg: str | None = None) -> PutReplyMsg:
+    reply: dict[str, Any] = {"ver": SCHEMA_VERSION, "ok": ok}
+    if err is not None:
+        reply["err"] = err
+    if msg is not None:
+        reply["msg"] = msg
+    return reply  # type: ignore[return-value]
+
+
+class TangoSource:
+    """Tango attributes as bus channels (see :mod:`synoptic_adapters.tango.device`
+    for what is guaranteed per device)."""
+
+    proto = "tango"
+
+    def __init__(self, settings: TangoSettings | None = None) -> None:
+        self.settings = settings or TangoSettings()
+        self.links: dict[str, DeviceLink] = {}
+        self._sink: ChannelSink | None = None
+        self._inbox: EventInbox | None = None
+        self._pool: ThreadPoolExecutor | None = None
+        self._write_proxies: dict[str, Any] = {}
+
+    @property
+    def events_received(self) -> int:
+        """Event callbacks handled so far (all devices)."""
+        return self._inbox.received if self._inbox else 0
+
+    async def start(self, sink: ChannelSink) -> None:
+        """Prepare the thread pool and the event inbox."""
+        os.environ.setdefault("ORBmaxGIOPConnectionPerServer", ORB_CONNECTIONS)
+        self._sink = sink
+        self._pool = ThreadPoolExecutor(
+            self.settings.threads, thread_name_prefix="tango"
+        )
+        # pytango's asyncio calls (proxy creation included) run on this loop and
+        # pool; its default executor stays bound to the first loop it saw
+        asyncio_executor.set_global_executor(
+            asyncio_executor.AsyncioExecutor(asyncio.get_running_loop(), self._pool)
+        )
+        self._inbox = EventInbox(asyncio.get_running_loop(), self._dispatch)
+
+    def _dispatch(self, item: EventItem) -> None:
+        item.target.link.handle(item)
+
+    async def monitor(self, channels: Iterable[Channel]) -> None:
+        """Monitor channels; returns at once, values follow on the sink."""
+        assert self._sink and self._inbox and self._pool, "start() first"
+        by_device: dict[str, list[Channel]] = defaultdict(list)
+        for channel in channels:
+            by_device[channel.tango_device].append(channel)
+        for device, members in by_device.items():
+            link = self.links.get(device)
+            if link is None:
+                hostport, rest = device.split("/", 1)
+                url = self.settings.device_url(hostport, rest)
+                link = DeviceLink(
+                    url, self._sink, self.settings, self._inbox, self._pool
+                )
+                self.links[device] = link
+                await link.add(members)
+                link.start()
+            else:
+                await link.add(members)
+
+    async def release(self, channels: Iterable[Channel]) -> None:
+        """Stop monitoring channels; a device with none left is let go."""
+        by_device: dict[str, list[Channel]] = defaultdict(list)
+        for channel in channels:
+            by_device[channel.tango_device].append(channel)
+        for device, members in by_device.items():
+            link = self.links.get(device)
+            if link is None:
+                continue
+            await link.remove(members)
+            if not link.attrs:
+                del self.links[device]
+                await link.close()
+
+    async def put(self, channel: Channel, value: Any, timeout: float) -> PutReplyMsg:
+        """Write with type conversion; DevFailed → ``failed`` (reason: description)."""
+        _, _, _, _, attribute = channel.tango_parts
+        try:
+            proxy = await self._proxy_for(channel.tango_device)
+            info = await asyncio.wait_for(
+                proxy.get_attribute_config(attribute), timeout
+            )
+            meta = metadata(info)
+            if not meta["w"]:
+                return _reply(False, PutError.ACCESS, f"{channel.uri} is read-only")
+            try:
+                converted = coerce(value, meta)
+            except WriteTypeError as exc:
+                return _reply(False, PutError.TYPE, str(exc))
+            await asyncio.wait_for(proxy.write_attribute(attribute, converted), timeout)
+        except tango.DevFailed as exc:
+            code, text = failure(exc)
+            return _reply(False, code, text)
+        except TimeoutError:
+            return _reply(False, PutError.TIMEOUT, f"no answer in {timeout:g} s")
+        return _reply(True)
+
+    async def _proxy_for(self, device: str) -> Any:
+        link = self.links.get(device)
+        if link is not None and link.up and link.proxy is not None:
+            return link.proxy
+        proxy = self._write_proxies.get(device)
+        if proxy is None:
+            assert self._pool is not None, "start() first"
+            hostport, rest = device.split("/", 1)
+            proxy = await tango.asyncio.DeviceProxy(
+                self.settings.device_url(hostport, rest)
+            )
+            self._write_proxies[device] = proxy
+        return proxy
+
+    async def stop(self) -> None:
+        """Unsubscribe and stop every device link."""
+        links, self.links = list(self.links.values()), {}
+        closing = asyncio.gather(*(link.close() for link in links))
+        try:
+            await asyncio.wait_for(closing, STOP_TIMEOUT)
+        except TimeoutError:
+            log.warning("Tango links did not close in %s s", STOP_TIMEOUT)
+        self._write_proxies.clear()
+        if self._pool:
+            with contextlib.suppress(Exception):
+                self._pool.shutdown(wait=False, cancel_futures=True)

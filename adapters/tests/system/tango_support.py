@@ -1,0 +1,116 @@
+"""Helpers for the Tango tests: a real simulated device server process and a
+sink that collects what a source reports."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from synoptic_adapters.tango import TangoSettings, TangoSource
+from synoptic_bus.procs import Process, free_port
+from synoptic_schemas import Channel, parse_channel
+
+READY = r"Ready to accept request"
+
+
+@dataclass
+class SimServer:
+    """A running ``synoptic sim tango`` process (database-less)."""
+
+    port: int
+    proc: Process
+    argv: list[str]
+
+    @property
+    def hostport(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    def channel(self, attribute: str, device: int = 1) -> Channel:
+        return parse_channel(f"tango://{self.hostport}/sim/test/{device}/{attribute}")
+
+    def restart(self) -> None:
+        """Start the same server again (after :meth:`Process.kill`)."""
+        self.proc = Process("tango-sim", self.argv)
+        self.proc.wait_for(READY, timeout=60)
+
+    def settings(self, **overrides: Any) -> TangoSettings:
+        return TangoSettings(no_database_hosts=frozenset({self.hostport}), **overrides)
+
+
+def start_sim(
+    *, bulk: int = 0, rate: float = 10.0, devices: int = 1, port: int | None = None
+) -> SimServer:
+    """Start a database-less simulated device server on a free loopback port."""
+    port = port or free_port()
+    argv = [
+        sys.executable, "-m", "synoptic_adapters.sim.tango_command",
+        "--port", str(port), "--bulk", str(bulk), "--rate", str(rate),
+        "--devices", str(devices),
+    ]  # fmt: skip
+    proc = Process("tango-sim", argv)
+    proc.wait_for(READY, timeout=60)
+    return SimServer(port, proc, argv)
+
+
+@dataclass
+class Update:
+    """One call the source made on the sink."""
+
+    kind: str  # value, meta, disconnected
+    channel: Channel
+    at: float  # time.monotonic() when received
+    v: Any = None
+    t: int = 0
+    sev: int = 0
+    st: str = ""
+    meta: dict[str, Any] | None = None
+
+
+@dataclass
+class CollectingSink:
+    """A ``ChannelSink`` that records everything, for assertions."""
+
+    updates: list[Update] = field(default_factory=list)
+    _changed: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def value(self, channel: Channel, v: Any, *, t: int, sev: int, st: str) -> None:
+        self._add(Update("value", channel, time.monotonic(), v, t, sev, st))
+
+    def meta(self, channel: Channel, meta: dict[str, Any]) -> None:
+        self._add(Update("meta", channel, time.monotonic(), meta=meta))
+
+    def disconnected(self, channel: Channel, reason: str) -> None:
+        self._add(Update("disconnected", channel, time.monotonic(), st=reason))
+
+    def _add(self, update: Update) -> None:
+        self.updates.append(update)
+        self._changed.set()
+
+    def of(self, channel: Channel, kind: str = "value") -> list[Update]:
+        return [u for u in self.updates if u.channel == channel and u.kind == kind]
+
+    def last(self, channel: Channel, kind: str = "value") -> Update | None:
+        found = self.of(channel, kind)
+        return found[-1] if found else None
+
+    async def wait(self, predicate: Any, timeout: float = 10.0) -> None:
+        """Wait until ``predicate()`` is true (checked on every update)."""
+        deadline = time.monotonic() + timeout
+        while not predicate():
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise AssertionError(f"condition not met in {timeout} s")
+            self._changed.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._changed.wait(), min(remaining, 0.5))
+
+
+async def started_source(settings: TangoSettings, sink: CollectingSink) -> TangoSource:
+    """A started source reporting to ``sink``."""
+    source = TangoSource(settings)
+    await source.start(sink)
+    return source
