@@ -13,7 +13,7 @@ from pathlib import Path
 from synoptic_adapters.sim.epics_db import SimSpec, build_database
 from synoptic_adapters.sim.epics_ioc import ca_environment
 from synoptic_bus.demo import DemoContext, DemoProcess
-from synoptic_bus.procs import free_udp_tcp_port
+from synoptic_bus.procs import free_port, free_udp_tcp_port
 
 #: PV prefix of the demo's simulated IOC.
 DEMO_PREFIX = "DEMO:"
@@ -54,8 +54,36 @@ def epics(ctx: DemoContext) -> list[DemoProcess]:
     ]  # fmt: skip
 
 
+def tango(ctx: DemoContext) -> list[DemoProcess]:
+    """The simulated Tango device server (database-less, one device with every
+    attribute kind) and the Tango adapter monitoring all of it."""
+    from synoptic_adapters.sim.tango_command import ATTRIBUTES, READY
+
+    port = free_port()
+    hostport = f"127.0.0.1:{port}"
+    channels = [f"tango://{hostport}/sim/test/1/{name}" for name in ATTRIBUTES]
+    config = ctx.var_dir / "tango-adapter.yaml"
+    lines = ["id: demo-tango", "nats:", f"  url: {ctx.nats_url}", "channels:"]
+    lines += [f"  - {uri}" for uri in channels]
+    lines += ["tango:", f"  no_database_hosts: ['{hostport}']"]
+    config.write_text("\n".join(lines) + "\n")
+    return [
+        DemoProcess(
+            "sim-tango", [_synoptic(), "sim", "tango", "--port", str(port)],
+            READY, order=10,
+            banner=f"Tango (no database) on {hostport}: device sim/test/1",
+        ),
+        DemoProcess(
+            "adapter-tango",
+            [_synoptic(), "adapter", "tango", "--config", str(config)],
+            r"adapter \S+ ready", order=20,
+            banner=f"tango:// channels on NATS (config {config})",
+        ),
+    ]  # fmt: skip
+
+
 #: One function per protocol; each returns its demo processes.
-PROTOCOLS: list[Callable[[DemoContext], list[DemoProcess]]] = [epics]
+PROTOCOLS: list[Callable[[DemoContext], list[DemoProcess]]] = [epics, tango]
 
 
 def components(ctx: DemoContext) -> list[DemoProcess]:

@@ -5,6 +5,15 @@ from __future__ import annotations
 import argparse
 import sys
 
+#: Every attribute of a simulated device except the bulk counters.
+ATTRIBUTES = (
+    "boolean", "uchar", "short", "ushort", "long", "ulong", "long64", "ulong64",
+    "float", "double", "string", "spectrum", "image", "mode", "devstate", "alarm",
+    "quality", "polled", "polled_string", "slow", "timeout",
+)  # fmt: skip
+#: The device server's readiness line (printed by Tango itself).
+READY = r"Ready to accept request"
+
 
 def register(sims: argparse._SubParsersAction) -> None:
     """Add ``tango`` to ``synoptic sim``."""

@@ -10,7 +10,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from synoptic_adapters.tango import TangoSettings, TangoSource
+from synoptic_adapters.tango.settings import TangoSettings
+from synoptic_adapters.tango.source import TangoSource
 from synoptic_bus.procs import Process, free_port
 from synoptic_schemas import Channel, parse_channel
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from tango_support import CollectingSink, SimServer, start_sim, started_source
 
-from synoptic_adapters.tango import TangoSource
+from synoptic_adapters.tango.source import TangoSource
 from synoptic_bus.procs import free_port
 from synoptic_schemas import PutError, parse_channel
 

@@ -1,0 +1,51 @@
+"""``synoptic adapter tango``: run the Tango adapter."""
+
+from __future__ import annotations
+
+import argparse
+
+import uvloop
+
+from synoptic_adapters.config import ConfigError, load_config
+from synoptic_adapters.sharding import Shard
+
+
+def register(adapters: argparse._SubParsersAction) -> None:
+    """Add ``tango`` to ``synoptic adapter``."""
+    parser = adapters.add_parser("tango", help="Tango Controls adapter (pytango)")
+    parser.add_argument("--config", required=True, help="YAML configuration file")
+    parser.add_argument(
+        "--shard", default="0/1", help="this replica's share, i/n (default 0/1)"
+    )
+    parser.add_argument(
+        "--id", help="adapter instance id (default from config or host)"
+    )
+    parser.add_argument(
+        "--nats", help="NATS URL (default: config, then $SYNOPTIC_NATS_URL)"
+    )
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Validate the configuration (with its ``tango:`` section), then serve."""
+    from synoptic_adapters.tango.settings import TangoSettings, TangoSettingsError
+
+    try:
+        config = load_config(args.config, "tango")
+        shard = Shard.parse(args.shard)
+        settings = TangoSettings.from_section(config.section("tango"))
+    except (ConfigError, TangoSettingsError, ValueError) as exc:
+        print(f"synoptic adapter tango: {config_source(args)}: {exc}", flush=True)
+        return 2
+    if args.nats:
+        config.nats_url = args.nats
+    from synoptic_adapters.runner import run_adapter
+    from synoptic_adapters.tango.source import TangoSource
+
+    source = TangoSource(settings)
+    return uvloop.run(run_adapter(source, config, shard=shard, adapter_id=args.id))
+
+
+def config_source(args: argparse.Namespace) -> str:
+    """The configuration file named on the command line."""
+    return str(args.config)

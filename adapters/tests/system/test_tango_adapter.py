@@ -1,0 +1,199 @@
+"""The Tango adapter end to end: a real device server, a real nats-server and
+``synoptic adapter tango`` as a child process; a NATS client watches and writes."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import tempfile
+import time
+import uuid
+from collections import defaultdict
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from tango_support import SimServer, start_sim
+
+from synoptic_adapters.testing import eventually, synoptic_command
+from synoptic_bus.connect import NatsClient
+from synoptic_bus.natsserver import NatsServer
+from synoptic_bus.procs import Process, free_port
+from synoptic_bus.store import fetch_last
+from synoptic_schemas import (
+    SCHEMA_VERSION,
+    Subjects,
+    decode_meta,
+    decode_put_reply,
+    decode_value,
+    encode,
+    parse_channel,
+)
+
+pytestmark = pytest.mark.system
+SUBJECTS = Subjects()
+CONFIGURED = ["double", "spectrum", "image", "mode", "devstate", "string", "polled"]
+
+
+@pytest.fixture(scope="module")
+def sim() -> Iterator[SimServer]:
+    server = start_sim(rate=10.0)
+    try:
+        yield server
+    finally:
+        server.proc.stop()
+
+
+@pytest.fixture(scope="module")
+def spare_port() -> int:
+    """Port of a second device server that tests start, kill and restart."""
+    return free_port()
+
+
+@pytest.fixture(scope="module")
+def adapter(nats_server: NatsServer, sim: SimServer, spare_port: int) -> Iterator[str]:
+    """The adapter process; yields its id."""
+    adapter_id = f"test-tango-{uuid.uuid4().hex[:6]}"
+    config = {
+        "id": adapter_id,
+        "nats": {"url": nats_server.url},
+        "channels": [sim.channel(name).uri for name in CONFIGURED],
+        "demand": {"sweep_period": 0.2},
+        "tango": {
+            "no_database_hosts": [sim.hostport, f"127.0.0.1:{spare_port}"],
+            "poll_period": 0.3,
+        },
+    }
+    with tempfile.TemporaryDirectory(prefix="synoptic-tango-") as folder:
+        path = Path(folder) / "adapter.yaml"
+        path.write_text(json.dumps(config))  # JSON is YAML
+        argv = [synoptic_command(), "adapter", "tango", "--config", str(path)]
+        process = Process(f"adapter-{adapter_id}", argv)
+        try:
+            process.wait_for(r"adapter \S+ ready", 60)
+            yield adapter_id
+        finally:
+            process.stop()
+
+
+class Tap:
+    """Decoded value messages per channel URI, as they arrive."""
+
+    def __init__(self) -> None:
+        self.values: dict[str, list[dict[str, Any]]] = defaultdict(list)
+
+    async def start(self, nc: NatsClient) -> Tap:
+        async def on_msg(msg: Any) -> None:
+            _, channel = SUBJECTS.parse(msg.subject)
+            self.values[channel.uri].append(decode_value(msg.data))
+
+        await nc.subscribe("cs.val.tango.>", cb=on_msg)
+        await nc.flush()
+        return self
+
+
+async def put(nc: NatsClient, uri: str, value: Any, timeout: float = 5.0) -> dict:
+    request = {"ver": SCHEMA_VERSION, "v": value, "who": "test", "timeout": timeout}
+    msg = await nc.request(
+        SUBJECTS.put(parse_channel(uri)), encode(request), timeout=timeout + 5
+    )
+    return dict(decode_put_reply(msg.data))
+
+
+async def test_values_and_metadata_on_the_bus(
+    nc: NatsClient, adapter: str, sim: SimServer
+) -> None:
+    channels = [sim.channel(name) for name in CONFIGURED]
+    subjects = [SUBJECTS.val(c) for c in channels] + [
+        SUBJECTS.meta(c) for c in channels
+    ]
+
+    async def snapshot() -> dict[str, bytes] | None:
+        snap = await fetch_last(nc, subjects)
+        return snap.messages if len(snap.messages) == len(subjects) else None
+
+    messages: dict[str, bytes] | None = None
+    for _ in range(200):  # up to ~20 s
+        if messages := await snapshot():
+            break
+        await asyncio.sleep(0.1)
+    assert messages is not None, "not every channel in the last-value store"
+    value = {
+        c.name.rsplit("/", 1)[1]: decode_value(messages[SUBJECTS.val(c)])
+        for c in channels
+    }
+    meta = {
+        c.name.rsplit("/", 1)[1]: decode_meta(messages[SUBJECTS.meta(c)])
+        for c in channels
+    }
+    assert all(v["c"] and v["v"] is not None for v in value.values())
+    assert value["double"]["sev"] in (0, 1)  # its warning limits are ±90
+    assert all(v["sev"] == 0 for k, v in value.items() if k != "double")
+    assert isinstance(value["double"]["v"], float) and meta["double"]["unit"] == "mm"
+    spectrum = value["spectrum"]["v"]
+    assert isinstance(spectrum, np.ndarray) and spectrum.dtype == np.float64
+    assert spectrum.shape == (128,)
+    assert value["image"]["v"].dtype == np.uint16 and value["image"]["v"].shape == (
+        24,
+        32,
+    )
+    assert meta["image"]["shape"] == [24, 32]
+    assert meta["mode"]["labels"] == ["OFF", "STANDBY", "ON", "FAULT"]
+    assert meta["devstate"]["labels"][value["devstate"]["v"]] in {
+        "ON", "MOVING", "ALARM", "STANDBY",
+    }  # fmt: skip
+    assert value["string"]["v"].startswith("tick ")
+    now = time.time_ns()
+    assert all(now - 60 * 10**9 < v["t"] <= now + 10**9 for v in value.values())
+
+    tap = await Tap().start(nc)
+    uri = sim.channel("double").uri
+    await eventually(lambda: len(tap.values[uri]) >= 5, timeout=10)
+    seqs = [v["seq"] for v in tap.values[uri][:5]]
+    assert seqs == list(range(seqs[0], seqs[0] + 5))
+
+
+async def test_puts_over_nats(nc: NatsClient, adapter: str, sim: SimServer) -> None:
+    tap = await Tap().start(nc)
+    double = sim.channel("double").uri
+    assert (await put(nc, double, -42.25))["ok"] is True
+    await eventually(lambda: any(v["v"] == -42.25 for v in tap.values[double]))
+    refused = await put(nc, double, 1e6)
+    assert refused["ok"] is False and refused["err"] == "failed"
+    assert refused["msg"].startswith("API_WAttrOutsideLimit")
+    read_only = await put(nc, sim.channel("devstate").uri, 1)
+    assert read_only["err"] == "access"
+    assert (await put(nc, sim.channel("mode").uri, "FAULT"))["ok"] is True
+    mode = sim.channel("mode").uri
+    await eventually(lambda: any(v["v"] == 3 for v in tap.values[mode]))
+
+
+async def test_demand_then_device_server_killed_and_restarted(
+    nc: NatsClient, adapter: str, spare_port: int
+) -> None:
+    server = start_sim(rate=10.0, port=spare_port)
+    try:
+        tap = await Tap().start(nc)
+        uri = f"tango://127.0.0.1:{spare_port}/sim/test/1/long"
+        want = {"ver": SCHEMA_VERSION, "ch": [uri], "lease": 60.0, "by": "test"}
+        await nc.publish(SUBJECTS.want("tango"), encode(want))
+        await eventually(lambda: len(tap.values[uri]) >= 3, timeout=20)
+
+        server.proc.kill()
+        killed_at = time.monotonic()
+        down = await eventually(
+            lambda: next((v for v in tap.values[uri] if not v["c"]), None), timeout=10
+        )
+        assert time.monotonic() - killed_at < 5.0
+        assert down["sev"] == 3 and down["v"] is None
+
+        server.restart()
+        count = len(tap.values[uri])
+        await eventually(
+            lambda: len(tap.values[uri]) >= count + 5 and tap.values[uri][-1]["c"],
+            timeout=30,
+        )
+    finally:
+        server.proc.stop()
