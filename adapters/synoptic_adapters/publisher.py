@@ -39,16 +39,10 @@ DEFAULT_MAX_QUEUE = 500_000
 _YIELD_EVERY = 2000
 
 
-@dataclass(slots=True)
-class _Last:
-    """The latest state of one channel: its last value message, fields unencoded."""
-
-    seq: int
-    v: Any
-    t: int
-    sev: int
-    st: str
-    c: bool
+#: The latest state of one channel, unencoded: (seq, v, t, sev, st, c). A plain
+#: tuple: it is built once per source event, on the hot path.
+_Last = tuple[int, Any, int, int, str, bool]
+_SEQ, _CONNECTED = 0, 5
 
 
 @dataclass
@@ -113,8 +107,8 @@ class Publisher:
         self, channel: Channel, v: Any, t: int, sev: int, st: str, c: bool
     ) -> None:
         last = self._last.get(channel)
-        seq = last.seq + 1 if last else self._forgotten_seq.pop(channel, 0) + 1
-        state = _Last(seq, v, t, sev, st, c)
+        seq = last[0] + 1 if last else self._forgotten_seq.pop(channel, 0) + 1
+        state = (seq, v, t, sev, st, c)
         self._last[channel] = state
         self.stats.received += 1
         if len(self._queue) >= self.max_queue:
@@ -135,7 +129,7 @@ class Publisher:
     @property
     def connected_count(self) -> int:
         """Channels whose latest state is connected."""
-        return sum(1 for last in self._last.values() if last.c)
+        return sum(1 for last in self._last.values() if last[_CONNECTED])
 
     @property
     def queued(self) -> int:
@@ -154,7 +148,7 @@ class Publisher:
         Its ``seq`` is remembered: monitored again, it continues the sequence."""
         last = self._last.pop(channel, None)
         if last is not None:
-            self._forgotten_seq[channel] = last.seq
+            self._forgotten_seq[channel] = last[_SEQ]
         self._meta.pop(channel, None)
         self._meta_pending.discard(channel)
         self._dirty.discard(channel)
@@ -162,7 +156,7 @@ class Publisher:
     def disconnect_all(self, reason: str) -> None:
         """Publish every connected channel as disconnected (e.g. on shutdown)."""
         for channel, last in list(self._last.items()):
-            if last.c:
+            if last[_CONNECTED]:
                 self.disconnected(channel, reason)
 
     def republish_all(self) -> None:
@@ -196,16 +190,11 @@ class Publisher:
     # -- the flusher -----------------------------------------------------------------
 
     def _message(self, last: _Last) -> dict[str, Any]:
+        seq, v, t, sev, st, c = last
         return {
-            "ver": SCHEMA_VERSION,
-            "v": last.v,
-            "t": last.t,
-            "sev": last.sev,
-            "st": last.st,
-            "seq": last.seq,
-            "ep": self.epoch_ms,
-            "c": last.c,
-        }
+            "ver": SCHEMA_VERSION, "v": v, "t": t, "sev": sev, "st": st, "seq": seq,
+            "ep": self.epoch_ms, "c": c,
+        }  # fmt: skip
 
     def _subject(self, channel: Channel) -> str:
         subject = self._val_subject.get(channel)
@@ -247,13 +236,20 @@ class Publisher:
         for channel in list(self._meta_pending):
             self._meta_pending.discard(channel)
             await self._publish_meta(channel)
-        queue, publish = self._queue, self.nc.publish
+        queue, publish, subjects = self._queue, self.nc.publish, self._val_subject
+        popleft, ver, ep = queue.popleft, SCHEMA_VERSION, self.epoch_ms
         sent = 0
         while queue:
-            channel, last = queue.popleft()
-            subject = self._subject(channel)
+            channel, (seq, v, t, sev, st, c) = popleft()
+            subject = subjects.get(channel) or self._subject(channel)
             try:
-                await publish(subject, encode(self._message(last)))
+                await publish(
+                    subject,
+                    encode({
+                        "ver": ver, "v": v, "t": t, "sev": sev, "st": st, "seq": seq,
+                        "ep": ep, "c": c,
+                    }),
+                )  # fmt: skip
             except Exception as exc:
                 self.stats.errors += 1
                 log.warning("publish on %s failed: %s", subject, exc)

@@ -20,8 +20,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import aioca
-from aioca import DBE_ALARM, DBE_PROPERTY, DBE_VALUE, FORMAT_CTRL, FORMAT_TIME
+from aioca import DBE_PROPERTY, FORMAT_CTRL
 
+from synoptic_adapters.epics.monitor import Dispatcher, ValueMonitor
 from synoptic_adapters.epics.values import (
     NATIVE_TYPES,
     PutValueError,
@@ -34,6 +35,9 @@ from synoptic_schemas import SCHEMA_VERSION, Channel, PutError
 from synoptic_schemas.messages import PutReplyMsg
 
 log = logging.getLogger(__name__)
+
+#: Status names indexed by any 6-bit code (one lookup on the hot path).
+STATUS_NAMES = tuple(status_text(code) for code in range(64))
 
 #: CA error codes aioca reports (cadef.ECA_*).
 _ECA_TIMEOUT = 80
@@ -97,19 +101,19 @@ class EpicsSource:
         self.settings = settings or {}
         self.sink: ChannelSink | None = None
         self.monitors: dict[Channel, _Monitor] = {}
-        self._closed_dropped = 0
+        self.dispatcher: Dispatcher | None = None
+        self._closed_merged = 0
 
     @property
-    def dropped_callbacks(self) -> int:
-        """Updates aioca merged because the event loop was behind (all channels)."""
-        live = sum(
-            m.value_sub.dropped_callbacks for m in self.monitors.values() if m.value_sub
-        )
-        return live + self._closed_dropped
+    def merged(self) -> int:
+        """Updates replaced by a newer one before the loop delivered them."""
+        live = sum(m.value_sub.merged for m in self.monitors.values() if m.value_sub)
+        return live + self._closed_merged
 
     async def start(self, sink: ChannelSink) -> None:
         apply_ca_environment(self.settings)
         self.sink = sink
+        self.dispatcher = Dispatcher(asyncio.get_running_loop())
 
     async def monitor(self, channels: Iterable[Channel]) -> None:
         for channel in channels:
@@ -117,14 +121,7 @@ class EpicsSource:
                 continue
             monitor = _Monitor()
             self.monitors[channel] = monitor
-            monitor.value_sub = aioca.camonitor(
-                channel.name,
-                self._value_callback(channel),
-                events=DBE_VALUE | DBE_ALARM,
-                format=FORMAT_TIME,
-                notify_disconnect=True,
-                connect_timeout=self.connect_timeout,
-            )
+            monitor.value_sub = self._value_monitor(channel)
             monitor.meta_sub = aioca.camonitor(
                 channel.name,
                 self._meta_callback(channel, monitor),
@@ -133,27 +130,25 @@ class EpicsSource:
                 count=1,
             )
 
-    def _value_callback(self, channel: Channel) -> Callable[[Any], None]:
-        sink = self.sink
-        assert sink is not None
-        push, status_names = sink.value, status_text
+    def _value_monitor(self, channel: Channel) -> ValueMonitor:
+        sink, dispatcher = self.sink, self.dispatcher
+        assert sink is not None and dispatcher is not None
+        push = sink.value
+        names = STATUS_NAMES
         timeout_reason = (
             f"never connected: no server answered within {self.connect_timeout:g} s"
         )
 
-        def on_value(value: Any) -> None:
-            if value.ok:
-                secs, nsec = value.raw_stamp
-                push(
-                    channel, value, t=secs * 1_000_000_000 + nsec,
-                    sev=value.severity, st=status_names(value.status),
-                )  # fmt: skip
-            elif value.errorcode == _ECA_TIMEOUT:
-                sink.disconnected(channel, timeout_reason)
-            else:
-                sink.disconnected(channel, "disconnected")
+        def on_value(update: tuple[Any, int, int, int]) -> None:
+            value, t, sev, status = update
+            push(channel, value, t=t, sev=sev, st=names[status & 63])
 
-        return on_value
+        return ValueMonitor(
+            channel.name, dispatcher, on_value=on_value,
+            on_disconnect=lambda: sink.disconnected(channel, "disconnected"),
+            on_timeout=lambda: sink.disconnected(channel, timeout_reason),
+            connect_timeout=self.connect_timeout,
+        )  # fmt: skip
 
     def _meta_callback(
         self, channel: Channel, monitor: _Monitor
@@ -195,7 +190,7 @@ class EpicsSource:
                 with contextlib.suppress(Exception):
                     sub.close()
         if monitor.value_sub is not None:
-            self._closed_dropped += monitor.value_sub.dropped_callbacks
+            self._closed_merged += monitor.value_sub.merged
         for task in monitor.tasks:
             task.cancel()
 
