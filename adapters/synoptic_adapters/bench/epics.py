@@ -12,7 +12,6 @@ subscriber (p50/p99). Everything on loopback; every run bounded in time.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import os
 import platform
@@ -22,8 +21,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import msgpack
-import numpy as np
 import psutil
 
 from synoptic_adapters.sim.epics_db import SimSpec, counter_names
@@ -34,25 +31,42 @@ from synoptic_bus.procs import Process
 _SUBSCRIBER = Path(__file__).with_name("subscriber.py")
 
 
-def run_case(records: int, rate: float, shards: int, warmup: float, window: float) -> dict:
+def run_case(
+    records: int, rate: float, shards: int, warmup: float, window: float
+) -> dict:
     """One measurement; returns the JSON-able result."""
     with tempfile.TemporaryDirectory(prefix="synoptic-bench-") as tmp:
         nats = NatsServer(store_dir=Path(tmp) / "js").start()
-        ioc = SimIoc(records=records, rate=rate, prefix="BENCH:", extras=False).start(120)
+        ioc = SimIoc(records=records, rate=rate, prefix="BENCH:", extras=False).start(
+            120
+        )
         adapters: list[EpicsAdapter] = []
         subscriber: Process | None = None
         try:
-            uris = [f"ca://{n}" for n in counter_names(SimSpec("BENCH:", records, rate))]
+            uris = [
+                f"ca://{n}" for n in counter_names(SimSpec("BENCH:", records, rate))
+            ]
             out = Path(tmp) / "sub.json"
             subscriber = Process(
                 "subscriber",
-                [sys.executable, str(_SUBSCRIBER), nats.url, str(warmup), str(window), str(out)],
+                [
+                    sys.executable,
+                    str(_SUBSCRIBER),
+                    nats.url,
+                    str(warmup),
+                    str(window),
+                    str(out),
+                ],
             )
             subscriber.wait_for("subscriber ready", 30)
             for i in range(shards):
                 adapters.append(
                     EpicsAdapter(
-                        nats.url, ioc, uris, adapter_id=f"bench-{i}", shard=f"{i}/{shards}"
+                        nats.url,
+                        ioc,
+                        uris,
+                        adapter_id=f"bench-{i}",
+                        shard=f"{i}/{shards}",
                     ).start(120)
                 )
             procs = [psutil.Process(a.process.pid) for a in adapters if a.process]
@@ -126,12 +140,13 @@ def main(argv: list[str] | None = None) -> int:
             result = run_case(records, args.rate, shards, args.warmup, args.window)
             print(json.dumps(result), file=sys.stderr, flush=True)
             results.append(result)
-    print(json.dumps({"benchmark": "epics-adapter", "machine": machine(), "runs": results}, indent=1))
+    print(
+        json.dumps(
+            {"benchmark": "epics-adapter", "machine": machine(), "runs": results},
+            indent=1,
+        )
+    )
     return 0
-
-
-def _unused() -> None:  # keep imports honest for type checkers
-    _ = (asyncio, msgpack, np)
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ import asyncio
 import json
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import msgpack
@@ -52,7 +53,9 @@ async def main(url: str, warmup: float, window: float, out: str) -> None:
     await nc.flush()
     print("subscriber ready", flush=True)
     # the warm-up starts when the first message arrives
-    while not last:
+    while True:
+        if last:
+            break
         await asyncio.sleep(0.05)
     await asyncio.sleep(warmup)
     me = psutil.Process()
@@ -82,8 +85,7 @@ async def main(url: str, warmup: float, window: float, out: str) -> None:
             "max": round(float(lat.max()), 2) if n else None,
         },
     }
-    with open(out, "w") as f:
-        json.dump(result, f)
+    await asyncio.to_thread(Path(out).write_text, json.dumps(result))
     await nc.close()
     print("subscriber done", flush=True)
 
