@@ -119,9 +119,11 @@ class Source:
 async def _publish(nats_url: str, records: int) -> None:
     """The synthetic source: N counters, all published every 100 ms."""
     from synoptic_bus.connect import connect
+    from synoptic_bus.store import StoreConfig, ensure_store
     from synoptic_schemas import Subjects, encode, parse_channel
 
     nc = await connect(nats_url, name="bench-publisher")
+    await ensure_store(nc, StoreConfig())  # as an adapter does
     subjects = Subjects()
     width = max(5, len(str(records - 1)))
     names = [subjects.val(parse_channel(f"ca://BENCH:CNT:{i:0{width}d}"))
@@ -226,7 +228,7 @@ def run_case(
     sets = _client_sets(case, source.uris)
     n_workers = max(1, min(4, -(-case.clients // WORKER_CLIENTS)))
     chunks = [sets[i::n_workers] for i in range(n_workers)]
-    subscribe_budget = 10 + 0.2 * case.clients + case.channels / 200
+    subscribe_budget = 5 + 0.05 * case.clients + case.channels / 500
     start = time.time() + subscribe_budget + warmup
     end = start + window
     workers = []

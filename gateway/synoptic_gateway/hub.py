@@ -22,9 +22,7 @@ import time
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from nats.aio.msg import Msg
-from nats.aio.subscription import Subscription
-
+from synoptic_bus.store import MAX_SUBJECTS_PER_REQUEST
 from synoptic_gateway.bus import Bus
 from synoptic_gateway.demand import Demand
 from synoptic_gateway.metrics import Stats
@@ -71,7 +69,7 @@ class ChannelState:
         self.meta_key: tuple[int, int] | None = None  # (ep, t) of meta
         self.listeners: dict[Group, int] = {}  # group -> index in its channel list
         self.refs = 0
-        self.sub: Subscription | None = None
+        self.sub: int | None = None  # live subscription id
 
 
 class Batch:
@@ -291,10 +289,20 @@ class Hub:
     async def _build(self, key: tuple[str, ...]) -> Group:
         if not self.bus.up:
             raise UnavailableError("the bus is down")
-        states: list[ChannelState] = []
+        started = time.perf_counter()
+        # all at once: one loop turn per subscription in series is seconds on a busy loop
+        results = await asyncio.gather(
+            *(self._acquire(uri) for uri in key), return_exceptions=True
+        )
+        states = [r for r in results if isinstance(r, ChannelState)]
+        failed = [r for r in results if not isinstance(r, ChannelState)]
+        if failed:
+            self._release(states)
+            if isinstance(failed[0], UnavailableError):
+                raise failed[0]
+            raise UnavailableError(str(failed[0])) from failed[0]
+        subscribed = time.perf_counter()
         try:
-            for uri in key:
-                states.append(await self._acquire(uri))
             missing = [s for s in states if s.value is None or s.meta is None]
             if missing:
                 # live first, then the store: what the store has not yet taken in
@@ -309,23 +317,37 @@ class Hub:
         for index, state in enumerate(states):
             state.listeners[group] = index
         self.groups[key] = group
+        log.info(
+            "group %d: %d channels, subscribed in %.3f s, store read in %.3f s",
+            sid, len(key), subscribed - started, time.perf_counter() - subscribed,
+        )  # fmt: skip
         return group
 
     async def _fill(self, states: list[ChannelState]) -> None:
         """Read the store for ``states``; newer-than-known values win."""
         subjects = [s for st in states for s in (st.val_subject, st.meta_subject)]
         started = time.perf_counter()
-        try:
-            snapshot = await self.bus.fetch(subjects, self.settings.snapshot_timeout)
-        except Exception as exc:  # values then arrive live
-            log.warning("last-value read of %d channels failed: %s", len(states), exc)
-            return
+        # Requests of at most 1024 subjects, each consistent by itself, all at once:
+        # merging by (ep, seq) per channel needs no consistency across requests.
+        chunks = [subjects[i : i + MAX_SUBJECTS_PER_REQUEST]
+                  for i in range(0, len(subjects), MAX_SUBJECTS_PER_REQUEST)]  # fmt: skip
+        timeout = self.settings.snapshot_timeout
+        results = await asyncio.gather(
+            *(self.bus.fetch(chunk, timeout) for chunk in chunks),
+            return_exceptions=True,
+        )
+        messages: dict[str, bytes] = {}
+        for result in results:
+            if isinstance(result, BaseException):  # those values then arrive live
+                log.warning("last-value read failed: %s", result)
+            else:
+                messages.update(result.messages)
         self.stats.snapshot_seconds.observe(time.perf_counter() - started)
         for state in states:
-            raw = snapshot.messages.get(state.val_subject)
+            raw = messages.get(state.val_subject)
             if raw is not None:
                 self._on_value(state, raw, live=False)
-            raw = snapshot.messages.get(state.meta_subject)
+            raw = messages.get(state.meta_subject)
             if raw is not None:
                 self._on_meta(state, raw)
 
@@ -341,12 +363,14 @@ class Hub:
         self.channels[uri] = state
         wildcard = f"{self.subjects.prefix}.*.{subject_tail(state.channel)}"
 
-        async def on_msg(msg: Msg) -> None:
-            subject = msg.subject
-            if subject == state.val_subject:
-                self._on_value(state, msg.data, live=True)
-            elif subject == state.meta_subject:
-                self._on_meta(state, msg.data)
+        val_subject = state.val_subject.encode()
+        meta_subject = state.meta_subject.encode()
+
+        def on_msg(subject: bytes, data: bytes) -> None:
+            if subject == val_subject:
+                self._on_value(state, data, live=True)
+            elif subject == meta_subject:
+                self._on_meta(state, data)
 
         try:
             state.sub = await self.bus.subscribe(wildcard, on_msg)
@@ -367,7 +391,7 @@ class Hub:
                 del self.channels[state.uri]
             self.demand.remove(state.channel)
             if state.sub is not None:
-                self._spawn(_unsubscribe(state.sub))
+                self._spawn(self._unsubscribe(state.sub))
                 state.sub = None
 
     def _on_value(self, state: ChannelState, raw: bytes, *, live: bool) -> None:
@@ -446,7 +470,6 @@ class Hub:
                 if since is not None and now - since > self.settings.stall_timeout:
                     session.close_slow()
 
-
-async def _unsubscribe(sub: Subscription) -> None:
-    with contextlib.suppress(Exception):
-        await sub.unsubscribe()
+    async def _unsubscribe(self, sid: int) -> None:
+        with contextlib.suppress(Exception):
+            await self.bus.unsubscribe(sid)

@@ -10,6 +10,7 @@ import pytest
 
 from synoptic_bus.connect import NatsClient
 from synoptic_bus.natsserver import NatsServer
+from synoptic_bus.store import StoreConfig, ensure_store
 from synoptic_gateway.testing import GatewayProc, Publisher, start_gateway
 
 
@@ -24,7 +25,9 @@ def gateway(nats_server: NatsServer) -> Iterator[GatewayProc]:
 
 
 @pytest.fixture
-def publisher(nc: NatsClient) -> Publisher:
+async def publisher(nc: NatsClient) -> Publisher:
+    """Publishes like an adapter, which also makes sure the last-value store exists."""
+    await ensure_store(nc, StoreConfig())
     return Publisher(nc)
 
 
