@@ -25,6 +25,7 @@ class SimServer:
     port: int
     proc: Process
     argv: list[str]
+    env: dict[str, str] | None = None
 
     @property
     def hostport(self) -> str:
@@ -35,7 +36,7 @@ class SimServer:
 
     def restart(self) -> None:
         """Start the same server again (after :meth:`Process.kill`)."""
-        self.proc = Process("tango-sim", self.argv)
+        self.proc = Process("tango-sim", self.argv, env=self.env)
         self.proc.wait_for(READY, timeout=60)
 
     def settings(self, **overrides: Any) -> TangoSettings:
@@ -43,18 +44,26 @@ class SimServer:
 
 
 def start_sim(
-    *, bulk: int = 0, rate: float = 10.0, devices: int = 1, port: int | None = None
+    *,
+    bulk: int = 0,
+    rate: float = 10.0,
+    devices: int = 1,
+    port: int | None = None,
+    env: dict[str, str] | None = None,
 ) -> SimServer:
-    """Start a database-less simulated device server on a free loopback port."""
+    """Start a simulated device server on a free loopback port: database-less,
+    or registered in the database of ``TANGO_HOST`` when ``env`` sets it."""
     port = port or free_port()
     argv = [
         sys.executable, "-m", "synoptic_adapters.sim.tango_command",
         "--port", str(port), "--bulk", str(bulk), "--rate", str(rate),
         "--devices", str(devices),
     ]  # fmt: skip
-    proc = Process("tango-sim", argv)
+    if env and "TANGO_HOST" in env:
+        argv.append("--database")
+    proc = Process("tango-sim", argv, env=env)
     proc.wait_for(READY, timeout=60)
-    return SimServer(port, proc, argv)
+    return SimServer(port, proc, argv, env)
 
 
 @dataclass

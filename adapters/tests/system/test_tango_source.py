@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import itertools
+import sys
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 
 import numpy as np
 import pytest
-from tango_support import CollectingSink, SimServer, start_sim, started_source
+from tango_support import READY, CollectingSink, SimServer, start_sim, started_source
 
+from synoptic_adapters.tango.settings import TangoSettings
 from synoptic_adapters.tango.source import TangoSource
-from synoptic_bus.procs import free_port
+from synoptic_bus.procs import Process, free_port
 from synoptic_schemas import PutError, parse_channel
 
 pytestmark = pytest.mark.system
@@ -223,3 +226,38 @@ async def test_release_stops_updates(
     await source.monitor([other])
     await sink.wait(lambda: len(sink.of(other)) >= 5)
     assert len(sink.of(long)) == count
+
+
+async def test_with_a_tango_database(tmp_path: Path) -> None:
+    """pytango's own database server (sqlite, no MySQL): the sim registers its
+    device there and the adapter finds it through tango://DBHOST:PORT/…"""
+    db_port = free_port()
+    database = Process(
+        "tango-db",
+        [sys.executable, "-m", "tango.databaseds.database",
+         "--host", "127.0.0.1", "--port", str(db_port), "2"],
+        env={"PYTANGO_DATABASE_NAME": str(tmp_path / "tango.db")},
+        cwd=tmp_path,
+    )  # fmt: skip
+    server = None
+    try:
+        database.wait_for(READY, timeout=60)
+        server = start_sim(rate=10.0, env={"TANGO_HOST": f"127.0.0.1:{db_port}"})
+        sink = CollectingSink()
+        source = await started_source(TangoSettings(), sink)
+        try:
+            double = parse_channel(f"tango://127.0.0.1:{db_port}/sim/test/1/double")
+            polled = parse_channel(f"tango://127.0.0.1:{db_port}/sim/test/1/polled")
+            missing = parse_channel(f"tango://127.0.0.1:{db_port}/no/such/device/x")
+            await source.monitor([double, polled, missing])
+            await sink.wait(lambda: len(sink.of(double)) >= 3 and sink.of(polled), 20)
+            assert sink.last(double, "meta").meta["unit"] == "mm"
+            await sink.wait(lambda: sink.last(missing, "disconnected") is not None, 20)
+            assert "DB_DeviceNotDefined" in sink.last(missing, "disconnected").st
+            assert (await source.put(double, 3.5, 5))["ok"] is True
+        finally:
+            await source.stop()
+    finally:
+        if server is not None:
+            server.proc.stop()
+        database.stop()
