@@ -301,23 +301,23 @@ const rows = [['delivered updates', R.metrics.updates], ['gaps', R.metrics.gaps]
   ['latency p50/p95/p99 ms', R.metrics.latency_ms ? [R.metrics.latency_ms.p50, R.metrics.latency_ms.p95, R.metrics.latency_ms.p99].join(' / ') : '–'],
   ['screen open p95 ms', R.metrics.screen_open_ms ? R.metrics.screen_open_ms.p95 : '–']];
 document.getElementById('summary').innerHTML = rows.map(r => `<tr><th>${r[0]}</th><td>${r[1]}</td></tr>`).join('');
-function chart(id, title, x, series, yname) {
+// series: [name, x values, y values]; each series keeps its own time axis
+function chart(id, title, series, yname) {
   if (typeof echarts === 'undefined') return;
   echarts.init(document.getElementById(id)).setOption({
-    title: { text: title }, tooltip: { trigger: 'axis' }, legend: { top: 25 },
+    animation: false, title: { text: title }, tooltip: { trigger: 'axis' }, legend: { top: 25 },
     grid: { top: 60 }, xAxis: { type: 'value', name: 's' }, yAxis: { type: 'value', name: yname },
     series: series.map(s => ({ type: 'line', name: s[0], showSymbol: false,
-      data: x.map((t, i) => [t, s[1][i]]) })) });
+      data: s[1].map((t, i) => [t, s[2][i]]) })) });
 }
 const T = R.timeseries.throughput;
-chart('thr', 'Throughput', T.t, [['updates/s', T.updates_per_s], ['frames/s', T.upd_frames_per_s]], '/s');
+chart('thr', 'Throughput', [['updates/s', T.t, T.updates_per_s], ['frames/s', T.t, T.upd_frames_per_s],
+  ['viewers', T.t, T.vus]], '/s');
 const L = R.timeseries.latency;
-chart('lat', 'Latency (source t → receipt)', L.t, [['p50', L.p50], ['p95', L.p95], ['p99', L.p99]], 'ms');
+chart('lat', 'Latency (source t → receipt)', [['p50', L.t, L.p50], ['p95', L.t, L.p95], ['p99', L.t, L.p99]], 'ms');
 const P = R.timeseries.processes;
 const roles = Object.keys(P).filter(r => P[r].t.length);
-if (roles.length) {
-  chart('cpu', 'CPU (% of one core)', P[roles[0]].t, roles.map(r => [r, P[r].cpu]), '%');
-  chart('rss', 'RSS (MiB)', P[roles[0]].t, roles.filter(r => r !== 'machine').map(r => [r, P[r].rss_mib]), 'MiB');
-}
+chart('cpu', 'CPU (% of one core; machine: % of all cores)', roles.map(r => [r, P[r].t, P[r].cpu]), '%');
+chart('rss', 'RSS (MiB)', roles.filter(r => r !== 'machine').map(r => [r, P[r].t, P[r].rss_mib]), 'MiB');
 </script></body></html>
 """

@@ -88,7 +88,6 @@ class Sampler:
         last: dict[str, float] = {}
         first = True
         while not self._stop.wait(0 if first else self.interval):
-            first = False
             now = time.monotonic()
             for role, procs in list(self._procs.items()):
                 cpu_delta, rss, alive = self._sample_role(procs)
@@ -98,7 +97,10 @@ class Sampler:
                     series.cpu.append(round(100 * cpu_delta / (now - last[role]), 1))
                     series.rss_mib.append(round(rss, 1))
                 last[role] = now
-            machine = self.series["machine"]
-            machine.t.append(round(now - self._started, 2))
-            machine.cpu.append(psutil.cpu_percent(None))
-            machine.rss_mib.append(round(psutil.virtual_memory().used / 2**20, 1))
+            busy = psutil.cpu_percent(None)  # since the previous call
+            if not first:
+                machine = self.series["machine"]
+                machine.t.append(round(now - self._started, 2))
+                machine.cpu.append(busy)
+                machine.rss_mib.append(round(psutil.virtual_memory().used / 2**20, 1))
+            first = False
