@@ -267,6 +267,7 @@ export class Gateway implements Liveness {
   handle(frame: ServerFrame): void {
     switch (frame.op) {
       case 'hello':
+        performance.mark('synoptic:hello');
         this.#greeted = true;
         this.user = frame.user;
         this.write = frame.write === true;
@@ -356,6 +357,7 @@ export class Gateway implements Liveness {
     });
     sub.ready = true;
     sub.error = null;
+    performance.mark('synoptic:snap');
     this.#schedule();
   }
 

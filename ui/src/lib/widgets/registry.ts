@@ -1,35 +1,40 @@
-/** Widget type (screen files' `type`) → component. One file per widget. */
+/**
+ * Widget type (screen files' `type`) → component. One file per widget. Chart
+ * widgets load on first use (their own chunk, with ECharts), so a screen of
+ * labels and LEDs never downloads or parses the charting library.
+ */
 import type { Component } from 'svelte';
 import type { WidgetType } from '../screen';
 import type { WidgetProps } from './types';
 import Bar from './Bar.svelte';
 import Button from './Button.svelte';
 import Form from './Form.svelte';
-import Gauge from './Gauge.svelte';
 import Input from './Input.svelte';
 import Label from './Label.svelte';
 import Led from './Led.svelte';
 import Menu from './Menu.svelte';
-import Spectrum from './Spectrum.svelte';
 import Text from './Text.svelte';
 import Toggle from './Toggle.svelte';
-import Trend from './Trend.svelte';
-import Xy from './Xy.svelte';
 
-export const WIDGETS: Record<WidgetType, Component<WidgetProps>> = {
-  text: Text,
-  label: Label,
-  led: Led,
-  gauge: Gauge,
-  bar: Bar,
-  trend: Trend,
-  spectrum: Spectrum,
-  xy: Xy,
-  form: Form,
-  input: Input,
-  button: Button,
-  toggle: Toggle,
-  menu: Menu,
+type Loader = () => Promise<{ default: Component<WidgetProps> }>;
+
+/** A component, or a loader of one (charts). */
+export type WidgetEntry = { component: Component<WidgetProps> } | { load: Loader };
+
+export const WIDGETS: Record<WidgetType, WidgetEntry> = {
+  text: { component: Text },
+  label: { component: Label },
+  led: { component: Led },
+  gauge: { load: () => import('./Gauge.svelte') },
+  bar: { component: Bar },
+  trend: { load: () => import('./Trend.svelte') },
+  spectrum: { load: () => import('./Spectrum.svelte') },
+  xy: { load: () => import('./Xy.svelte') },
+  form: { component: Form },
+  input: { component: Input },
+  button: { component: Button },
+  toggle: { component: Toggle },
+  menu: { component: Menu },
 };
 
 /** Default grid spans (w, h) of each type when the screen gives none. */

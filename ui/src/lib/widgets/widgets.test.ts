@@ -2,7 +2,7 @@ import { render } from '@testing-library/svelte';
 import { flushSync } from 'svelte';
 import * as echarts from 'echarts/core';
 import { SVGRenderer } from 'echarts/renderers';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import Host from '../testing/Host.svelte';
 import { Gateway } from '../transport/gateway.svelte';
 import type { MetaMsg, ValueMsg } from '../transport/protocol';
@@ -95,9 +95,10 @@ describe('write widgets', () => {
 });
 
 describe('chart widgets render with ECharts (SVG)', () => {
-  it('trend draws a line of the history', () => {
+  it('trend draws a line of the history', async () => {
     const { gw, snap, upd, frame } = setup(['ca://SIM:SINE']);
     const { container } = show(gw, { type: 'trend', channels: ['ca://SIM:SINE'], options: { window_s: 10 } });
+    await vi.waitFor(() => expect(container.querySelector('.chart')).not.toBeNull(), { timeout: 15_000 }); // loaded on demand
     snap([val(0)], [null]);
     for (let k = 1; k < 20; k++) upd(0, val(Math.sin(k), 0, (Date.now() - 2000 + k * 100) * 1e6));
     frame();
@@ -105,10 +106,12 @@ describe('chart widgets render with ECharts (SVG)', () => {
     expect(container.querySelectorAll('svg path').length).toBeGreaterThan(0);
   });
 
-  it('spectrum takes a typed array', () => {
+  it('spectrum takes a typed array', async () => {
     const { gw, snap } = setup(['ca://SIM:WF1K']);
     const { container } = show(gw, { type: 'spectrum', channels: ['ca://SIM:WF1K'] });
+    await vi.waitFor(() => expect(container.querySelector('.chart')).not.toBeNull(), { timeout: 15_000 });
     snap([val({ data: new Float64Array([1, 3, 2, 5]), shape: [4] })], [{ dt: 'f8', shape: [4], w: false }]);
     expect(container.querySelector('svg')).not.toBeNull();
+    expect(container.querySelectorAll('svg path').length).toBeGreaterThan(0);
   });
 });
