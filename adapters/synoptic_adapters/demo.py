@@ -13,11 +13,15 @@ from pathlib import Path
 from synoptic_adapters.sim.epics_db import SimSpec, build_database
 from synoptic_adapters.sim.epics_ioc import ca_environment
 from synoptic_bus.demo import DemoContext, DemoProcess
-from synoptic_bus.procs import free_port, free_udp_tcp_port
+from synoptic_bus.procs import free_udp_tcp_port
 
 #: PV prefix of the demo's simulated IOC.
 DEMO_PREFIX = "DEMO:"
 DEMO_RECORDS = 100
+#: Port of the demo's Tango device server: fixed (Tango's standard port) because
+#: host:port is part of every tango:// channel name, so screens/tango-demo.json can
+#: name the demo's channels.
+DEMO_TANGO_PORT = 10000
 
 
 def _synoptic() -> str:
@@ -59,7 +63,7 @@ def tango(ctx: DemoContext) -> list[DemoProcess]:
     attribute kind) and the Tango adapter monitoring all of it."""
     from synoptic_adapters.sim.tango_command import ATTRIBUTES, READY
 
-    port = free_port()
+    port = DEMO_TANGO_PORT
     hostport = f"127.0.0.1:{port}"
     channels = [f"tango://{hostport}/sim/test/1/{name}" for name in ATTRIBUTES]
     config = ctx.var_dir / "tango-adapter.yaml"
