@@ -24,6 +24,9 @@ def register(sims: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--devices", type=int, default=1, help="sim/test/1 … N")
     parser.add_argument(
+        "--dlist", help="comma-separated device names (instead of --devices)"
+    )
+    parser.add_argument(
         "--bulk", type=int, default=0, help="extra counter attributes per device"
     )
     parser.add_argument("--rate", type=float, default=10.0, help="Hz of changes")
@@ -42,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
 
     serve(
         port=args.port,
-        devices=device_names(args.devices),
+        devices=args.dlist.split(",") if args.dlist else device_names(args.devices),
         instance=args.instance,
         rate_hz=args.rate,
         bulk=args.bulk,

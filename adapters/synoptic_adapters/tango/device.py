@@ -50,6 +50,10 @@ from synoptic_schemas import Channel
 
 log = logging.getLogger(__name__)
 
+#: Longest wait for change subscriptions to settle before configuration events
+#: are subscribed, seconds.
+CONFIG_EVENTS_DELAY = 3.0
+
 
 class Events(Enum):
     """Where an attribute's values come from."""
@@ -146,6 +150,7 @@ class DeviceLink:
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._poller: asyncio.Task[None] | None = None
+        self._config_tasks: set[asyncio.Task[None]] = set()
 
     # -- public -------------------------------------------------------------------
 
@@ -173,7 +178,7 @@ class DeviceLink:
 
     async def close(self) -> None:
         """Stop every task and unsubscribe everything."""
-        tasks = [t for t in (self._task, self._poller) if t]
+        tasks = [t for t in (self._task, self._poller, *self._config_tasks) if t]
         tasks += [s.task for s in self.attrs.values() if s.task]
         for task in tasks:
             task.cancel()
@@ -235,18 +240,21 @@ class DeviceLink:
 
     async def _connect(self) -> None:
         if self.proxy is None:
-            self.proxy = await asyncio.wait_for(
-                tango.asyncio.DeviceProxy(self.url),
-                self.settings.read_timeout,
-            )
-            self.proxy.set_timeout_millis(int(self.settings.read_timeout * 1000))
             # events go through a synchronous proxy: its callbacks run in Tango's
             # thread without a coroutine per event
-            self.events_proxy = await self._blocking(tango.DeviceProxy, self.url)
+            self.proxy, self.events_proxy = await asyncio.gather(
+                asyncio.wait_for(
+                    tango.asyncio.DeviceProxy(self.url), self.settings.read_timeout
+                ),
+                self._blocking(tango.DeviceProxy, self.url),
+            )
+            self.proxy.set_timeout_millis(int(self.settings.read_timeout * 1000))
         async with self._lock:
-            names = await self._blocking(self.proxy.get_attribute_list)
+            names, status = await asyncio.gather(
+                self._blocking(self.proxy.get_attribute_list),
+                self._blocking(self.proxy.polling_status),
+            )
             self.names = {str(n).lower(): str(n) for n in names}
-            status = await self._blocking(self.proxy.polling_status)
             self.polled = _polled_attributes(status)
             self.up = True
             self.ever_up = True
@@ -313,14 +321,36 @@ class DeviceLink:
         for state in present:
             if state.events is not Events.NONE:
                 state.events = Events.PENDING
-        subscribed = await self._blocking(self._subscribe, present)
-        for state, change_id, conf_id in subscribed:
-            state.conf_id = conf_id
+        subscribed = await self._blocking(self._subscribe_changes, present)
+        for state, change_id in zip(present, subscribed, strict=True):
             if state.events is Events.NONE and change_id is not None:
                 self._unsubscribe_later([change_id])  # said "no events" meanwhile
             else:
                 state.change_id = change_id
         self._wake.set()
+        if self.settings.config_events:
+            self._config_tasks.add(
+                task := asyncio.create_task(self._subscribe_config(present))
+            )
+            task.add_done_callback(self._config_tasks.discard)
+
+    async def _subscribe_config(self, states: list[AttrState]) -> None:
+        """Configuration events, once the change events are settled (they share
+        Tango's subscription thread, and values come first)."""
+        generations = [s.generation for s in states]
+        for _ in range(int(CONFIG_EVENTS_DELAY / 0.05)):
+            if not any(s.events is Events.PENDING for s in states):
+                break
+            await asyncio.sleep(0.05)
+        current = [
+            s for s, g in zip(states, generations, strict=True) if s.generation == g
+        ]
+        ids = await self._blocking(self._subscribe_configs, current)
+        for state, conf_id in zip(current, ids, strict=True):
+            if state.generation == conf_id[0] and self.attrs.get(state.name) is state:
+                state.conf_id = conf_id[1]
+            else:
+                self._unsubscribe_later([conf_id[1]])
 
     async def _first_read(self, states: list[AttrState]) -> None:
         """Read every attribute once, polled ones in concurrent chunks."""
@@ -360,37 +390,38 @@ class DeviceLink:
             for state in states:
                 state.proven = False
 
-    def _subscribe(
-        self, states: list[AttrState]
-    ) -> list[tuple[AttrState, int | None, int | None]]:
-        """Subscribe change, then configuration events (runs in a thread); return
-        ``(state, change id, configuration id)``."""
-        async_mode = tango.EventSubMode.Async
-        change_ids: list[int | None] = []
+    def _subscribe_changes(self, states: list[AttrState]) -> list[int | None]:
+        """Subscribe change events (runs in a thread); returns the ids."""
+        ids: list[int | None] = []
         for state in states:
             if state.events is Events.NONE:
-                change_ids.append(None)
+                ids.append(None)
                 continue
             callback = ChangeCallback(self.inbox, state, state.generation)
-            change_ids.append(
+            ids.append(
                 self.events_proxy.subscribe_event(
                     self.names[state.name],
                     tango.EventType.CHANGE_EVENT,
                     callback,
-                    async_mode,
+                    tango.EventSubMode.Async,
                 )
             )
-        conf_ids: list[int | None] = [None] * len(states)
-        if self.settings.config_events:
-            for index, state in enumerate(states):
-                callback = ConfigCallback(self.inbox, state, state.generation)
-                conf_ids[index] = self.events_proxy.subscribe_event(
-                    self.names[state.name],
-                    tango.EventType.ATTR_CONF_EVENT,
-                    callback,
-                    async_mode,
-                )
-        return list(zip(states, change_ids, conf_ids, strict=True))
+        return ids
+
+    def _subscribe_configs(self, states: list[AttrState]) -> list[tuple[int, int]]:
+        """Subscribe configuration events (runs in a thread); returns
+        ``(generation, id)`` per state."""
+        ids = []
+        for state in states:
+            callback = ConfigCallback(self.inbox, state, state.generation)
+            event_id = self.events_proxy.subscribe_event(
+                self.names[state.name],
+                tango.EventType.ATTR_CONF_EVENT,
+                callback,
+                tango.EventSubMode.Async,
+            )
+            ids.append((state.generation, event_id))
+        return ids
 
     async def _detach(self, states: list[AttrState]) -> None:
         ids: list[int] = []

@@ -1,0 +1,447 @@
+"""Tango adapter benchmark (``make bench-tango``): JSON on stdout.
+
+Workload: simulated device servers (``synoptic sim tango``, database-less) whose
+``bulk_NNNN`` attributes count up by 1 per poll and send change events.
+
+1. Subscription (median of ``--reps``): for 400 attributes on one device and 4000
+   over 10 devices, seconds from "monitor these" to the first value of every
+   attribute and to every change-event subscription confirmed; in the same run a
+   PyTango-only client doing the same subscriptions, one by one (the default
+   ``SyncRead`` mode: first value during the call) and all at once
+   (``AsyncRead``). Each measurement runs in a fresh process.
+2. Throughput: ``synoptic adapter tango`` publishing to a local nats-server, one
+   subscriber process counting what arrives (``bench/subscriber.py``): events/s,
+   gaps (a skipped count: lost between the device and the bus), seq gaps, adapter
+   CPU (% of one core) and RSS, latency from the Tango timestamp to the subscriber
+   (p50/p99); then a PyTango-only client counting the same events for the same
+   window, as the reference.
+
+Everything on loopback; every step bounded in time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+from synoptic_adapters.sim.tango_command import READY
+from synoptic_adapters.testing import synoptic_command
+from synoptic_bus.natsserver import NatsServer
+from synoptic_bus.procs import Process, free_port
+
+_SUBSCRIBER = Path(__file__).with_name("subscriber.py")
+DEVICES_PER_SERVER = 2
+
+
+# -- device servers --------------------------------------------------------------
+
+
+class Servers:
+    """``devices`` simulated devices of ``bulk`` counters, 2 per server process."""
+
+    def __init__(self, devices: int, bulk: int, rate: float) -> None:
+        self.devices, self.bulk = devices, bulk
+        self.procs: list[Process] = []
+        self.hosts: list[str] = []  # host:port per device
+        for first in range(0, devices, DEVICES_PER_SERVER):
+            count = min(DEVICES_PER_SERVER, devices - first)
+            port = free_port()
+            names = ",".join(f"bench/d/{first + i + 1}" for i in range(count))
+            argv = [
+                sys.executable, "-m", "synoptic_adapters.sim.tango_command",
+                "--port", str(port), "--bulk", str(bulk), "--rate", str(rate),
+                "--instance", f"b{first}", "--dlist", names,
+            ]  # fmt: skip
+            self.procs.append(Process(f"sim-{first}", argv))
+            self.hosts += [f"127.0.0.1:{port}"] * count
+        for proc in self.procs:
+            proc.wait_for(READY, timeout=120)
+
+    def devices_urls(self) -> list[str]:
+        return [
+            f"tango://{host}/bench/d/{i + 1}#dbase=no"
+            for i, host in enumerate(self.hosts)
+        ]
+
+    def uris(self) -> list[str]:
+        return [
+            f"tango://{host}/bench/d/{i + 1}/bulk_{n:04d}"
+            for i, host in enumerate(self.hosts)
+            for n in range(self.bulk)
+        ]
+
+    def cpu_seconds(self) -> float:
+        total = 0.0
+        for proc in self.procs:
+            times = psutil.Process(proc.pid).cpu_times()
+            total += times.user + times.system
+        return total
+
+    def close(self) -> None:
+        for proc in self.procs:
+            proc.kill()
+
+
+# -- subscription timing (each in a fresh process) -----------------------------------
+
+
+async def _adapter_subscription(uris: list[str], hosts: list[str]) -> dict[str, float]:
+    from synoptic_adapters.tango.device import Events
+    from synoptic_adapters.tango.settings import TangoSettings
+    from synoptic_adapters.tango.source import TangoSource
+    from synoptic_schemas import parse_channel
+
+    channels = [parse_channel(uri) for uri in uris]
+    seen: set[Any] = set()
+    first_values = asyncio.get_running_loop().create_future()
+
+    class Sink:
+        def value(self, channel: Any, v: Any, *, t: int, sev: int, st: str) -> None:
+            seen.add(channel)
+            if len(seen) == len(channels) and not first_values.done():
+                first_values.set_result(time.perf_counter())
+
+        def meta(self, channel: Any, meta: dict[str, Any]) -> None:
+            pass
+
+        def disconnected(self, channel: Any, reason: str) -> None:
+            pass
+
+    source = TangoSource(TangoSettings(no_database_hosts=frozenset(hosts)))
+    await source.start(Sink())
+    start = time.perf_counter()
+    await source.monitor(channels)
+    first = await asyncio.wait_for(first_values, 60)
+    async with asyncio.timeout(60):
+        while True:
+            attrs = [a for link in source.links.values() for a in link.attrs.values()]
+            if all(a.events is Events.LIVE for a in attrs):
+                break
+            await asyncio.sleep(0.01)
+    live = time.perf_counter()
+    await source.stop()
+    return {"first_values_s": first - start, "subscribed_s": live - start}
+
+
+def _pytango_subscription(urls: list[str], bulk: int, mode: str) -> dict[str, float]:
+    import tango
+
+    names = [f"bulk_{n:04d}" for n in range(bulk)]
+    total = len(urls) * bulk
+    lock = threading.Lock()
+    firsts: set[tuple[int, str]] = set()
+    done = threading.Event()
+
+    def callback_for(index: int):
+        def callback(event: Any) -> None:
+            if event.err or event.attr_value is None:
+                return
+            with lock:
+                firsts.add((index, event.attr_value.name))
+                if len(firsts) == total:
+                    done.set()
+
+        return callback
+
+    start = time.perf_counter()
+    proxies = [tango.DeviceProxy(url) for url in urls]
+    sub_mode = (
+        tango.EventSubMode.SyncRead if mode == "sync" else tango.EventSubMode.AsyncRead
+    )
+    for index, proxy in enumerate(proxies):
+        callback = callback_for(index)
+        for name in names:
+            proxy.subscribe_event(
+                name, tango.EventType.CHANGE_EVENT, callback, sub_mode
+            )
+    returned = time.perf_counter()
+    done.wait(60)
+    first = time.perf_counter()
+    return {
+        "calls_returned_s": returned - start,
+        "first_values_s": first - start,
+        "subscribed_s": (returned if mode == "sync" else first) - start,
+    }
+
+
+def _child(args: argparse.Namespace) -> int:
+    spec = json.loads(args.child_spec)
+    if args.child == "adapter":
+        result = asyncio.run(_adapter_subscription(spec["uris"], spec["hosts"]))
+    else:
+        result = _pytango_subscription(spec["urls"], spec["bulk"], args.child)
+    print("RESULT " + json.dumps(result), flush=True)
+    os._exit(0)  # skip Tango's slow teardown of thousands of subscriptions
+
+
+def _in_child(kind: str, spec: dict[str, Any]) -> dict[str, float]:
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
+        json.dump(spec, handle)
+    try:
+        argv = [
+            sys.executable, "-m", "synoptic_adapters.bench.tango",
+            "--child", kind, "--child-spec", f"@{handle.name}",
+        ]  # fmt: skip
+        proc = Process(f"bench-{kind}", argv)
+        try:
+            match = proc.wait_for(r"^RESULT (.*)$", timeout=120)
+        finally:
+            proc.stop(5)
+        return json.loads(match.group(1))
+    finally:
+        os.unlink(handle.name)
+
+
+def subscription_case(devices: int, bulk: int, reps: int) -> dict[str, Any]:
+    servers = Servers(devices, bulk, rate=1.0)
+    try:
+        hosts = sorted(set(servers.hosts))
+        spec_adapter = {"uris": servers.uris(), "hosts": hosts}
+        spec_pytango = {"urls": servers.devices_urls(), "bulk": bulk}
+        runs: dict[str, list[dict[str, float]]] = {
+            "adapter": [], "pytango_one_by_one": [], "pytango_asyncread": [],
+        }  # fmt: skip
+        for _ in range(reps):
+            runs["adapter"].append(_in_child("adapter", spec_adapter))
+            runs["pytango_one_by_one"].append(_in_child("sync", spec_pytango))
+            runs["pytango_asyncread"].append(_in_child("asyncread", spec_pytango))
+    finally:
+        servers.close()
+    result: dict[str, Any] = {"devices": devices, "attributes": devices * bulk}
+    for client, measured in runs.items():
+        result[client] = {
+            key: round(statistics.median(m[key] for m in measured), 3)
+            for key in measured[0]
+        }
+        result[client]["runs"] = [
+            {k: round(v, 3) for k, v in m.items()} for m in measured
+        ]
+    return result
+
+
+# -- throughput through NATS ---------------------------------------------------------------
+
+
+def _pytango_counter(urls: list[str], bulk: int, window: float) -> dict[str, Any]:
+    """Count change events with a plain PyTango client (sync callbacks)."""
+    import tango
+
+    count = [0]
+    gaps = [0]
+    last: dict[tuple[int, str], float] = {}
+    lock = threading.Lock()
+
+    def callback_for(index: int):
+        def callback(event: Any) -> None:
+            if event.err or event.attr_value is None:
+                return
+            key, value = (index, event.attr_value.name), event.attr_value.value
+            with lock:
+                count[0] += 1
+                previous = last.get(key)
+                if previous is not None and value != previous + 1:
+                    gaps[0] += 1
+                last[key] = value
+
+        return callback
+
+    proxies = [tango.DeviceProxy(url) for url in urls]
+    for index, proxy in enumerate(proxies):
+        callback = callback_for(index)
+        for n in range(bulk):
+            proxy.subscribe_event(
+                f"bulk_{n:04d}", tango.EventType.CHANGE_EVENT, callback,
+                tango.EventSubMode.AsyncRead,
+            )  # fmt: skip
+    time.sleep(3.0)  # subscriptions settle
+    me = psutil.Process()
+    cpu0 = me.cpu_times()
+    with lock:
+        count[0] = gaps[0] = 0
+    start = time.monotonic()
+    time.sleep(window)
+    with lock:
+        received, lost = count[0], gaps[0]
+    elapsed = time.monotonic() - start
+    cpu1 = me.cpu_times()
+    return {
+        "events_per_s": round(received / elapsed, 1),
+        "gaps": lost,
+        "cpu_percent": round(
+            (cpu1.user + cpu1.system - cpu0.user - cpu0.system) / elapsed * 100, 1
+        ),
+        "rss_mib": round(me.memory_info().rss / 2**20, 1),
+    }
+
+
+def throughput_case(
+    devices: int, bulk: int, rate: float, warmup: float, window: float
+) -> dict[str, Any]:
+    servers = Servers(devices, bulk, rate)
+    try:
+        with tempfile.TemporaryDirectory(prefix="synoptic-bench-tango-") as tmp:
+            result = _through_adapter(servers, Path(tmp), warmup, window)
+        spec = {"urls": servers.devices_urls(), "bulk": bulk, "window": window}
+        result["pytango_reference"] = _reference(spec)
+    finally:
+        servers.close()
+    result.update(
+        devices=devices,
+        attributes=devices * bulk,
+        rate_hz=rate,
+        expected_events_per_s=devices * bulk * rate,
+    )
+    return result
+
+
+def _through_adapter(
+    servers: Servers, tmp: Path, warmup: float, window: float
+) -> dict[str, Any]:
+    nats = NatsServer(store_dir=tmp / "js").start()
+    adapter: Process | None = None
+    subscriber: Process | None = None
+    try:
+        config = {
+            "id": "bench-tango",
+            "nats": {"url": nats.url},
+            "channels": servers.uris(),
+            "tango": {"no_database_hosts": sorted(set(servers.hosts))},
+        }
+        path = tmp / "tango.yaml"
+        path.write_text(json.dumps(config))  # JSON is YAML
+        out = tmp / "sub.json"
+        subscriber = Process(
+            "subscriber",
+            [sys.executable, str(_SUBSCRIBER), nats.url, str(warmup), str(window), str(out), str(len(servers.uris()))],
+        )  # fmt: skip
+        subscriber.wait_for("subscriber ready", 30)
+        adapter = Process(
+            "adapter-tango",
+            [synoptic_command(), "adapter", "tango", "--config", str(path)],
+        )
+        adapter.wait_for(r"adapter \S+ ready", 120)
+        proc = psutil.Process(adapter.pid)
+        subscriber.wait_for("window start", warmup + 120)
+        cpu0, servers0 = proc.cpu_times(), servers.cpu_seconds()
+        t0 = time.monotonic()
+        subscriber.wait_for("window end", window + 60)
+        elapsed = time.monotonic() - t0
+        cpu1, servers1 = proc.cpu_times(), servers.cpu_seconds()
+        rss = proc.memory_info().rss
+        subscriber.wait_for("subscriber done", 60)
+        sub = json.loads(out.read_text())
+    finally:
+        if subscriber:
+            subscriber.stop()
+        if adapter:
+            adapter.stop()
+        nats.close()
+    return {
+        "events_per_s": round(sub["received"] / sub["window_s"], 1),
+        "gaps": sub["gaps"],
+        "seq_gaps": sub["seq_gaps"],
+        "channels_seen": sub["channels"],
+        "adapter_cpu_percent": round(
+            (cpu1.user + cpu1.system - cpu0.user - cpu0.system) / elapsed * 100, 1
+        ),
+        "adapter_rss_mib": round(rss / 2**20, 1),
+        "servers_cpu_percent": round((servers1 - servers0) / elapsed * 100, 1),
+        "latency_ms": sub["latency_ms"],
+        "subscriber_cpu_percent": sub["cpu_percent"],
+        "window_s": round(sub["window_s"], 2),
+    }
+
+
+def _reference(spec: dict[str, Any]) -> dict[str, Any]:
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
+        json.dump(spec, handle)
+    try:
+        argv = [
+            sys.executable, "-m", "synoptic_adapters.bench.tango",
+            "--child", "count", "--child-spec", f"@{handle.name}",
+        ]  # fmt: skip
+        proc = Process("bench-pytango-count", argv)
+        try:
+            match = proc.wait_for(r"^RESULT (.*)$", timeout=spec["window"] + 120)
+        finally:
+            proc.stop(5)
+        return json.loads(match.group(1))
+    finally:
+        os.unlink(handle.name)
+
+
+# -- main ----------------------------------------------------------------------------------
+
+
+def machine() -> dict[str, Any]:
+    return {
+        "cpus": os.cpu_count(),
+        "cpu": platform.processor() or platform.machine(),
+        "python": platform.python_version(),
+        "load_avg_1m": round(os.getloadavg()[0], 2),
+    }
+
+
+def _case(text: str) -> tuple[int, int, float]:
+    """``DEVICESxBULK[@RATE]`` → (devices, bulk, rate)."""
+    shape, _, rate = text.partition("@")
+    devices, _, bulk = shape.partition("x")
+    return int(devices), int(bulk), float(rate or 0)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--subscription", nargs="*", default=["1x400", "10x400"],
+        help="DEVICESxATTRIBUTES cases for subscription timing",
+    )  # fmt: skip
+    parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument(
+        "--throughput", nargs="*", default=["1x400@10", "10x400@5"],
+        help="DEVICESxATTRIBUTES@HZ cases for throughput",
+    )  # fmt: skip
+    parser.add_argument("--warmup", type=float, default=5.0)
+    parser.add_argument("--window", type=float, default=20.0)
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    parser.add_argument("--child-spec", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.child:
+        if args.child_spec.startswith("@"):
+            args.child_spec = Path(args.child_spec[1:]).read_text()
+        if args.child == "count":
+            spec = json.loads(args.child_spec)
+            result = _pytango_counter(spec["urls"], spec["bulk"], spec["window"])
+            print("RESULT " + json.dumps(result), flush=True)
+            os._exit(0)
+        return _child(args)
+    report: dict[str, Any] = {"benchmark": "tango-adapter", "machine": machine()}
+    report["subscription"] = []
+    for case in args.subscription:
+        devices, bulk, _ = _case(case)
+        result = subscription_case(devices, bulk, args.reps)
+        print(json.dumps(result), file=sys.stderr, flush=True)
+        report["subscription"].append(result)
+    report["throughput"] = []
+    for case in args.throughput:
+        devices, bulk, rate = _case(case)
+        result = throughput_case(devices, bulk, rate or 10.0, args.warmup, args.window)
+        print(json.dumps(result), file=sys.stderr, flush=True)
+        report["throughput"].append(result)
+    print(json.dumps(report, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
