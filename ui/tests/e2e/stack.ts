@@ -5,7 +5,7 @@
  * that `token()` signs; anonymous sessions stay read-only.
  */
 import { createHmac } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -47,8 +47,11 @@ export class Stack {
   nats!: Proc;
   ioc!: Proc;
   adapter!: Proc;
+  tango!: Proc;
+  tangoAdapter!: Proc;
   gateway!: Proc;
-  readonly prefix = 'SIM:'; // the demo screens' PV names (the private CA port isolates the IOC)
+  tangoPort = 0;
+  readonly prefix = 'DEMO:'; // the demo screens' PV names (the private CA port isolates the IOC)
 
   get natsUrl(): string {
     return `nats://127.0.0.1:${this.natsPort}`;
@@ -56,6 +59,11 @@ export class Stack {
 
   get baseUrl(): string {
     return `http://127.0.0.1:${this.httpPort}`;
+  }
+
+  /** An attribute of the simulated Tango device as a channel URI. */
+  attr(name: string): string {
+    return `tango://127.0.0.1:${this.tangoPort}/sim/test/1/${name}`;
   }
 
   /** A PV of the simulated IOC as a channel URI. */
@@ -74,8 +82,30 @@ export class Stack {
     writeFileSync(config, `id: e2e-epics\nchannels: []\nnats:\n  url: ${this.natsUrl}\n`);
     this.adapter = new Proc('adapter', [join(VENV, 'synoptic'), 'adapter', 'epics', '--config', config], { ...caEnv(this.caPort), SYNOPTIC_NATS_URL: this.natsUrl });
     await this.adapter.waitFor(/adapter \S+ ready/, 60_000);
+    await this.startTango();
+    this.copyScreens();
     await this.startGateway();
     return this;
+  }
+
+  /** The simulated Tango device (database-less) and the Tango adapter. */
+  async startTango(): Promise<void> {
+    this.tangoPort = await freePort();
+    this.tango = new Proc('tango', [join(VENV, 'synoptic'), 'sim', 'tango', '--port', String(this.tangoPort)]);
+    await this.tango.waitFor(/Ready to accept request/, 60_000);
+    const config = join(this.dir, 'tango.yaml');
+    writeFileSync(config, `id: e2e-tango\nchannels: []\nnats:\n  url: ${this.natsUrl}\ntango:\n  no_database_hosts: ['127.0.0.1:${this.tangoPort}']\n`);
+    this.tangoAdapter = new Proc('adapter-tango', [join(VENV, 'synoptic'), 'adapter', 'tango', '--config', config], { SYNOPTIC_NATS_URL: this.natsUrl });
+    await this.tangoAdapter.waitFor(/adapter \S+ ready/, 60_000);
+  }
+
+  /** The demo screens, with the demo's Tango port replaced by this stack's. */
+  copyScreens(): void {
+    mkdirSync(join(this.dir, 'screens'));
+    for (const f of readdirSync(join(ROOT, 'screens')).filter((n) => n.endsWith('.json'))) {
+      const text = readFileSync(join(ROOT, 'screens', f), 'utf8').replaceAll('tango://127.0.0.1:10000/', `tango://127.0.0.1:${this.tangoPort}/`);
+      writeFileSync(join(this.dir, 'screens', f), text);
+    }
   }
 
   async startIoc(): Promise<void> {
@@ -86,7 +116,7 @@ export class Stack {
   async startGateway(): Promise<void> {
     this.gateway = new Proc('gateway', [
       join(VENV, 'synoptic'), 'gateway', '--host', '127.0.0.1', '--port', String(this.httpPort), '--nats', this.natsUrl,
-      '--jwt-secret', SECRET, '--allow-anonymous', '--screens', join(ROOT, 'screens'), '--ui', join(ROOT, 'ui/dist'),
+      '--jwt-secret', SECRET, '--allow-anonymous', '--screens', join(this.dir, 'screens'), '--ui', join(ROOT, 'ui/dist'),
     ]);
     await this.gateway.waitFor(/ready on/, 60_000);
   }
@@ -114,7 +144,7 @@ export class Stack {
   }
 
   async stop(): Promise<void> {
-    for (const p of [this.gateway, this.adapter, this.ioc, this.nats]) await p?.stop();
+    for (const p of [this.gateway, this.tangoAdapter, this.tango, this.adapter, this.ioc, this.nats]) await p?.stop();
     rmSync(this.dir, { recursive: true, force: true });
   }
 }

@@ -18,6 +18,9 @@ test('screenshots of the demo screens', async ({ page, stack }) => {
     await page.screenshot({ path: out(`epics-demo-${theme}`), fullPage: true });
   }
   await page.evaluate(() => localStorage.setItem('synoptic-theme', 'dark'));
+  await openScreen(page, stack, 'tango-demo', stack.token());
+  await page.waitForTimeout(4000);
+  await page.screenshot({ path: out('tango-demo-dark'), fullPage: true });
   await openScreen(page, stack, 'counters');
   await page.screenshot({ path: out('counters'), fullPage: true });
 

@@ -1,0 +1,27 @@
+/** End to end on the simulated Tango device: values, DevState, spectrum, a write. */
+import { expect, openScreen, test, widget } from './fixtures';
+
+test('the Tango screen shows live values, the DevState and a spectrum', async ({ page, stack }) => {
+  await openScreen(page, stack, 'tango-demo');
+  const double = widget(page, 'label', stack.attr('double')).locator('[data-role=value]');
+  await expect(double).toHaveAttribute('data-stale', 'false');
+  const first = await double.textContent();
+  await expect.poll(() => double.textContent()).not.toBe(first);
+  const state = widget(page, 'led', stack.attr('devstate'));
+  await expect(state.locator('.v')).toHaveText(/^(ON|OFF|CLOSE|OPEN|INSERT|EXTRACT|MOVING|STANDBY|FAULT|INIT|RUNNING|ALARM|DISABLE|UNKNOWN)$/);
+  await expect(widget(page, 'spectrum', stack.attr('spectrum')).locator('canvas').first()).toBeVisible();
+  await expect(widget(page, 'form', stack.attr('boolean')).locator('tbody tr')).toHaveCount(17);
+});
+
+test('a write widget changes a Tango attribute', async ({ page, stack }) => {
+  await openScreen(page, stack, 'tango-demo', stack.token());
+  const menu = widget(page, 'menu', stack.attr('mode'));
+  const select = menu.locator('select');
+  await expect(select).toBeEnabled();
+  const options = await select.locator('option').allTextContents();
+  const current = await select.locator('option:checked').textContent();
+  const other = options.find((o) => o !== current && o !== '—')!;
+  await select.selectOption({ label: other });
+  await expect(menu.locator('[data-role=write-status]')).toHaveText('written');
+  await expect(select.locator('option:checked')).toHaveText(other);
+});
