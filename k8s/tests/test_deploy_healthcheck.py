@@ -12,12 +12,14 @@ import sys
 import threading
 import time
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 
 import pytest
 from deploy_helpers import REPO
 
 from synoptic_bus.connect import NatsClient
 from synoptic_bus.natsserver import NatsServer
+from synoptic_bus.procs import Process, free_udp_tcp_port
 from synoptic_bus.store import StoreConfig, ensure_store
 from synoptic_schemas import SCHEMA_VERSION, Subjects, encode
 
@@ -128,3 +130,28 @@ async def test_stream_probe_waits_for_the_store(
     await ensure_store(nc, StoreConfig("waitx"))
     code, err = await asyncio.wait_for(waiting, timeout=25)
     assert code == 0, err
+
+
+async def test_ca_probe_reads_the_simulated_ioc() -> None:
+    """The sim-ioc container's probe, against the real simulated IOC."""
+    port = free_udp_tcp_port()
+    prefix = f"HC{os.getpid()}:"
+    synoptic = str(Path(sys.executable).parent / "synoptic")
+    ioc = Process("sim-ioc", [
+        synoptic, "sim", "ioc", "--records", "1", "--no-extras",
+        "--prefix", prefix, "--port", str(port),
+    ])  # fmt: skip
+    try:
+        await asyncio.to_thread(ioc.wait_for, r"sim ioc ready", 30)
+        env = {
+            "EPICS_CA_SERVER_PORT": str(port),
+            "EPICS_CA_REPEATER_PORT": str(port + 1),
+            "EPICS_CA_ADDR_LIST": "127.0.0.1",
+        }
+        code, err = await probe("ca", f"{prefix}CNT:00000", env=env)
+        assert code == 0, err
+        code, err = await probe("ca", f"{prefix}NO:SUCH:PV", env=env)
+        assert code == 1
+        assert "unhealthy" in err
+    finally:
+        ioc.stop()
