@@ -56,6 +56,7 @@ def run_case(
                     str(warmup),
                     str(window),
                     str(out),
+                    str(records),
                 ],
             )
             subscriber.wait_for("subscriber ready", 30)
@@ -127,19 +128,22 @@ def machine() -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--records", type=int, nargs="+", default=[1000, 5000])
-    parser.add_argument("--shards", type=int, nargs="+", default=[1],
-                        help="adapter processes per case (each runs every records)")  # fmt: skip
+    parser.add_argument(
+        "--cases", nargs="+", default=["1000x1", "2000x1", "5000x1", "5000x2"],
+        help="RECORDSxADAPTERS per run (the adapters split the channels by --shard)",
+    )  # fmt: skip
     parser.add_argument("--rate", type=float, default=10.0)
     parser.add_argument("--warmup", type=float, default=5.0)
     parser.add_argument("--window", type=float, default=20.0)
     args = parser.parse_args(argv)
     results = []
-    for shards in args.shards:
-        for records in args.records:
-            result = run_case(records, args.rate, shards, args.warmup, args.window)
-            print(json.dumps(result), file=sys.stderr, flush=True)
-            results.append(result)
+    for case in args.cases:
+        records, _, shards = case.partition("x")
+        result = run_case(
+            int(records), args.rate, int(shards or 1), args.warmup, args.window
+        )
+        print(json.dumps(result), file=sys.stderr, flush=True)
+        results.append(result)
     print(
         json.dumps(
             {"benchmark": "epics-adapter", "machine": machine(), "runs": results},

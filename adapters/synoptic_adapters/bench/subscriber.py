@@ -2,7 +2,10 @@
 during a window, checks counters for skipped counts and seq gaps, and samples the
 latency from the IOC timestamp to arrival.
 
-Usage: ``python subscriber.py NATS_URL WARMUP_S WINDOW_S OUT.json``
+Usage: ``python subscriber.py NATS_URL WARMUP_S WINDOW_S OUT.json CHANNELS``
+
+The warm-up starts once every one of CHANNELS channels has published (all adapter
+processes are up), or after 180 s.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ import uvloop
 from synoptic_bus.connect import connect
 
 
-async def main(url: str, warmup: float, window: float, out: str) -> None:
+async def main(url: str, warmup: float, window: float, out: str, channels: int) -> None:
     nc = await connect(url, name="bench-subscriber")
     last: dict[str, tuple[float, int]] = {}
     state = {"counting": False, "received": 0, "gaps": 0, "seq_gaps": 0}
@@ -52,9 +55,9 @@ async def main(url: str, warmup: float, window: float, out: str) -> None:
     )
     await nc.flush()
     print("subscriber ready", flush=True)
-    # the warm-up starts when the first message arrives
+    deadline = time.monotonic() + 180
     while True:
-        if last:
+        if len(last) >= channels or time.monotonic() > deadline:
             break
         await asyncio.sleep(0.05)
     await asyncio.sleep(warmup)
@@ -91,4 +94,5 @@ async def main(url: str, warmup: float, window: float, out: str) -> None:
 
 
 if __name__ == "__main__":
-    uvloop.run(main(sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), sys.argv[4]))
+    url, warmup, window, out, channels = sys.argv[1:6]
+    uvloop.run(main(url, float(warmup), float(window), out, int(channels)))

@@ -72,13 +72,33 @@ def time_converter(channel: Any) -> tuple[int, Callable[[Any, int, int], TimeVal
     return dbrcode, general
 
 
-class Dispatcher:
-    """Carries channels with news from any thread to the event loop, in batches."""
+#: While the sink holds more than this many undelivered events, delivery pauses
+#: and updates coalesce per channel here (bounded by the channel count).
+MAX_SINK_BACKLOG = 5_000
+#: How long delivery pauses for a busy sink, seconds.
+_BACKOFF = 0.002
 
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+
+class Dispatcher:
+    """Carries channels with news from any thread to the event loop, in batches.
+
+    ``backlog()`` tells how many events the sink still has to publish; above
+    ``max_backlog`` delivery waits, so a slow publisher turns into per-channel
+    coalescing (fresh values, counted merges) rather than a growing queue.
+    """
+
+    def __init__(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        backlog: Callable[[], int] = lambda: 0,
+        max_backlog: int = MAX_SINK_BACKLOG,
+    ) -> None:
         self.loop = loop
+        self.backlog = backlog
+        self.max_backlog = max_backlog
         self.ready: deque[ValueMonitor] = deque()
         self.scheduled = False
+        self.pauses = 0
 
     def notify(self, monitor: ValueMonitor) -> None:
         """Called from any thread when ``monitor`` has a value to deliver."""
@@ -90,6 +110,11 @@ class Dispatcher:
 
     def drain(self) -> None:
         """Deliver up to ``BATCH`` channels, then yield to the loop."""
+        if self.backlog() > self.max_backlog:
+            self.pauses += 1
+            self.scheduled = True
+            self.loop.call_later(_BACKOFF, self.drain)
+            return
         self.scheduled = False
         ready = self.ready
         for _ in range(min(len(ready), BATCH)):
