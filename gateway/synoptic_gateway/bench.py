@@ -153,28 +153,36 @@ async def _worker(spec: dict[str, Any]) -> dict[str, Any]:
     start, end = spec["start"], spec["end"]
     delivered = 0
     gaps = 0
+    value_gaps = 0
     latencies: list[float] = []
     opens: list[float] = []
     clients: list[GatewayClient] = []
 
     def make_handler() -> Any:
-        last: dict[int, tuple[int, int]] = {}
+        last: dict[int, tuple[int, int, Any]] = {}
 
         def on_update(sub: Any, indexes: list[int], values: list[Any]) -> None:
-            nonlocal delivered, gaps
+            nonlocal delivered, gaps, value_gaps
             now = time.time()
             in_window = start <= now < end
             now_ns = time.time_ns()
             for i, v in zip(indexes, values, strict=False):
-                ep, seq = v["ep"], v["seq"]
+                ep, seq, count = v["ep"], v["seq"], v["v"]
                 prev = last.get(i)
                 if in_window:
                     delivered += 1
                     if prev is not None and prev[0] == ep and seq > prev[1] + 1:
-                        gaps += seq - prev[1] - 1
+                        gaps += seq - prev[1] - 1  # lost after the adapter
+                    counted = prev is not None and isinstance(prev[2], float | int)
+                    if (
+                        counted
+                        and isinstance(count, float | int)
+                        and count > prev[2] + 1
+                    ):
+                        value_gaps += int(count - prev[2] - 1)  # lost anywhere
                     if len(latencies) < 200_000:
                         latencies.append((now_ns - v["t"]) / 1e9)
-                last[i] = (ep, seq)
+                last[i] = (ep, seq, count)
 
         return on_update
 
@@ -190,7 +198,7 @@ async def _worker(spec: dict[str, Any]) -> dict[str, Any]:
     await asyncio.sleep(max(0.0, end - time.time()) + 0.2)
     for client in clients:
         await client.close()
-    return {"delivered": delivered, "gaps": gaps, "opens": opens,
+    return {"delivered": delivered, "gaps": gaps, "value_gaps": value_gaps, "opens": opens,
             "latencies": latencies[:: max(1, len(latencies) // 20000)]}  # fmt: skip
 
 
@@ -206,6 +214,31 @@ def _cpu_seconds(procs: dict[str, psutil.Process]) -> dict[str, float]:
         except psutil.Error:
             out[name] = float("nan")
     return out
+
+
+def _latency_buckets(gateway: GatewayProc) -> list[tuple[float, float]]:
+    """Cumulative (le, count) of the gateway's source → send latency histogram."""
+    _, body = gateway.get("/metrics")
+    out = []
+    for line in body.decode().splitlines():
+        if line.startswith('synoptic_gateway_latency_seconds_bucket{le="'):
+            le = line.split('"')[1]
+            out.append(
+                (float("inf") if le == "+Inf" else float(le), float(line.split()[-1]))
+            )
+    return out
+
+
+def _bucket_percentile(
+    before: list[tuple[float, float]], after: list[tuple[float, float]], q: float
+) -> float | None:
+    """Upper bound (ms) of the bucket holding quantile ``q`` of the window."""
+    counts = [(le, a - b) for (le, a), (_, b) in zip(after, before, strict=True)]
+    total = counts[-1][1] if counts else 0
+    for le, count in counts:
+        if total and count >= q * total:
+            return le * 1e3
+    return None
 
 
 def _client_sets(case: Case, uris: list[str]) -> list[list[str]]:
@@ -244,19 +277,29 @@ def run_case(
             str(spec_file),
         ]
         workers.append(Process(f"worker-{index}", argv))
-    for worker in workers:
-        worker.wait_for("subscribed", subscribe_budget + 30)
+    try:
+        for worker in workers:
+            worker.wait_for("subscribed", subscribe_budget + 120)
+    except Exception:
+        print(gateway.proc.output()[-3000:], file=sys.stderr)
+        for worker in workers:
+            worker.kill()
+        raise
     watched = {"gateway": psutil.Process(gateway.proc.pid)}
     assert nats.process is not None
     watched["nats-server"] = psutil.Process(nats.process.pid)
     for name, proc in source.procs.items():
         watched[name] = psutil.Process(proc.pid)
     time.sleep(max(0.0, start - time.time()))
-    cpu0 = _cpu_seconds(watched)
+    clients = {f"worker-{i}": psutil.Process(w.pid) for i, w in enumerate(workers)}
+    cpu0, wcpu0 = _cpu_seconds(watched), _cpu_seconds(clients)
+    hist0 = _latency_buckets(gateway)
     t0 = time.monotonic()
     time.sleep(max(0.0, end - time.time()))
     elapsed = time.monotonic() - t0
-    cpu1 = _cpu_seconds(watched)
+    cpu1, wcpu1 = _cpu_seconds(watched), _cpu_seconds(clients)
+    hist1 = _latency_buckets(gateway)
+    load = os.getloadavg()[0]
     rss = {n: p.memory_info().rss / 2**20 for n, p in watched.items()}
     results = []
     for worker in workers:
@@ -274,12 +317,21 @@ def run_case(
         "delivered_per_s": round(delivered / window),
         "expected_per_s": round(expected / window),
         "delivered_pct": round(100 * delivered / expected, 2) if expected else None,
-        "gaps": sum(r["gaps"] for r in results),
+        "gaps": sum(r["gaps"] for r in results),  # seq jumps: lost after the adapter
+        "value_gaps": sum(r["value_gaps"] for r in results),  # skipped counts: anywhere
         "latency_ms": {
             "p50": round(float(np.percentile(latencies, 50)) * 1e3, 1) if latencies else None,
             "p99": round(float(np.percentile(latencies, 99)) * 1e3, 1) if latencies else None,
         },
+        "gateway_latency_ms_bucket": {  # source timestamp → gateway send, upper bounds
+            "p50": _bucket_percentile(hist0, hist1, 0.5),
+            "p99": _bucket_percentile(hist0, hist1, 0.99),
+        },
         "cpu_pct": {n: round(100 * (cpu1[n] - cpu0[n]) / elapsed, 1) for n in watched},
+        "client_workers_cpu_pct": round(
+            sum(100 * (wcpu1[n] - wcpu0[n]) / elapsed for n in clients), 1
+        ),
+        "load_avg_1m": round(load, 1),
         "rss_mib": {n: round(v, 1) for n, v in rss.items()},
         "screen_open_s": {"first": round(opens[0], 3), "max": round(max(opens), 3)},
     }  # fmt: skip

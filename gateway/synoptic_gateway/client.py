@@ -154,6 +154,7 @@ class GatewayClient:
         self._pending_subs: dict[Any, Subscription] = {}
         self._ids = itertools.count(1)
         self._reader: asyncio.Task[None] | None = None
+        self._reconnecting: asyncio.Task[None] | None = None
         self._closing = False
         self._connected = asyncio.Event()
         self._hello = asyncio.Event()
@@ -224,6 +225,8 @@ class GatewayClient:
     async def close(self) -> None:
         """Close for good (no reconnect)."""
         self._closing = True
+        if self._reconnecting is not None:
+            self._reconnecting.cancel()
         if self._ws is not None:
             with contextlib.suppress(Exception):
                 await self._ws.close()
@@ -249,7 +252,7 @@ class GatewayClient:
         self._pending_subs.clear()
         if self._closing or code == CloseCode.UNAUTHORIZED:
             return
-        asyncio.get_running_loop().create_task(self._reconnect())
+        self._reconnecting = asyncio.get_running_loop().create_task(self._reconnect())
 
     async def _reconnect(self) -> None:
         await self._connect_loop()
