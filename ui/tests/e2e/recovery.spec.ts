@@ -25,3 +25,17 @@ test('a disconnected IOC shows disconnected widgets, then live ones again', asyn
   await stack.startIoc();
   await expect(sine).toHaveClass(/sev-(ok|minor|major)/, { timeout: 45_000 });
 });
+
+test('losing NATS shows "bus down" and stale values, then recovers', async ({ page, stack }) => {
+  await openScreen(page, stack, 'epics-demo');
+  const counter = widget(page, 'label', stack.pv('CNT:00000')).locator('[data-role=value]');
+  await expect(counter).toHaveAttribute('data-stale', 'false');
+  await stack.nats.kill();
+  await expect(page.getByTestId('connection')).toHaveAttribute('data-state', 'bus-down');
+  await expect(counter).toHaveAttribute('data-stale', 'true');
+  await stack.restartNats();
+  await expect(page.getByTestId('connection')).toHaveAttribute('data-state', 'live', { timeout: 45_000 });
+  await expect(counter).toHaveAttribute('data-stale', 'false', { timeout: 45_000 });
+  const now = Number((await counter.textContent())!.trim());
+  await expect.poll(async () => Number((await counter.textContent())!.trim()), { timeout: 30_000 }).toBeGreaterThan(now);
+});

@@ -75,8 +75,7 @@ export class Stack {
     this.natsPort = await freePort();
     this.httpPort = await freePort();
     this.caPort = await freePortPair();
-    this.nats = new Proc('nats', [join(VENV, 'nats-server'), '-js', '-a', '127.0.0.1', '-p', String(this.natsPort), '-sd', join(this.dir, 'js')]);
-    await this.nats.waitFor(/Server is ready/, 20_000);
+    await this.restartNats();
     await this.startIoc();
     const config = join(this.dir, 'epics.yaml');
     writeFileSync(config, `id: e2e-epics\nchannels: []\nnats:\n  url: ${this.natsUrl}\n`);
@@ -106,6 +105,12 @@ export class Stack {
       const text = readFileSync(join(ROOT, 'screens', f), 'utf8').replaceAll('tango://127.0.0.1:10000/', `tango://127.0.0.1:${this.tangoPort}/`);
       writeFileSync(join(this.dir, 'screens', f), text);
     }
+  }
+
+  /** (Re)start nats-server on the stack's port, JetStream data kept in the stack's folder. */
+  async restartNats(): Promise<void> {
+    this.nats = new Proc('nats', [join(VENV, 'nats-server'), '-js', '-a', '127.0.0.1', '-p', String(this.natsPort), '-sd', join(this.dir, 'js')]);
+    await this.nats.waitFor(/Server is ready/, 20_000);
   }
 
   async startIoc(): Promise<void> {
