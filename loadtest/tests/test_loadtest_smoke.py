@@ -78,7 +78,7 @@ def test_fanout_smoke_delivers_every_update(tmp_path: Path) -> None:
 def test_storm_smoke_opens_every_screen(tmp_path: Path) -> None:
     viewers = 20
     result = run_scenario(tmp_path, "storm", "--vus", str(viewers), "--channels", "50",
-                          "--storm-s", "1", "--duration", "2")  # fmt: skip
+                          "--storm-s", "1", "--duration", "5")  # fmt: skip
 
     assert_clean(result)
     opened = result["metrics"]["screen_open_ms"]
