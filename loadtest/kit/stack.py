@@ -105,7 +105,8 @@ def start_source(stack: Stack, config: StackConfig) -> None:
         raise ValueError(f"unknown source {config.source!r} (synthetic or epics)")
     argv = [sys.executable, str(KIT / "publisher.py"), "--nats", stack.nats_urls[0],
             "--channels", str(config.channels), "--rate", str(config.rate),
-            "--replicas", "1", "--phased" if config.phased else "--no-phased"]  # fmt: skip
+            "--replicas", str(len(stack.nats)),
+            "--phased" if config.phased else "--no-phased"]  # fmt: skip
     publisher = stack.add("source", Process("publisher", argv, echo=config.echo))
     publisher.wait_for(r"publisher ready", 60)
     stack.channel_uris = channel_uris(config.channels)
