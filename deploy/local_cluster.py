@@ -87,7 +87,7 @@ class Gateway:
         return f"gw-{self.index}"
 
 
-def wait_port(port: int, timeout: float = 20.0, host: str = "127.0.0.1") -> None:
+def wait_port(port: int, timeout: float = 60.0, host: str = "127.0.0.1") -> None:
     """Block until something accepts TCP connections on ``port``."""
     deadline = time.monotonic() + timeout
     while True:
@@ -252,7 +252,7 @@ include "accounts.conf"
                 node.name, [nats_server_executable(), "-c", str(conf)], env=self.env
             )
         if wait:
-            node.process.wait_for(r"Server is ready", 30)
+            node.process.wait_for(r"Server is ready", 120)
 
     def jetstream_leader(self) -> str | None:
         """The JetStream meta leader as a node's monitor reports it, if any."""
@@ -275,7 +275,11 @@ include "accounts.conf"
         deadline = time.monotonic() + timeout
         while self.jetstream_leader() is None:
             if time.monotonic() > deadline:
-                raise ProcessError("JetStream elected no meta leader")
+                logs = "\n".join(
+                    f"--- {n.name}\n{n.process.output()[-1500:] if n.process else ''}"
+                    for n in self.nodes
+                )
+                raise ProcessError(f"JetStream elected no meta leader:\n{logs}")
             time.sleep(0.2)
         argv = [*self.synoptic, "bus", "init", "--storage", "file", "--replicas", "3"]
         while True:
@@ -395,13 +399,13 @@ http {{
             "--rate", f"{self.plan.rate:g}", "--prefix", self.plan.prefix,
             "--port", str(self.ca_port),
         ])  # fmt: skip
-        ioc.wait_for(r"sim ioc ready", 30)
+        ioc.wait_for(r"sim ioc ready", 120)
         self.sims["ioc"] = ioc
         if self.plan.tango:
             tango = Process("sim-tango", [
                 *self.synoptic, "sim", "tango", "--port", str(self.tango_port),
             ])  # fmt: skip
-            tango.wait_for(r"ready", 60)
+            tango.wait_for(r"Ready to accept request", 120)
             self.sims["tango"] = tango
 
     def adapter_config(self, proto: str) -> Path:
@@ -414,6 +418,11 @@ http {{
                 "  auto_addr_list: false",
                 f"  server_port: {self.ca_port}",
                 f"  repeater_port: {self.ca_port + 1}",
+            ]
+        if proto == "tango":
+            lines += [
+                "tango:",
+                f"  no_database_hosts: ['127.0.0.1:{self.tango_port}']",
             ]
         config.write_text("\n".join(lines) + "\n")
         return config
@@ -428,7 +437,7 @@ http {{
             env = {"SYNOPTIC_NATS_URL": self.nats_url("adapter")}
             process = self.adapters[proto] = Process(f"adapter-{proto}", argv, env=env)
         if wait:
-            process.wait_for(r"adapter \S+ ready", 60)
+            process.wait_for(r"adapter \S+ ready", 120)
 
     def start_gateway(self, gateway: Gateway, wait: bool = True) -> None:
         """Start (or restart) one gateway on its own port; with ``wait`` only
@@ -439,7 +448,7 @@ http {{
                 "--port", str(gateway.port), "--id", gateway.name,
             ], env={"SYNOPTIC_NATS_URL": self.nats_url("gateway")})  # fmt: skip
         if wait:
-            gateway.process.wait_for(r"ready on http", 60)
+            gateway.process.wait_for(r"ready on http", 120)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -36,7 +36,7 @@ USER 10001:10001
 FROM runtime AS sim
 # Database-less device server: clients use tango://HOST:10000/dom/fam/mem#dbase=no.
 EXPOSE 10000/tcp
-CMD ["synoptic", "sim", "tango", "--port", "10000"]
+CMD ["synoptic", "sim", "tango", "--host", "0.0.0.0", "--port", "10000"]
 
 FROM runtime AS adapter
 HEALTHCHECK --interval=5s --timeout=4s --start-period=10s --retries=3 \

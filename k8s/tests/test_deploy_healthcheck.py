@@ -19,7 +19,7 @@ from deploy_helpers import REPO
 
 from synoptic_bus.connect import NatsClient
 from synoptic_bus.natsserver import NatsServer
-from synoptic_bus.procs import Process, free_udp_tcp_port
+from synoptic_bus.procs import Process, free_port, free_udp_tcp_port
 from synoptic_bus.store import StoreConfig, ensure_store
 from synoptic_schemas import SCHEMA_VERSION, Subjects, encode
 
@@ -155,3 +155,25 @@ async def test_ca_probe_reads_the_simulated_ioc() -> None:
         assert "unhealthy" in err
     finally:
         ioc.stop()
+
+
+async def test_tango_probe_pings_the_simulated_device() -> None:
+    """The sim-tango probe, against the real device server listening on every
+    address and advertising a published host name, as in compose and k8s."""
+    port = free_port()
+    synoptic = str(Path(sys.executable).parent / "synoptic")
+    server = Process(
+        "sim-tango",
+        [synoptic, "sim", "tango", "--host", "0.0.0.0", "--port", str(port)],
+        env={"TANGO_SERVER_PUBLISHED_HOSTNAME": "localhost"},
+    )
+    try:
+        await asyncio.to_thread(server.wait_for, r"Ready to accept request", 60)
+        device = f"tango://localhost:{port}/sim/test/1#dbase=no"
+        code, err = await probe("tango", device)
+        assert code == 0, err
+        code, err = await probe("tango", device.replace("sim/test/1", "no/such/dev"))
+        assert code == 1
+        assert "unhealthy" in err
+    finally:
+        server.stop()
