@@ -108,7 +108,7 @@ bench-ui: install ui-build /usr/bin/chromium ## browser benchmarks: screen open,
 	cd ui && node_modules/.bin/playwright test --config bench/playwright.bench.config.ts
 
 ui-screenshots: install ui-build /usr/bin/chromium ## save screenshots of the demo screens into docs/screenshots/
-	cd ui && node_modules/.bin/playwright test --config playwright.screenshots.config.ts
+	cd ui && E2E_IOC_RECORDS=100 node_modules/.bin/playwright test --config playwright.screenshots.config.ts
 
 # --- load tests: loadtest/ (k6 + Python orchestrator; docs/decisions/0008-load-test-kit.md) ---
 K6_VERSION := v1.8.1

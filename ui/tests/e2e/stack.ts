@@ -51,6 +51,8 @@ export class Stack {
   tangoAdapter!: Proc;
   gateway!: Proc;
   tangoPort = 0;
+  /** counter records of the simulated IOC (the counters screen shows 100) */
+  readonly records = Number(process.env.E2E_IOC_RECORDS ?? 5);
   readonly prefix = 'DEMO:'; // the demo screens' PV names (the private CA port isolates the IOC)
 
   get natsUrl(): string {
@@ -114,7 +116,7 @@ export class Stack {
   }
 
   async startIoc(): Promise<void> {
-    this.ioc = new Proc('ioc', [join(VENV, 'synoptic'), 'sim', 'ioc', '--records', '5', '--rate', '10', '--prefix', this.prefix, '--port', String(this.caPort)], caEnv(this.caPort));
+    this.ioc = new Proc('ioc', [join(VENV, 'synoptic'), 'sim', 'ioc', '--records', String(this.records), '--rate', '10', '--prefix', this.prefix, '--port', String(this.caPort)], caEnv(this.caPort));
     await this.ioc.waitFor(/sim ioc ready/, 60_000);
   }
 
