@@ -29,6 +29,8 @@ export interface ScreenEntry {
   name: string;
   title: string;
   description?: string;
+  /** why the gateway refuses the file (it does not match the schema) */
+  error?: string;
 }
 
 /** Every channel a screen shows, normalised and de-duplicated (the subscription set). */
@@ -47,7 +49,12 @@ export async function fetchScreenList(fetcher: typeof fetch = fetch): Promise<Sc
   return list.map((e) =>
     typeof e === 'string'
       ? { name: e, title: e }
-      : { name: String((e as ScreenEntry).name), title: String((e as ScreenEntry).title ?? (e as ScreenEntry).name), description: (e as ScreenEntry).description },
+      : {
+          name: String((e as ScreenEntry).name),
+          title: String((e as ScreenEntry).title ?? (e as ScreenEntry).name),
+          description: (e as ScreenEntry).description,
+          error: (e as { valid?: boolean }).valid === false ? String((e as ScreenEntry).error ?? 'invalid screen') : undefined,
+        },
   );
 }
 

@@ -3,7 +3,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { WIDGETS } from './widgets/registry';
-import { parseUriList, quickLookScreen, screenChannels, type Screen } from './screen';
+import { fetchScreenList, parseUriList, quickLookScreen, screenChannels, type Screen } from './screen';
 
 const root = resolve(__dirname, '../../..');
 const screensDir = resolve(root, 'screens');
@@ -52,5 +52,18 @@ describe('screen files', () => {
     const screen = quickLookScreen(uris);
     expect(validate([screen])).toEqual([[]]);
     expect(screenChannels(screen)).toEqual(uris);
+  });
+});
+
+describe('screen list', () => {
+  it('reads the gateway’s list, keeping why a screen is invalid', async () => {
+    const body = [
+      { name: 'ok', title: 'OK', valid: true, description: 'd' },
+      { name: 'bad', valid: false, error: "screen 'bad' is invalid at widgets/0: 'nope' is not one of …" },
+    ];
+    const fetcher = (async () => new Response(JSON.stringify(body))) as typeof fetch;
+    const list = await fetchScreenList(fetcher);
+    expect(list[0]).toEqual({ name: 'ok', title: 'OK', description: 'd', error: undefined });
+    expect(list[1].error).toMatch(/invalid at widgets\/0/);
   });
 });
