@@ -117,28 +117,53 @@ class Source:
 
 
 async def _publish(nats_url: str, records: int) -> None:
-    """The synthetic source: N counters, all published every 100 ms."""
+    """The synthetic source: N counters, all published every 100 ms.
+
+    Speaks the NATS text protocol on a plain socket and writes each tick's PUBs in
+    one call (~10x less CPU than a publish call per message), so that the source,
+    not the gateway, is never what saturates on a small machine."""
+    from urllib.parse import urlparse
+
     from synoptic_bus.connect import connect
     from synoptic_bus.store import StoreConfig, ensure_store
     from synoptic_schemas import Subjects, encode, parse_channel
 
     nc = await connect(nats_url, name="bench-publisher")
     await ensure_store(nc, StoreConfig())  # as an adapter does
+    await nc.close()
+    url = urlparse(nats_url)
+    reader, writer = await asyncio.open_connection(url.hostname, url.port)
+    await reader.readline()  # INFO
+    writer.write(
+        b'CONNECT {"verbose":false,"pedantic":false,"name":"bench-pub"}\r\nPING\r\n'
+    )
+    while not (await reader.readline()).startswith(b"PONG"):
+        pass
+
+    async def answer_pings() -> None:
+        while line := await reader.readline():
+            if line.startswith(b"PING"):
+                writer.write(b"PONG\r\n")
+
+    pinger = asyncio.create_task(answer_pings())
     subjects = Subjects()
     width = max(5, len(str(records - 1)))
-    names = [subjects.val(parse_channel(f"ca://BENCH:CNT:{i:0{width}d}"))
+    names = [subjects.val(parse_channel(f"ca://BENCH:CNT:{i:0{width}d}")).encode()
              for i in range(records)]  # fmt: skip
     ep = int(time.time() * 1000)
     print("publisher ready", flush=True)
     seq = 0
     next_tick = time.monotonic()
-    while True:
+    while not pinger.done():
         seq += 1
         t = time.time_ns()
+        parts = []
         for subject in names:
-            msg = {"ver": 1, "v": float(seq), "t": t, "sev": 0, "st": "NO_ALARM",
-                   "seq": seq, "ep": ep, "c": True}  # fmt: skip
-            await nc.publish(subject, encode(msg))
+            payload = encode({"ver": 1, "v": float(seq), "t": t, "sev": 0,
+                              "st": "NO_ALARM", "seq": seq, "ep": ep, "c": True})  # fmt: skip
+            parts.append(b"PUB %s %d\r\n%s\r\n" % (subject, len(payload), payload))
+        writer.write(b"".join(parts))
+        await writer.drain()
         next_tick += 1 / RATE_HZ
         await asyncio.sleep(max(0.0, next_tick - time.monotonic()))
 
