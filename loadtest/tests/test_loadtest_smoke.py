@@ -86,3 +86,19 @@ def test_storm_smoke_opens_every_screen(tmp_path: Path) -> None:
     assert opened["count"] == viewers
     assert 0 < opened["p95"] <= opened["max"] < 5000  # contract 2 s; CI margin
     assert result["metrics"]["updates"] > 0
+
+
+def test_fanout_over_two_gateways_on_a_nats_cluster(tmp_path: Path) -> None:
+    viewers, channels, rate, seconds = 4, 10, 10, 5
+    result = run_scenario(tmp_path, "fanout", "--vus", str(viewers),
+                          "--channels", str(channels), "--rate", str(rate),
+                          "--duration", str(seconds), "--nats-nodes", "3",
+                          "--gateways", "2")  # fmt: skip
+
+    assert result["stack"]["nats_nodes"] == 3
+    assert len(result["stack"]["gateway_urls"]) == 2
+    assert_clean(result)
+    metrics = result["metrics"]
+    assert metrics["screens_opened"] == viewers
+    assert metrics["updates"] >= viewers * channels * rate * seconds / 2
+    assert result["processes"]["gateway"]["cpu_avg_pct"] > 0
