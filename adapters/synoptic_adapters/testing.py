@@ -134,33 +134,43 @@ class EpicsAdapter:
 _CA_CLIENT = """
 import asyncio, json, sys
 import numpy, aioca
-async def main(op, pv, raw):
-    if op == "put":
-        value = json.loads(raw)
-        if isinstance(value, dict):
-            value = numpy.arange(value["arange"], dtype=float)
-        await aioca.caput(pv, value, wait=True, timeout=10)
-        print("ok")
-    else:
-        value = await aioca.caget(pv, timeout=10)
-        print(json.dumps(value.tolist() if hasattr(value, "tolist") else value))
-asyncio.run(main(*sys.argv[1:4]))
+async def main(ops):
+    results = []
+    for op, pv, value in ops:
+        if op == "put":
+            if isinstance(value, dict):
+                value = numpy.arange(value["arange"], dtype=float)
+            await aioca.caput(pv, value, wait=True, timeout=10)
+            await asyncio.sleep(0.2)  # one monitor event per put
+        else:
+            got = await aioca.caget(pv, timeout=10)
+            results.append(got.tolist() if hasattr(got, "tolist") else got)
+    print(json.dumps(results))
+asyncio.run(main(json.loads(sys.argv[1])))
 """
 
 
-def ca_client(ioc: SimIoc, op: str, pv: str, value: Any = None) -> Any:
+def ca_client(ioc: SimIoc, op: str, pv: str = "", value: Any = None) -> Any:
     """caput/caget from a separate CA client process (not the adapter's context).
-    ``value`` ``{"arange": n}`` puts the array 0, 1, …, n-1."""
+    ``value`` ``{"arange": n}`` puts the array 0, 1, …, n-1. Several operations
+    in one process: ``ca_batch``."""
+    results = ca_batch(ioc, [(op, pv, value)])
+    return results[0] if op == "get" else None
+
+
+def ca_batch(ioc: SimIoc, ops: Sequence[tuple[str, str, Any]]) -> list[Any]:
+    """Run ``(op, pv, value)`` operations ("put"/"get") in order in one separate CA
+    client process (puts wait for completion, then 0.2 s); return the gets' values."""
     out = subprocess.run(
-        [sys.executable, "-c", _CA_CLIENT, op, pv, json.dumps(value)],
+        [sys.executable, "-c", _CA_CLIENT, json.dumps([list(op) for op in ops])],
         env={**os.environ, **ioc.env},
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=120,
     )
     if out.returncode != 0:
-        raise RuntimeError(f"ca {op} {pv} failed: {out.stderr[-2000:]}")
-    return json.loads(out.stdout.strip().splitlines()[-1]) if op == "get" else None
+        raise RuntimeError(f"CA client failed: {out.stderr[-2000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 async def eventually(predicate: Callable[[], Any], timeout: float = 10.0) -> Any:

@@ -23,6 +23,7 @@ import aioca
 from aioca import DBE_PROPERTY, FORMAT_CTRL
 
 from synoptic_adapters.epics.monitor import Dispatcher, ValueMonitor
+from synoptic_adapters.epics.repeater import start_repeater
 from synoptic_adapters.epics.values import (
     NATIVE_TYPES,
     PutValueError,
@@ -112,6 +113,7 @@ class EpicsSource:
 
     async def start(self, sink: ChannelSink) -> None:
         apply_ca_environment(self.settings)
+        start_repeater()
         self.sink = sink
         # A sink may tell how many events it has not published yet (the
         # Publisher's ``queued``); delivery then pauses while it is behind.

@@ -46,7 +46,7 @@ def _pair(lo: Any, hi: Any) -> list[float] | None:
     if lo is None or hi is None:
         return None
     lo, hi = float(lo), float(hi)
-    if math.isnan(lo) or math.isnan(hi):
+    if math.isnan(lo) or math.isnan(hi) or lo == hi:  # EPICS: equal means unset
         return None
     return [lo, hi]
 

@@ -12,7 +12,13 @@ from typing import Any
 import numpy as np
 import pytest
 
-from synoptic_adapters.testing import EpicsAdapter, SimIoc, ca_client, eventually
+from synoptic_adapters.testing import (
+    EpicsAdapter,
+    SimIoc,
+    ca_batch,
+    ca_client,
+    eventually,
+)
 from synoptic_bus.connect import NatsClient
 from synoptic_bus.natsserver import NatsServer
 from synoptic_bus.store import fetch_last
@@ -110,21 +116,14 @@ async def test_alarm_transitions(
     tap = await Tap().start(nc)
     uri = ioc.uri("SP")
     expected = [
-        (85.0, 1, "HIGH"),
-        (95.0, 2, "HIHI"),
-        (50.0, 0, "NO_ALARM"),
-        (1.0, 2, "LOLO"),
-    ]
-    for value, sev, status in expected:
-        await asyncio.to_thread(ca_client, ioc, "put", ioc.pv("SP"), value)
-        got = await eventually(
-            lambda v=value: (
-                tap.latest(uri)
-                if tap.latest(uri) and tap.latest(uri)["v"] == v
-                else None
-            )
-        )
-        assert (got["sev"], got["st"]) == (sev, status)
+        (85.0, 1, "HIGH"), (95.0, 2, "HIHI"), (50.0, 0, "NO_ALARM"),
+        (4.0, 1, "LOW"), (1.0, 2, "LOLO"), (60.0, 0, "NO_ALARM"),
+    ]  # fmt: skip
+    ops = [("put", ioc.pv("SP"), value) for value, _, _ in expected]
+    await asyncio.to_thread(ca_batch, ioc, ops)
+    await eventually(lambda: tap.latest(uri) and tap.latest(uri)["v"] == 60.0)
+    seen = [(v["v"], v["sev"], v["st"]) for v in tap.values[uri]]
+    assert [s for s in seen if s in expected] == expected
 
 
 async def test_metadata_on_connect(
@@ -187,14 +186,11 @@ async def test_puts_through_nats(
     nc: NatsClient, adapter: EpicsAdapter, ioc: SimIoc
 ) -> None:
     assert await put(nc, ioc.uri("SP"), 33.5) == {"ver": 1, "ok": True}
-    assert await asyncio.to_thread(ca_client, ioc, "get", ioc.pv("SP")) == 33.5
     assert (await put(nc, ioc.uri("MODE"), "Standby"))["ok"]
-    assert await asyncio.to_thread(ca_client, ioc, "get", ioc.pv("MODE")) == 2
     assert (await put(nc, ioc.uri("MSG:SP"), "written via NATS"))["ok"]
-    assert (
-        await asyncio.to_thread(ca_client, ioc, "get", ioc.pv("MSG:SP"))
-        == "written via NATS"
-    )
+    ops = [("get", ioc.pv(name), None) for name in ("SP", "MODE", "MSG:SP")]
+    got = await asyncio.to_thread(ca_batch, ioc, ops)
+    assert got == [33.5, 2, "written via NATS"]
 
 
 async def test_bad_puts_get_clear_errors(

@@ -62,9 +62,15 @@ def test_metadata_from_a_ctrl_value() -> None:
     )  # fmt: skip
     meta = build_meta(ctrl, DBF_DOUBLE, 1000, writable=False)
     assert meta == {
-        "dt": "f8", "shape": [1000], "w": False, "native": "DBR_DOUBLE", "unit": "mm",
-        "prec": 3, "disp": [-10.0, 10.0], "warn": [-5.0, 5.0], "ctrl": [0.0, 0.0],
-    }  # fmt: skip
+        "dt": "f8",
+        "shape": [1000],
+        "w": False,
+        "native": "DBR_DOUBLE",
+        "unit": "mm",
+        "prec": 3,
+        "disp": [-10.0, 10.0],
+        "warn": [-5.0, 5.0],
+    }  # fmt: skip  (alarm: a NaN limit; ctrl: 0..0 means unset in EPICS)
     enum = build_meta(SimpleNamespace(enums=["Off", "On"]), DBF_ENUM, 1, True)
     assert enum == {"dt": "enum", "shape": [], "w": True, "native": "DBR_ENUM",
                     "labels": ["Off", "On"]}  # fmt: skip
