@@ -4,6 +4,7 @@ restarts mid-stream, the adapter itself is stopped."""
 from __future__ import annotations
 
 import asyncio
+import signal
 import time
 from collections.abc import AsyncIterator
 from typing import Any
@@ -14,7 +15,14 @@ from synoptic_adapters.testing import EpicsAdapter, SimIoc, eventually
 from synoptic_bus.connect import NatsClient, connect
 from synoptic_bus.natsserver import NatsServer
 from synoptic_bus.store import fetch_last
-from synoptic_schemas import Subjects, decode_value, parse_channel
+from synoptic_schemas import (
+    SCHEMA_VERSION,
+    Subjects,
+    decode_put_reply,
+    decode_value,
+    encode,
+    parse_channel,
+)
 
 pytestmark = pytest.mark.system
 SUBJECTS = Subjects()
@@ -127,5 +135,30 @@ async def test_sigterm_publishes_disconnected_and_exits_cleanly(
         await eventually(lambda: not values[-1]["c"])
         assert values[-1]["st"] == "adapter stopped"
     finally:
+        adapter.close()
+        ioc.stop()
+
+
+async def test_a_put_the_ioc_does_not_complete_in_time_times_out(
+    nc: NatsClient, nats_server: NatsServer
+) -> None:
+    ioc = SimIoc(records=1, extras=True).start()
+    adapter = EpicsAdapter(nats_server.url, ioc, [ioc.uri("SP")]).start()
+    assert ioc.process is not None
+    try:
+        values = await tap(nc, ioc.uri("SP"))
+        await eventually(lambda: values and values[-1]["c"])
+        ioc.process.signal(signal.SIGSTOP)  # connected, but answers nothing
+        request = {"ver": SCHEMA_VERSION, "v": 7.0, "who": "test", "timeout": 1.0}
+        subject = SUBJECTS.put(parse_channel(ioc.uri("SP")))
+        started = time.monotonic()
+        msg = await nc.request(subject, encode(request), timeout=10)
+        reply = decode_put_reply(msg.data)
+        assert (reply["ok"], reply["err"]) == (False, "timeout")
+        assert "no completion within 1 s" in reply["msg"]
+        assert time.monotonic() - started < 5
+    finally:
+        if ioc.process is not None:
+            ioc.process.signal(signal.SIGCONT)
         adapter.close()
         ioc.stop()
