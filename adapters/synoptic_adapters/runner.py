@@ -39,6 +39,8 @@ from synoptic_schemas import (
 log = logging.getLogger(__name__)
 
 STOPPED_STATUS = "adapter stopped"
+#: Heartbeats between two statistics lines in the log.
+STATS_EVERY = 60
 
 
 def default_adapter_id(proto: str, shard: Shard) -> str:
@@ -155,13 +157,31 @@ class Adapter:
     async def _heartbeat(self) -> None:
         assert self.nc is not None
         subject = self.subjects.hb(self.id)
+        beats = 0
         while True:
+            beats += 1
+            if beats % STATS_EVERY == 0:
+                self.log_stats()
             if self.nc.is_connected:
                 try:
                     await self.nc.publish(subject, encode(self.heartbeat_message()))
                 except Exception as exc:
                     log.warning("heartbeat not sent: %s", exc)
             await asyncio.sleep(self.config.heartbeat_period)
+
+    def log_stats(self) -> None:
+        """One log line with the publisher's counters (and the source's merges)."""
+        assert self.publisher is not None
+        stats = self.publisher.stats
+        merged = getattr(self.source, "merged", None)
+        log.info(
+            "stats: %d channels (%d connected), received %d, published %d, "
+            "dropped %d, offline %d, republished %d, queued %d%s",
+            self.publisher.channel_count, self.publisher.connected_count,
+            stats.received, stats.published, stats.dropped, stats.offline_dropped,
+            stats.republished, self.publisher.queued,
+            f", merged at source {merged}" if merged is not None else "",
+        )  # fmt: skip
 
     async def _on_put(self, msg: Any) -> None:
         if not msg.reply:
@@ -227,6 +247,7 @@ class Adapter:
         if self.publisher is not None:
             self.publisher.disconnect_all(STOPPED_STATUS)
             await self.publisher.stop()
+            self.log_stats()
         if self.nc is not None:
             with contextlib.suppress(Exception):
                 await self.nc.flush(timeout=2)
