@@ -145,6 +145,7 @@ class GatewayClient:
         self.url: str | None = None
         self.connects = 0
         self.bus_up = True
+        self._bus_changed = asyncio.Event()
         self.close_codes: list[int | None] = []
         self.errors: list[dict[str, Any]] = []  # err frames not tied to a request
         self._new_error = asyncio.Event()
@@ -260,6 +261,13 @@ class GatewayClient:
             with contextlib.suppress(Exception):
                 await self._send_sub(sub)
 
+    async def wait_for_bus(self, up: bool, timeout: float = 30.0) -> None:
+        """Wait until the gateway says the bus is ``up`` (or down)."""
+        async with asyncio.timeout(timeout):
+            while self.bus_up is not up:
+                self._bus_changed.clear()
+                await self._bus_changed.wait()
+
     async def wait_errors(self, count: int, timeout: float = 10.0) -> list[dict]:
         """Wait until ``count`` unsolicited ``err`` frames have arrived."""
         async with asyncio.timeout(timeout):
@@ -302,6 +310,7 @@ class GatewayClient:
             self._hello.set()
         elif op == Op.BUS:
             self.bus_up = bool(frame["up"])
+            self._bus_changed.set()
         elif op == Op.ERR:
             if frame.get("id") is None or frame.get("id") not in self._pending:
                 self.errors.append(frame)

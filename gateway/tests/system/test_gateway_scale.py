@@ -10,7 +10,7 @@ import pytest
 
 from synoptic_bus.connect import NatsClient
 from synoptic_bus.natsserver import NatsServer
-from synoptic_gateway.client import GatewayClient
+from synoptic_gateway.client import GatewayClient, GatewayError
 from synoptic_gateway.testing import GatewayProc, start_gateway
 
 pytestmark = pytest.mark.system
@@ -97,3 +97,23 @@ async def test_nats_restart_tells_clients_and_sends_fresh_snapshots(
     await publisher.value(channels[0], 42.0)
     await sub.wait_for(lambda s: s.value(channels[0])["v"] == 42.0, timeout=15)
     await client.close()
+
+
+async def test_subscriptions_while_the_bus_is_down_are_refused_and_roll_back(
+    gateway, nats_server: NatsServer, names
+) -> None:
+    async with GatewayClient(gateway.ws_url) as client:
+        nats_server.stop()
+        try:
+            await client.wait_for_bus(False, timeout=15)
+            with pytest.raises(GatewayError) as info:
+                await client.subscribe(names[:3])
+            assert info.value.code == "unavailable"
+            assert gateway.get("/readyz")[0] == 503
+            assert gateway.metrics()["synoptic_gateway_nats_subscriptions"] == 0
+            assert gateway.metrics()["synoptic_gateway_groups"] == 0
+        finally:
+            nats_server.start()
+        await client.wait_for_bus(True, timeout=30)
+        sub = await client.subscribe(names[:3])
+        assert len(sub.channels) == 3
