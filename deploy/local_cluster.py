@@ -219,7 +219,10 @@ class LocalCluster:
     def nats_config(self, node: NatsNode) -> Path:
         routes = "\n".join(f"    nats://127.0.0.1:{n.cluster_port}" for n in self.nodes)
         conf = self.var / f"{node.name}.conf"
-        shutil.copy(ACCOUNTS, self.var / "accounts.conf")
+        accounts = self.var / "accounts.conf"
+        if not accounts.exists():  # once: nodes starting in parallel read it
+            shutil.copy(ACCOUNTS, accounts.with_suffix(".tmp"))
+            accounts.with_suffix(".tmp").rename(accounts)
         conf.write_text(
             f"""server_name: {node.name}
 listen: 127.0.0.1:{node.client_port}
