@@ -5,11 +5,13 @@ Guarantees:
 
 - First values come from one ``read_attributes`` of all monitored attributes (a
   few ms), published before any event subscription is attempted.
-- Change events (and configuration events, for metadata) are subscribed in bulk
-  with ``EventSubMode.Async``: the calls return at once and Tango confirms each
-  subscription later. Until an attribute's subscription is confirmed it is read
-  every ``confirm_period``, and once more right after confirmation, so no change
-  is lost in between.
+- Change events are subscribed in bulk with ``EventSubMode.AsyncRead``: the calls
+  return at once, and Tango reads each attribute once its subscription is live and
+  delivers that value as the first event, which confirms the subscription. Until
+  then the attribute is read every ``confirm_period``, so no change is lost in
+  between. Configuration events (metadata changes) are subscribed once a device's
+  change events have settled: they share Tango's one subscription thread, and
+  values come first (metadata is read at connection anyway).
 - Attributes that send no events are read every ``poll_period``: one
   ``read_attributes`` for all of them per device. An attribute that makes a read
   slower than ``slow_after`` (or time out) moves to its own read group with its
@@ -52,7 +54,7 @@ log = logging.getLogger(__name__)
 
 #: Longest wait for change subscriptions to settle before configuration events
 #: are subscribed, seconds.
-CONFIG_EVENTS_DELAY = 3.0
+CONFIG_EVENTS_DELAY = 60.0
 
 
 class Events(Enum):
@@ -338,10 +340,10 @@ class DeviceLink:
         """Configuration events, once the change events are settled (they share
         Tango's subscription thread, and values come first)."""
         generations = [s.generation for s in states]
-        for _ in range(int(CONFIG_EVENTS_DELAY / 0.05)):
+        for _ in range(int(CONFIG_EVENTS_DELAY / 0.2)):
             if not any(s.events is Events.PENDING for s in states):
                 break
-            await asyncio.sleep(0.05)
+            await asyncio.sleep(0.2)
         current = [
             s for s, g in zip(states, generations, strict=True) if s.generation == g
         ]
@@ -403,7 +405,7 @@ class DeviceLink:
                     self.names[state.name],
                     tango.EventType.CHANGE_EVENT,
                     callback,
-                    tango.EventSubMode.Async,
+                    tango.EventSubMode.AsyncRead,
                 )
             )
         return ids

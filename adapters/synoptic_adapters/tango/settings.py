@@ -85,7 +85,7 @@ class TangoSettings:
 
     no_database_hosts: frozenset[str] = field(default_factory=frozenset)
     poll_period: float = 1.0
-    confirm_period: float = 0.5
+    confirm_period: float = 1.0
     read_timeout: float = 3.0
     slow_after: float = 1.0
     first_read_chunk: int = 50
