@@ -226,6 +226,7 @@ class Hub:
         """Current sizes, for ``/metrics``."""
         return {
             "connections": len(self.sessions),
+            "conflating_sockets": sum(1 for s in self.sessions if s.conflating),
             "groups": len(self.groups),
             "nats_subscriptions": sum(1 for s in self.channels.values() if s.sub),
             "channels": len(self.channels),

@@ -99,6 +99,11 @@ class Session:
     def _encode(self, frame: dict[str, Any]) -> bytes | str:
         return frames.to_json(frame) if self.json else frames.pack(frame)
 
+    @property
+    def conflating(self) -> bool:
+        """Whether this socket is behind (latest value per channel for some group)."""
+        return bool(self._conflating)
+
     def push_control(self, frame: bytes | str) -> None:
         """Queue a frame that must not be dropped (hello, snap, replies, bus)."""
         if self.state is not State.OPEN:
