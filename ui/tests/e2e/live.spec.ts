@@ -46,7 +46,8 @@ test('a write widget changes the PV; a read-only channel offers no write', async
   await input.locator('input').fill('33.25');
   await input.locator('input').press('Enter');
   await expect(input.getByText('write 33.25?')).toBeVisible(); // confirmation first
-  await input.getByRole('button', { name: 'Yes' }).click();
+  await expect(input.getByRole('button', { name: 'Yes' })).toBeFocused();
+  await page.keyboard.press('Enter'); // keyboard only
   await expect(input.locator('[data-role=write-status]')).toHaveText('written');
   await expect(input.locator('[data-role=value]')).toHaveText(/33\.250\s*A/);
   // the PV really changed: read it back outside the browser
