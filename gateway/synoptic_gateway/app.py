@@ -26,7 +26,7 @@ from synoptic_gateway.screens import ScreenError, ScreenStore
 from synoptic_gateway.session import Session
 from synoptic_gateway.settings import Settings
 from synoptic_schemas import frames
-from synoptic_schemas.frames import CloseCode
+from synoptic_schemas.frames import CloseCode, ErrorCode
 
 log = logging.getLogger(__name__)
 
@@ -116,7 +116,7 @@ def create_app(settings: Settings) -> FastAPI:
             )
         except AuthError as exc:
             await ws.accept()
-            error = frames.err(None, "unauthorized", str(exc))
+            error = frames.err(None, ErrorCode.UNAUTHORIZED, str(exc))
             if json_mode:
                 await ws.send_text(frames.to_json(error))
             else:

@@ -30,6 +30,7 @@ class Principal:
     name: str
     read: tuple[str, ...]
     write: tuple[str, ...]
+    expires: float | None = None  # the token's exp (Unix seconds)
 
     def may_read(self, uri: str) -> bool:
         return any(fnmatchcase(uri, pattern) for pattern in self.read)
@@ -92,10 +93,12 @@ class Authenticator:
         name = claims["sub"]
         if not isinstance(name, str) or not name:
             raise AuthError("token 'sub' must be a non-empty string")
+        exp = claims.get("exp")
         return Principal(
             name,
             _patterns(claims.get("read"), ("*",)),
             _patterns(claims.get("write"), ()),
+            float(exp) if isinstance(exp, int | float) else None,
         )
 
     def origin_allowed(self, origin: str | None) -> bool:

@@ -88,6 +88,7 @@ class Session:
         self._queued_bytes = 0
         self._conflating: dict[int, _Conflation] = {}
         self._wake = asyncio.Event()
+        self._drained = asyncio.Event()  # set whenever the sender finds no work
         self._bucket = TokenBucket(settings.rate, settings.burst)
         self._limited_notice = 0.0
         self._puts: set[asyncio.Task[None]] = set()
@@ -162,6 +163,7 @@ class Session:
                 if self._conflating:
                     self._catch_up()
                     continue
+                self._drained.set()
                 self._wake.clear()
                 await self._wake.wait()
                 continue
@@ -194,6 +196,10 @@ class Session:
             self.send_frame(frames.bus(False))
         self._sender = asyncio.create_task(self._send_loop(), name="ws-send")
         self._sender.add_done_callback(self._sender_done)
+        expiry = None
+        if self.principal.expires is not None:  # the token ends the connection
+            delay = max(0.0, self.principal.expires - time.time())
+            expiry = self._loop.call_later(delay, self._expired)
         try:
             while self.state is State.OPEN:
                 message = await self.ws.receive()
@@ -207,7 +213,17 @@ class Session:
         except (RuntimeError, OSError) as exc:  # receive after the close
             log.debug("socket ended: %s", exc)
         finally:
+            if expiry is not None:
+                expiry.cancel()
             await self._cleanup()
+
+    def _expired(self) -> None:
+        log.info("token of %s expired: closing", self.principal.name)
+        if self.state is not State.OPEN:
+            return
+        self.send_frame(frames.err(None, ErrorCode.UNAUTHORIZED, "the token expired"))
+        self.state = State.CLOSING
+        self._spawn_close(CloseCode.UNAUTHORIZED, after_queue=True)
 
     def _sender_done(self, task: asyncio.Task[None]) -> None:
         if task.cancelled() or self.state is not State.OPEN:
@@ -248,12 +264,16 @@ class Session:
         self.state = State.CLOSING
         self._spawn_close(CloseCode.GOING_AWAY)
 
-    def _spawn_close(self, code: int) -> None:
-        task = asyncio.create_task(self._close(code))
+    def _spawn_close(self, code: int, *, after_queue: bool = False) -> None:
+        task = asyncio.create_task(self._close(code, after_queue))
         self._puts.add(task)
         task.add_done_callback(self._puts.discard)
 
-    async def _close(self, code: int) -> None:
+    async def _close(self, code: int, after_queue: bool = False) -> None:
+        if after_queue and self._queue:  # let what is queued (the reason) leave first
+            self._drained.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._drained.wait(), 1.0)
         try:
             await asyncio.wait_for(
                 self.ws.send({"type": "websocket.close", "code": code}), 1.0

@@ -58,6 +58,7 @@ class ErrorCode:
     FORBIDDEN = "forbidden"
     UNAVAILABLE = "unavailable"
     INTERNAL = "internal"
+    UNAUTHORIZED = "unauthorized"  # just before close 4401
 
 
 class CloseCode:

@@ -134,3 +134,15 @@ async def test_anonymous_gateway_refuses_writes(gateway, names) -> None:
         assert client.hello["user"] == "anonymous" and client.hello["write"] is False
         reply = await client.put(names[0], 1)
         assert reply["ok"] is False and reply["err"] == "denied"
+
+
+async def test_connection_ends_when_its_token_expires(secured) -> None:
+    short = token(exp=int(time.time()) + 2)
+    async with connect(secured.ws_url + f"?access_token={short}") as ws:
+        assert frames.unpack(await ws.recv())["op"] == "hello"
+        async with asyncio.timeout(10):
+            last = frames.unpack(await ws.recv())
+            with pytest.raises(ConnectionClosed):
+                await ws.recv()
+    assert last["code"] == "unauthorized" and "expired" in last["msg"]
+    assert ws.close_code == 4401

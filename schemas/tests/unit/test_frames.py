@@ -74,6 +74,7 @@ def test_client_frames_validate_and_match_the_schema(frame: dict) -> None:
         frames.put_reply(9, True),
         frames.put_reply(9, False, "denied", "no grant"),
         frames.err(None, ErrorCode.BAD_FRAME, "nope"),
+        frames.err(None, ErrorCode.UNAUTHORIZED, "the token expired"),
         frames.err(1, ErrorCode.BAD_CHANNEL, "bad", ch="xx://A"),
         frames.pong(None),
         frames.bus(False),
