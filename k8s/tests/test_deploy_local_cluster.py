@@ -5,6 +5,7 @@ takes a hung gateway out of the load balancer and back."""
 
 from __future__ import annotations
 
+import asyncio
 import http.client
 import json
 import signal
@@ -19,7 +20,7 @@ from deploy_helpers import REPO
 from synoptic_gateway.client import GatewayClient, Subscription
 
 sys.path.insert(0, str(REPO / "deploy"))
-from local_cluster import LocalCluster, Plan
+from local_cluster import LocalCluster, NatsNode, Plan
 
 # Starting 3 NATS nodes, nginx, an IOC, an adapter and 2 gateways on 2 shared
 # cores takes most of a minute when the machine is busy.
@@ -114,3 +115,62 @@ async def test_admin_url_is_not_the_gateways(cluster: LocalCluster) -> None:
         assert (await admin.jetstream().stream_info("CS_LAST")).config.name
     finally:
         await admin.close()
+
+
+def node_serving(cluster: LocalCluster, client_name: str) -> NatsNode:
+    """The NATS node a named client is connected to (from its /connz)."""
+    for node in cluster.nodes:
+        conn = http.client.HTTPConnection("127.0.0.1", node.monitor_port, timeout=5)
+        try:
+            conn.request("GET", "/connz?limit=1024")
+            names = [
+                c.get("name", "")
+                for c in json.loads(conn.getresponse().read())["connections"]
+            ]
+        finally:
+            conn.close()
+        if any(client_name in name for name in names):
+            return node
+    raise AssertionError(f"{client_name} is connected to no node")
+
+
+async def test_a_nats_node_killed_loses_no_viewer(cluster: LocalCluster) -> None:
+    """kill -9 the NATS node under the viewer's gateway: the viewer keeps
+    receiving (the gateway reconnects through the load balancer, takes fresh
+    snapshots) and the node rejoins and catches up as a CS_LAST replica."""
+    async with GatewayClient(cluster.ws_url) as client:
+        sub = await client.subscribe(CHANNELS)
+        await sub.wait_for(lambda s: all(v is not None for v in s.values), timeout=30)
+        victim = node_serving(cluster, client.hello["gw"])
+        assert victim.process is not None
+        victim.process.kill()
+        killed = time.monotonic()
+        at_kill = [v["v"] for v in sub.values]
+        await sub.wait_for(
+            lambda s: all(
+                v["v"] > a + 1 for v, a in zip(s.values, at_kill, strict=True)
+            ),
+            timeout=20,
+        )
+        assert time.monotonic() - killed < 20
+    cluster.start_nats(victim)  # same ports and store
+    wait_until(lambda: victim.name not in cluster.down, timeout=30)
+    nc = await nats.connect(cluster.nats_url("admin"))
+    try:
+        deadline = time.monotonic() + 60
+        while True:  # the restarted node catches up as a replica
+            assert time.monotonic() < deadline, "CS_LAST did not regain 3 replicas"
+            try:
+                info = await nc.jetstream(timeout=2).stream_info("CS_LAST")
+            except nats.errors.TimeoutError:  # JetStream API busy while it rejoins
+                continue
+            assert info.cluster is not None
+            replicas = {r.name: r for r in (info.cluster.replicas or [])}
+            peers = {info.cluster.leader, *replicas}
+            if peers == {n.name for n in cluster.nodes} and all(
+                r.current for r in replicas.values()
+            ):
+                break
+            await asyncio.sleep(0.5)
+    finally:
+        await nc.close()
