@@ -31,12 +31,12 @@ from synoptic_schemas import (
     ContractError,
     Subjects,
     decode_meta,
-    decode_value,
     frames,
     parse_channel,
 )
 from synoptic_schemas.channels import Channel
 from synoptic_schemas.codec import decode
+from synoptic_schemas.frames import value_order
 from synoptic_schemas.subjects import subject_tail
 
 if TYPE_CHECKING:
@@ -397,18 +397,17 @@ class Hub:
 
     def _on_value(self, state: ChannelState, raw: bytes, *, live: bool) -> None:
         try:
-            msg = decode_value(raw)
+            ep, seq, t = value_order(raw)  # the rest is forwarded as it came
         except ContractError:
             self.stats.bad_payloads += 1
             return
-        key = (msg["ep"], msg["seq"])
+        key = (ep, seq)
         if state.key is not None and key <= state.key:
             return  # already known (store answer after a live update, or a replay)
         state.key = key
         state.value = raw
         if live:
             self.stats.updates_in += 1
-        t = msg["t"]
         for group, index in state.listeners.items():
             group.push_value(index, raw, t)
 

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from synoptic_schemas import encode, frames
+from synoptic_schemas import DecodeError, VersionError, encode, frames
 from synoptic_schemas.codec import to_json_view
 from synoptic_schemas.frames import ErrorCode, FrameError
 from synoptic_schemas.jsonschemas import validator
@@ -134,3 +136,23 @@ def test_arbitrary_text_raises_only_frame_errors(text: str) -> None:
         frames.validate_client_frame(frames.from_json(text))
     except FrameError as exc:
         assert exc.code in {ErrorCode.BAD_FRAME, ErrorCode.BAD_CHANNEL}
+
+
+def test_value_order_reads_the_order_key_and_checks_the_version() -> None:
+    assert frames.value_order(encode(VALUE)) == (VALUE["ep"], VALUE["seq"], VALUE["t"])
+    wave = {**VALUE, "v": np.arange(4, dtype="<f8")}
+    assert frames.value_order(encode(wave))[1] == 3
+    with pytest.raises(VersionError):
+        frames.value_order(encode({**VALUE, "ver": 2}))
+    for bad in (b"\xc1", encode([1]), encode({**VALUE, "seq": "3"}),
+                encode({k: v for k, v in VALUE.items() if k != "ep"}),
+                encode({**VALUE, "ver": None}), encode({**VALUE, "t": True})):  # fmt: skip
+        with pytest.raises(DecodeError):
+            frames.value_order(bad)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=100))
+def test_value_order_raises_only_decode_errors(data: bytes) -> None:
+    with contextlib.suppress(DecodeError):  # anything else fails the test
+        frames.value_order(data)
