@@ -54,6 +54,8 @@ class AdapterConfig:
     max_puts_in_flight: int = 1000
     heartbeat_period: float = 1.0
     max_queue: int = 500_000
+    metrics_port: int | None = None
+    metrics_addr: str = "0.0.0.0"
     sections: dict[str, dict[str, Any]] = field(default_factory=dict)
     source: str = "<config>"
 
@@ -143,6 +145,8 @@ def _build(data: dict[str, Any], node: Any, proto: str, source: str) -> AdapterC
             "period", defaults.heartbeat_period
         ),
         max_queue=data.get("publisher", {}).get("max_queue", defaults.max_queue),
+        metrics_port=data.get("metrics", {}).get("port"),
+        metrics_addr=data.get("metrics", {}).get("addr", defaults.metrics_addr),
         sections={k: data[k] for k in ("epics", "tango") if k in data},
         source=source,
     )

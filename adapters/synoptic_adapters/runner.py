@@ -22,6 +22,7 @@ from nats.aio.client import Client as NatsClient
 
 from synoptic_adapters.config import AdapterConfig
 from synoptic_adapters.demand import Demand
+from synoptic_adapters.metrics import serve_metrics
 from synoptic_adapters.publisher import Publisher
 from synoptic_adapters.sharding import Shard
 from synoptic_adapters.source import Source
@@ -87,6 +88,7 @@ class Adapter:
         self._puts: set[asyncio.Task[None]] = set()
         self._tasks: list[asyncio.Task[None]] = []
         self._subs: list[Any] = []
+        self.put_results: dict[str, int] = {}  # "ok" or PutError code -> count
 
     async def start(self) -> None:
         """Connect and start serving (returns once ready)."""
@@ -119,6 +121,8 @@ class Adapter:
             )
         await self.nc.flush()
         self._tasks.append(asyncio.create_task(self._heartbeat(), name="heartbeat"))
+        if self.config.metrics_port:
+            serve_metrics(self, self.config.metrics_port, self.config.metrics_addr)
 
     async def _on_reconnect(self) -> None:
         # Not awaited here: JetStream requests inside nats-py's reconnect flow
@@ -227,6 +231,8 @@ class Adapter:
         await self._respond(msg, dict(reply))
 
     async def _respond(self, msg: Any, reply: dict[str, Any]) -> None:
+        result = "ok" if reply.get("ok") else str(reply.get("err", "failed"))
+        self.put_results[result] = self.put_results.get(result, 0) + 1
         with contextlib.suppress(Exception):
             await msg.respond(encode(reply))
 

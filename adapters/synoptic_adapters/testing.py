@@ -95,6 +95,7 @@ class EpicsAdapter:
         shard: str = "0/1",
         extra: dict[str, Any] | None = None,
         connect_timeout: float = 2.0,
+        metrics_port: int | None = None,
     ) -> None:
         self.nats_url = nats_url
         self.ioc = ioc
@@ -109,6 +110,12 @@ class EpicsAdapter:
             "epics": {"connect_timeout": connect_timeout},
             **(extra or {}),
         }
+        if metrics_port:
+            config["metrics"] = {"port": metrics_port, "addr": "127.0.0.1"}
+        #: ``http://127.0.0.1:PORT/metrics`` when metrics are on.
+        self.metrics_url = (
+            f"http://127.0.0.1:{metrics_port}/metrics" if metrics_port else None
+        )
         self.config_path.write_text(json.dumps(config, indent=1))  # JSON is YAML
         self.process: Process | None = None
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+import urllib.request
 from collections import defaultdict
 from collections.abc import Iterator
 from typing import Any
@@ -21,6 +22,7 @@ from synoptic_adapters.testing import (
 )
 from synoptic_bus.connect import NatsClient
 from synoptic_bus.natsserver import NatsServer
+from synoptic_bus.procs import free_port
 from synoptic_bus.store import fetch_last
 from synoptic_schemas import (
     SCHEMA_VERSION,
@@ -54,7 +56,11 @@ def adapter(nats_server: NatsServer, ioc: SimIoc) -> Iterator[EpicsAdapter]:
     ]
     channels.append(ioc.uri("NO:SUCH:PV"))
     running = EpicsAdapter(
-        nats_server.url, ioc, channels, extra={"demand": {"sweep_period": 0.2}}
+        nats_server.url,
+        ioc,
+        channels,
+        extra={"demand": {"sweep_period": 0.2}},
+        metrics_port=free_port(),
     ).start()
     try:
         yield running
@@ -254,3 +260,24 @@ async def test_demand_monitors_on_want_and_releases_after_the_lease(
     assert len(tap.values[uri]) == count  # no updates after the release
     # configured channels are never released
     assert tap.latest(ioc.uri("CNT:00000"))["c"]
+
+
+async def test_prometheus_metrics(
+    nc: NatsClient, adapter: EpicsAdapter, ioc: SimIoc
+) -> None:
+    await put(nc, ioc.uri("SP:RO"), 1.0)  # one refused put, counted by result
+    assert adapter.metrics_url is not None
+    text = await asyncio.to_thread(
+        lambda: urllib.request.urlopen(adapter.metrics_url, timeout=10).read().decode()
+    )
+    labels = f'adapter="{adapter.id}",proto="ca"'
+    samples = {
+        line.rsplit(" ", 1)[0]: float(line.rsplit(" ", 1)[1])
+        for line in text.splitlines()
+        if line.startswith("synoptic_adapter_")
+    }
+    assert samples[f"synoptic_adapter_published_total{{{labels}}}"] > 10
+    assert samples[f"synoptic_adapter_dropped_total{{{labels}}}"] == 0
+    assert samples[f"synoptic_adapter_monitored{{{labels}}}"] >= 12
+    assert samples[f'synoptic_adapter_puts_total{{{labels},result="access"}}'] >= 1
+    assert f"synoptic_adapter_source_merged_total{{{labels}}}" in samples

@@ -19,6 +19,7 @@ def test_a_valid_file_loads_with_defaults(tmp_path: Path) -> None:
         "channels:\n  - ca://SR:DCCT\n  - SR:BPM:X\n  - SR:DCCT\n"
         "put:\n  timeout: 2.5\n"
         "epics:\n  server_port: 5100\n  auto_addr_list: false\n"
+        "metrics:\n  port: 9100\n"
     )
     config = load_config(path, "ca")
     assert config.id == "epics-a"
@@ -31,6 +32,7 @@ def test_a_valid_file_loads_with_defaults(tmp_path: Path) -> None:
     assert config.demand_enabled and config.heartbeat_period == 1.0
     assert config.section("epics") == {"server_port": 5100, "auto_addr_list": False}
     assert config.section("tango") == {}
+    assert (config.metrics_port, config.metrics_addr) == (9100, "0.0.0.0")
 
 
 def test_an_empty_file_is_a_valid_configuration() -> None:

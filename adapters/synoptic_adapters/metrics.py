@@ -1,0 +1,74 @@
+"""Prometheus metrics of one adapter process, read from its counters at scrape time
+(nothing is added to the hot path). Served on ``/metrics`` when the configuration
+sets ``metrics.port``."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from prometheus_client import CollectorRegistry, start_http_server
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+
+if TYPE_CHECKING:
+    from synoptic_adapters.runner import Adapter
+
+_COUNTERS = {
+    "received": "source events (values and disconnects) handed to the publisher",
+    "published": "value messages published to NATS",
+    "meta_published": "metadata messages published to NATS",
+    "dropped": "value events dropped because the publisher queue was full",
+    "offline_dropped": "value events not sent while NATS was unreachable",
+    "republished": "messages published again after NATS reconnects",
+    "errors": "publishes that failed",
+}
+
+
+class AdapterCollector:
+    """Exposes an :class:`Adapter`'s publisher, source and put counters."""
+
+    def __init__(self, adapter: Adapter) -> None:
+        self.adapter = adapter
+
+    def collect(self) -> Iterator[Metric]:
+        adapter, labels = self.adapter, ["adapter", "proto"]
+        values = [adapter.id, adapter.source.proto]
+        publisher = adapter.publisher
+        if publisher is None:
+            return
+        for name, doc in _COUNTERS.items():
+            family = CounterMetricFamily(f"synoptic_adapter_{name}", doc, labels=labels)
+            family.add_metric(values, getattr(publisher.stats, name))
+            yield family
+        merged = getattr(adapter.source, "merged", None)
+        if merged is not None:
+            family = CounterMetricFamily(
+                "synoptic_adapter_source_merged",
+                "updates replaced by a newer one before delivery (event loop behind)",
+                labels=labels,
+            )
+            family.add_metric(values, merged)
+            yield family
+        puts = CounterMetricFamily(
+            "synoptic_adapter_puts", "put requests answered, by result",
+            labels=[*labels, "result"],
+        )  # fmt: skip
+        for result, count in sorted(adapter.put_results.items()):
+            puts.add_metric([*values, result], count)
+        yield puts
+        for name, doc, value in (
+            ("channels", "channels that reported anything", publisher.channel_count),
+            ("connected", "channels whose latest state is connected", publisher.connected_count),
+            ("monitored", "configured plus demanded channels", len(adapter.demand.monitored) if adapter.demand else 0),
+            ("queued", "source events waiting to be published", publisher.queued),
+        ):  # fmt: skip
+            gauge = GaugeMetricFamily(f"synoptic_adapter_{name}", doc, labels=labels)
+            gauge.add_metric(values, value)
+            yield gauge
+
+
+def serve_metrics(adapter: Adapter, port: int, addr: str = "0.0.0.0") -> None:
+    """Serve ``/metrics`` for ``adapter`` on ``addr:port`` (a daemon thread)."""
+    registry = CollectorRegistry()
+    registry.register(AdapterCollector(adapter))  # type: ignore[arg-type]
+    start_http_server(port, addr, registry=registry)
