@@ -174,3 +174,31 @@ async def test_a_nats_node_killed_loses_no_viewer(cluster: LocalCluster) -> None
             await asyncio.sleep(0.5)
     finally:
         await nc.close()
+
+
+async def test_a_killed_gateway_s_viewers_reconnect_elsewhere(
+    cluster: LocalCluster,
+) -> None:
+    """kill -9 the viewer's gateway: the client reconnects through the load
+    balancer to another gateway, takes a fresh snapshot and goes on."""
+    async with GatewayClient(cluster.ws_url, backoff_base=0.05) as client:
+        sub = await client.subscribe(CHANNELS)
+        await sub.wait_for(lambda s: all(v is not None for v in s.values), timeout=30)
+        (gateway,) = [g for g in cluster.gateways if g.name == client.hello["gw"]]
+        assert gateway.process is not None
+        snapshots = sub.snapshots
+        gateway.process.kill()
+        killed = time.monotonic()
+        await sub.wait_for(lambda s: s.snapshots > snapshots, timeout=10)
+        reconnected = time.monotonic() - killed
+        assert client.hello["gw"] != gateway.name
+        assert reconnected <= 2.0, f"reconnected after {reconnected:.2f} s"
+        at_snapshot = [v["v"] for v in sub.values]
+        await sub.wait_for(
+            lambda s: all(
+                v["v"] > a for v, a in zip(s.values, at_snapshot, strict=True)
+            ),
+            timeout=10,
+        )
+    cluster.start_gateway(gateway)
+    wait_until(lambda: gateway.name not in cluster.down, timeout=30)
