@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import threading
 from collections import defaultdict
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -60,6 +61,7 @@ class TangoSource:
         self._inbox: EventInbox | None = None
         self._pool: ThreadPoolExecutor | None = None
         self._write_proxies: dict[str, Any] = {}
+        self._subscriptions = threading.Lock()
 
     @property
     def events_received(self) -> int:
@@ -95,8 +97,9 @@ class TangoSource:
                 hostport, rest = device.split("/", 1)
                 url = self.settings.device_url(hostport, rest)
                 link = DeviceLink(
-                    url, self._sink, self.settings, self._inbox, self._pool
-                )
+                    url, self._sink, self.settings, self._inbox, self._pool,
+                    self._subscriptions,
+                )  # fmt: skip
                 self.links[device] = link
                 await link.add(members)
                 link.start()
