@@ -397,19 +397,27 @@ http {{
 
     def start_simulators(self) -> None:
         """The simulated IOC (and Tango device server)."""
+        self.start_ioc()
+        if self.plan.tango:
+            self.start_tango()
+
+    def start_ioc(self) -> None:
+        """Start (or restart, same CA port) the simulated IOC."""
         ioc = Process("sim-ioc", [
             *self.synoptic, "sim", "ioc", "--records", str(self.plan.records),
             "--rate", f"{self.plan.rate:g}", "--prefix", self.plan.prefix,
             "--port", str(self.ca_port),
         ])  # fmt: skip
-        ioc.wait_for(r"sim ioc ready", 120)
         self.sims["ioc"] = ioc
-        if self.plan.tango:
-            tango = Process("sim-tango", [
-                *self.synoptic, "sim", "tango", "--port", str(self.tango_port),
-            ])  # fmt: skip
-            tango.wait_for(r"Ready to accept request", 120)
-            self.sims["tango"] = tango
+        ioc.wait_for(r"sim ioc ready", 120)
+
+    def start_tango(self) -> None:
+        """Start (or restart, same port) the simulated Tango device server."""
+        tango = Process("sim-tango", [
+            *self.synoptic, "sim", "tango", "--port", str(self.tango_port),
+        ])  # fmt: skip
+        self.sims["tango"] = tango
+        tango.wait_for(r"Ready to accept request", 120)
 
     def adapter_config(self, proto: str) -> Path:
         config = self.var / f"adapter-{proto}.yaml"

@@ -202,3 +202,30 @@ async def test_a_killed_gateway_s_viewers_reconnect_elsewhere(
         )
     cluster.start_gateway(gateway)
     wait_until(lambda: gateway.name not in cluster.down, timeout=30)
+
+
+async def test_an_ioc_restart_shows_disconnected_then_recovers(
+    cluster: LocalCluster,
+) -> None:
+    """Kill the IOC: within 5 s every viewer sees its channels disconnected
+    (severity 3), never silently stale; restart it: live values again."""
+    async with GatewayClient(cluster.ws_url) as client:
+        sub = await client.subscribe(CHANNELS)
+        await sub.wait_for(lambda s: all(v is not None for v in s.values), timeout=30)
+        cluster.sims["ioc"].kill()
+        killed = time.monotonic()
+        await sub.wait_for(
+            lambda s: all(v["c"] is False and v["sev"] == 3 for v in s.values),
+            timeout=15,
+        )
+        assert time.monotonic() - killed <= 5.0
+        await asyncio.to_thread(cluster.start_ioc)
+        await sub.wait_for(
+            lambda s: all(v["c"] is True and v["sev"] == 0 for v in s.values),
+            timeout=30,
+        )
+        restarted = [v["v"] for v in sub.values]
+        await sub.wait_for(
+            lambda s: all(v["v"] > r for v, r in zip(s.values, restarted, strict=True)),
+            timeout=10,
+        )
