@@ -182,6 +182,7 @@ async def _worker(spec: dict[str, Any]) -> dict[str, Any]:
     latencies: list[float] = []
     opens: list[float] = []
     clients: list[GatewayClient] = []
+    subs: list[Any] = []
 
     def make_handler() -> Any:
         last: dict[int, tuple[int, int, Any]] = {}
@@ -216,6 +217,7 @@ async def _worker(spec: dict[str, Any]) -> dict[str, Any]:
         started = time.perf_counter()
         await client.connect()
         sub = await client.subscribe(uris, on_update=make_handler())
+        subs.append(sub)
         opens.append(time.perf_counter() - started)
         assert len(sub.channels) == len(uris)
         clients.append(client)
@@ -223,7 +225,9 @@ async def _worker(spec: dict[str, Any]) -> dict[str, Any]:
     await asyncio.sleep(max(0.0, end - time.time()) + 0.2)
     for client in clients:
         await client.close()
-    return {"delivered": delivered, "gaps": gaps, "value_gaps": value_gaps, "opens": opens,
+    return {"delivered": delivered, "gaps": gaps, "value_gaps": value_gaps,
+            "missed_reported": sum(sub.missed for sub in subs),
+            "reconnects": sum(c.connects - 1 for c in clients), "opens": opens,
             "latencies": latencies[:: max(1, len(latencies) // 20000)]}  # fmt: skip
 
 
@@ -344,6 +348,9 @@ def run_case(
         "delivered_pct": round(100 * delivered / expected, 2) if expected else None,
         "gaps": sum(r["gaps"] for r in results),  # seq jumps: lost after the adapter
         "value_gaps": sum(r["value_gaps"] for r in results),  # skipped counts: anywhere
+        # updates the gateway told slow clients they missed (stats frames), reconnects
+        "missed_reported": sum(r["missed_reported"] for r in results),
+        "reconnects": sum(r["reconnects"] for r in results),
         "latency_ms": {
             "p50": round(float(np.percentile(latencies, 50)) * 1e3, 1) if latencies else None,
             "p99": round(float(np.percentile(latencies, 99)) * 1e3, 1) if latencies else None,
