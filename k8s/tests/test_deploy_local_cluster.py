@@ -229,3 +229,18 @@ async def test_an_ioc_restart_shows_disconnected_then_recovers(
             lambda s: all(v["v"] > r for v, r in zip(s.values, restarted, strict=True)),
             timeout=10,
         )
+
+
+async def test_a_restarted_adapter_resumes_every_viewer(cluster: LocalCluster) -> None:
+    """kill -9 the EPICS adapter and start it again: the gateways' demand
+    (want leases) brings its channels back, under a new epoch, unprompted."""
+    async with GatewayClient(cluster.ws_url) as client:
+        sub = await client.subscribe(CHANNELS)
+        await sub.wait_for(lambda s: all(v is not None for v in s.values), timeout=30)
+        old_epochs = {v["ep"] for v in sub.values}
+        cluster.adapters["epics"].kill()
+        await asyncio.to_thread(cluster.start_adapter, "epics")
+        await sub.wait_for(
+            lambda s: all(v["ep"] not in old_epochs and v["c"] for v in s.values),
+            timeout=30,
+        )
