@@ -165,3 +165,31 @@ async def test_json_mode_unsub_and_errors_keep_the_connection(
             await asyncio.sleep(0.02)
         assert await client.ping() < 5
         assert {e["code"] for e in client.errors} == {"bad_frame", "unknown_sid"}
+
+
+async def test_updates_are_batched_under_load_and_a_lone_update_goes_at_once(
+    gateway, publisher, names, nc: NatsClient
+) -> None:
+    channels = names[:10]
+    upd_frames: list[dict] = []
+    async with GatewayClient(
+        gateway.ws_url,
+        on_frame=lambda f: upd_frames.append(f) if f["op"] == "upd" else None,
+    ) as client:
+        sub = await client.subscribe(channels)
+        for _ in range(50):  # 500 updates in one burst
+            for uri in channels:
+                await publisher.value(uri)
+        await nc.flush()
+        last = publisher.seq[channels[-1]]
+        await sub.wait_for(lambda s: (s.value(channels[-1]) or {}).get("seq") == last)
+        assert sum(len(f["i"]) for f in upd_frames) == 500
+        assert len(upd_frames) <= 50  # batched, never one frame per update
+        await asyncio.sleep(0.5)  # the group is idle now
+        upd_frames.clear()
+        sent = time.monotonic()
+        await publisher.value(channels[0])
+        await nc.flush()
+        await sub.wait_for(lambda s: len(upd_frames) == 1)
+        assert time.monotonic() - sent < 1.0
+        assert upd_frames[0]["i"] == [0]
