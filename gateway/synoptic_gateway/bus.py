@@ -70,11 +70,13 @@ class Bus:
 
     async def _reconnected(self) -> None:
         nc = self.nc
-        for sid, (subject, _) in list(
-            self._live.items()
-        ):  # nats-py replays only its own
-            await nc._send_command(sub_cmd(subject, "", sid))
-        await nc.flush()
+        try:  # nats-py replays only its own subscriptions
+            for sid, (subject, _) in list(self._live.items()):
+                await nc._send_command(sub_cmd(subject, "", sid))
+            await nc.flush()
+        except Exception as exc:  # dropped again: the next reconnect replays them
+            log.warning("replaying subscriptions after reconnect failed: %s", exc)
+            return
         await self._on_up()
 
     def _install_fast_path(self, nc: NatsClient) -> None:

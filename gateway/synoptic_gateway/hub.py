@@ -310,6 +310,9 @@ class Hub:
                 # when it answers is delivered live, as the server has the SUB
                 await self.bus.flush(self.settings.snapshot_timeout)
                 await self._fill(missing)
+        except Exception as exc:
+            self._release(states)
+            raise UnavailableError(f"the bus did not answer: {exc}") from exc
         except BaseException:
             self._release(states)
             raise
