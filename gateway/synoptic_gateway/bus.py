@@ -74,9 +74,8 @@ class Bus:
             for sid, (subject, _) in list(self._live.items()):
                 await nc._send_command(sub_cmd(subject, "", sid))
             await nc.flush()
-        except Exception as exc:  # dropped again: the next reconnect replays them
-            log.warning("replaying subscriptions after reconnect failed: %s", exc)
-            return
+        except Exception as exc:  # slow, or dropped again (then replayed next time)
+            log.warning("replaying subscriptions after reconnect: %s", exc)
         await self._on_up()
 
     def _install_fast_path(self, nc: NatsClient) -> None:
