@@ -139,9 +139,12 @@ def server_config(folder: Path, *, tls: bool) -> Path:
 
 
 @pytest.fixture
-def accounts_server(tmp_path: Path) -> Iterator[NatsServer]:
+def accounts_server(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[NatsServer]:
     conf = server_config(tmp_path, tls=False)
-    os.environ.update(PASSWORDS)
+    for name, value in PASSWORDS.items():  # the server reads them (not leaked)
+        monkeypatch.setenv(name, value)
     server = NatsServer(extra_args=["-c", str(conf)]).start()
     try:
         yield server
@@ -282,13 +285,14 @@ async def test_wrong_password_is_refused(accounts_server: NatsServer) -> None:
 
 
 async def test_clients_reach_nats_over_production_tls(
-    kustomize: Path, certs: Path, tmp_path: Path
+    kustomize: Path, certs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """As the production overlay sets them up: tls:// URL, CA via SSL_CERT_FILE,
     the admin role creating the stream (the bus-init Job's command)."""
     production_config(kustomize, certs, tmp_path)
     conf = server_config(tmp_path, tls=True)
-    os.environ.update(PASSWORDS)
+    for name, value in PASSWORDS.items():
+        monkeypatch.setenv(name, value)
     server = NatsServer(extra_args=["-c", str(conf)]).start()
     try:
         env = {
