@@ -42,6 +42,10 @@ audit_log = logging.getLogger("synoptic_gateway.audit")
 
 #: Writes a connection may have in flight at once.
 MAX_PUTS_IN_FLIGHT = 16
+#: Frames that are never conflated (snapshots, replies) may exceed the mailbox
+#: bound, up to this many times ``mailbox_bytes``; beyond it the socket is closed
+#: as a slow consumer (4001).
+HARD_LIMIT_FACTOR = 4
 
 
 class State(enum.Enum):
@@ -112,6 +116,8 @@ class Session:
         self._queue.append((frame, 0))
         self._queued_bytes += len(frame)
         self._wake.set()
+        if self._queued_bytes > HARD_LIMIT_FACTOR * self._settings.mailbox_bytes:
+            self.close_slow()  # e.g. asks for snapshots faster than it reads them
 
     def send_frame(self, frame: dict[str, Any]) -> None:
         self.push_control(self._encode(frame))
