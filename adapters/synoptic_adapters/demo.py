@@ -42,7 +42,7 @@ def epics(ctx: DemoContext) -> list[DemoProcess]:
     config.write_text("\n".join(lines) + "\n")
     ioc_argv = [
         _synoptic(), "sim", "ioc", "--records", str(DEMO_RECORDS), "--rate", "10",
-        "--prefix", DEMO_PREFIX, "--port", str(port),
+        "--prefix", DEMO_PREFIX, "--port", str(port), "--fill-rate", "1",
     ]  # fmt: skip
     return [
         DemoProcess(

@@ -43,8 +43,10 @@ class SimIoc:
         prefix: str | None = None,
         port: int | None = None,
         extras: bool = True,
+        fill_rate: float = 0.0,
     ) -> None:
         self.records, self.rate, self.extras = records, rate, extras
+        self.fill_rate = fill_rate
         self.prefix = prefix or random_prefix()
         self.port = port or free_udp_tcp_port()
         self.process: Process | None = None
@@ -67,6 +69,8 @@ class SimIoc:
         ]  # fmt: skip
         if not self.extras:
             argv.append("--no-extras")
+        if self.fill_rate:
+            argv += ["--fill-rate", f"{self.fill_rate:g}"]
         self.process = Process("sim-ioc", argv, env=self.env)
         self.process.wait_for(r"sim ioc ready", timeout)
         return self

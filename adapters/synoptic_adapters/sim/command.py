@@ -18,6 +18,10 @@ def register(sims: argparse._SubParsersAction) -> None:
     parser.add_argument("--prefix", default="SIM:", help="PV name prefix")
     parser.add_argument("--port", type=int, default=5064, help="private CA server port")
     parser.add_argument("--no-extras", action="store_true", help="counters only")
+    parser.add_argument(
+        "--fill-rate", type=float, default=0.0,
+        help="Hz at which to rewrite the 100k-point waveform (0: only on puts)",
+    )  # fmt: skip
     parser.add_argument("--db-out", help="also write the generated database here")
     parser.set_defaults(func=run)
 
@@ -31,4 +35,4 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"synoptic sim ioc: {exc}", flush=True)
         return 2
-    return run_ioc(spec, args.port, args.db_out)
+    return run_ioc(spec, args.port, args.db_out, args.fill_rate)

@@ -9,6 +9,7 @@ simulated IOCs never answer for each other.
 
 from __future__ import annotations
 
+import ctypes
 import os
 import signal
 import sys
@@ -16,7 +17,14 @@ import tempfile
 import threading
 from pathlib import Path
 
-from synoptic_adapters.sim.epics_db import ACCESS_SECURITY, SimSpec, build_database
+import numpy as np
+
+from synoptic_adapters.sim.epics_db import (
+    ACCESS_SECURITY,
+    WAVEFORM_BIG,
+    SimSpec,
+    build_database,
+)
 
 #: Largest CA payload for the server and its clients (100k doubles = 800 kB).
 MAX_ARRAY_BYTES = 10_000_000
@@ -39,8 +47,13 @@ def ca_environment(port: int) -> dict[str, str]:
     }
 
 
-def run_ioc(spec: SimSpec, port: int, db_out: str | None = None) -> int:
-    """Start the IOC, print ``sim ioc ready``, serve until a signal; return 0."""
+def run_ioc(
+    spec: SimSpec, port: int, db_out: str | None = None, fill_rate: float = 0.0
+) -> int:
+    """Start the IOC, print ``sim ioc ready``, serve until a signal; return 0.
+
+    ``fill_rate`` > 0 rewrites the 100k-point waveform with a moving pattern that
+    many times a second (the demo shows it); 0 leaves it to clients' puts."""
     os.environ.update(ca_environment(port))
     text, names = build_database(spec)
     with tempfile.TemporaryDirectory(prefix="synoptic-ioc-") as tmp:
@@ -52,6 +65,13 @@ def run_ioc(spec: SimSpec, port: int, db_out: str | None = None) -> int:
         signal.signal(signal.SIGTERM, lambda *_: stop.set())
         signal.signal(signal.SIGINT, lambda *_: stop.set())
         _start(db_path, acf_path)
+        if fill_rate > 0 and spec.extras:
+            filler = threading.Thread(
+                target=_fill_waveform,
+                args=(f"{spec.prefix}WF100K", fill_rate, stop),
+                daemon=True, name="wf100k",
+            )  # fmt: skip
+            filler.start()
         print(
             f"sim ioc ready: {len(names)} PVs ({spec.records} counters at "
             f"{spec.rate:g} Hz), prefix {spec.prefix} on CA port {port}",
@@ -78,3 +98,34 @@ def _start(db_path: Path, acf_path: Path) -> None:
     ioc.ioc(f'asSetFilename("{acf_path}")')
     if ioc.iocInit():
         raise RuntimeError("iocInit failed")
+
+
+DBR_DOUBLE = 6
+
+
+def _fill_waveform(name: str, rate: float, stop: threading.Event) -> None:
+    """Write a moving 100k-point pattern into ``name`` with ``dbPutField`` (in
+    process, so the record posts monitors as for any put) until ``stop``."""
+    from epicscorelibs import ioc
+
+    db = ioc.dbCore
+    db.dbNameToAddr.argtypes = [ctypes.c_char_p, ctypes.c_void_p]
+    db.dbPutField.argtypes = [
+        ctypes.c_void_p,
+        ctypes.c_short,
+        ctypes.c_void_p,
+        ctypes.c_long,
+    ]
+    addr = ctypes.create_string_buffer(1024)  # a DBADDR is far smaller
+    if db.dbNameToAddr(name.encode(), addr):
+        print(f"sim ioc: no record {name} to fill", flush=True)
+        return
+    x = np.linspace(0.0, 40.0 * np.pi, WAVEFORM_BIG)
+    envelope = 1000.0 * np.exp(-(((x - x.mean()) / (np.ptp(x) / 5)) ** 2))
+    rng = np.random.default_rng(1)
+    phase = 0.0
+    while not stop.wait(1.0 / rate):
+        data = envelope * np.sin(x + phase) + rng.normal(0.0, 20.0, WAVEFORM_BIG)
+        data = np.ascontiguousarray(data, dtype="<f8")
+        db.dbPutField(addr, DBR_DOUBLE, data.ctypes.data, WAVEFORM_BIG)
+        phase += 0.25

@@ -1,0 +1,18 @@
+"""The simulated IOC animates its 100k-point waveform when asked (the demo does)."""
+
+from __future__ import annotations
+
+from synoptic_adapters.testing import SimIoc, ca_batch
+
+
+def test_fill_rate_rewrites_the_big_waveform_with_a_moving_pattern() -> None:
+    ioc = SimIoc(records=1, fill_rate=5).start()
+    try:
+        name = ioc.pv("WF100K")
+        first, second = ca_batch(ioc, [("get", name, None), ("put", ioc.pv("SP"), 1.0),
+                                       ("get", name, None)])  # fmt: skip
+    finally:
+        ioc.stop()
+    assert len(first) == len(second) == 100_000
+    assert max(abs(v) for v in first) > 100  # a real pattern, not zeros
+    assert first != second  # moved between the two reads (0.2 s apart at 5 Hz)
