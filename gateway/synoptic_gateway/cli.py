@@ -1,17 +1,15 @@
-"""``synoptic gateway``: run one gateway process (uvicorn, uvloop, httptools)."""
+"""``synoptic gateway``: run one gateway process (uvicorn, uvloop, httptools).
+
+:func:`register` runs for every ``synoptic`` command, so this module imports
+nothing heavy: FastAPI, uvicorn and uvloop are imported when the command runs."""
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import logging
 import os
 from pathlib import Path
 
-import uvicorn
-import uvloop
-
-from synoptic_gateway.app import create_app
 from synoptic_gateway.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -69,46 +67,10 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
     )  # fmt: skip
 
 
-class _Server(uvicorn.Server):
-    """Sends close 4000 (going away) to every socket before uvicorn's shutdown."""
-
-    async def shutdown(self, sockets: list | None = None) -> None:  # type: ignore[override]
-        gateway = self.config.app.state.gateway  # type: ignore[union-attr]
-        gateway.going_away()
-        await asyncio.sleep(0.2)  # let the close frames leave
-        await super().shutdown(sockets)
-
-
-async def serve(settings: Settings) -> int:
-    """Run a gateway until SIGINT/SIGTERM; print a readiness line when listening."""
-    app = create_app(settings)
-    config = uvicorn.Config(
-        app,
-        host=settings.host,
-        port=settings.port,
-        http="httptools",
-        ws="websockets-sansio",
-        ws_per_message_deflate=settings.ws_per_message_deflate,
-        ws_max_size=settings.ws_max_size,
-        lifespan="on",
-        log_level="warning",
-        access_log=False,
-    )
-    server = _Server(config)
-    task = asyncio.create_task(server.serve())
-    while not server.started and not task.done():  # noqa: ASYNC110 - uvicorn has only a flag
-        await asyncio.sleep(0.02)
-    if server.started:
-        gw = app.state.gateway
-        print(
-            f"synoptic gateway {gw.id} ready on http://{settings.host}:{settings.port} "
-            f"(NATS {settings.nats_url})",
-            flush=True,
-        )
-    await task
-    return 0 if server.started else 1
-
-
 def run(args: argparse.Namespace) -> int:
-    """Entry of ``synoptic gateway``: uvloop, then :func:`serve`."""
+    """Entry of ``synoptic gateway``: uvloop, then :func:`~synoptic_gateway.server.serve`."""
+    import uvloop
+
+    from synoptic_gateway.server import serve
+
     return uvloop.run(serve(settings_from_args(args)))

@@ -4,6 +4,8 @@ the demo component."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -73,3 +75,19 @@ def test_demo_runs_one_gateway_on_the_http_port(tmp_path: Path) -> None:
     (proc,) = components(DemoContext("nats://127.0.0.1:4", tmp_path, 8123))
     assert proc.argv[-4:] == ["--port", "8123", "--nats", "nats://127.0.0.1:4"]
     assert "8123" in proc.banner and proc.name == "gateway"
+
+
+def test_registering_the_gateway_command_imports_nothing_heavy() -> None:
+    """Every ``synoptic`` command registers ``gateway``: that must not import the
+    web stack (it cost ~1 s per command)."""
+    code = (
+        "import argparse, sys\n"
+        "from synoptic_gateway.cli import register\n"
+        "register(argparse.ArgumentParser().add_subparsers())\n"
+        "heavy = ('fastapi', 'starlette', 'uvicorn', 'uvloop', 'synoptic_gateway.app')\n"
+        "print(sorted(m for m in heavy if m in sys.modules))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip() == "[]"
