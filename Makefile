@@ -8,7 +8,7 @@ PY := $(VENV)/bin/python
 export UV_PYTHON_DOWNLOADS := never
 export UV_PROJECT_ENVIRONMENT := $(VENV)
 
-.PHONY: help install lock lint fmt test test-py demo bench bench-epics bench-tango bench-gateway
+.PHONY: help install lock lint fmt test test-py demo bench bench-store bench-epics bench-tango bench-gateway
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | column -t -s $$'\t'
@@ -38,7 +38,10 @@ test: lint test-py test-ui ## everything CI runs: lint, then every test
 demo: install ui-build ## run the whole system in the foreground (Ctrl-C stops it)
 	$(VENV)/bin/synoptic demo
 
-bench: bench-epics bench-tango bench-gateway ## every benchmark (JSON on stdout; docs/benchmarks.md)
+bench: bench-store bench-epics bench-tango bench-gateway bench-ui ## every benchmark (JSON on stdout; docs/benchmarks.md)
+
+bench-store: install ## last-value store: publish rate, batched reads of 1000/5000 channels, memory vs file
+	$(PY) -m synoptic_bus.bench
 
 bench-epics: install ## EPICS adapter throughput, gaps, CPU, latency
 	$(PY) -m synoptic_adapters.bench.epics
