@@ -18,6 +18,7 @@ from synoptic_schemas import (
     SCHEMA_VERSION,
     ContractError,
     Subjects,
+    decode_heartbeat,
     decode_meta,
     decode_put_reply,
     decode_value,
@@ -65,7 +66,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 async def cmd_init(args: argparse.Namespace) -> int:
     nc = await connect(args.nats, name="synoptic-cli", retry_on_failed_connect=False)
     config = StoreConfig(args.prefix, storage=args.storage, replicas=args.replicas)
-    await ensure_store(nc, config)
+    await ensure_store(nc, config, layout=True)
     print(f"stream {config.stream} ready: subjects {', '.join(config.subjects)}")
     await nc.close()
     return 0
@@ -105,9 +106,28 @@ async def cmd_tail(args: argparse.Namespace) -> int:
     nc = await connect(args.nats, name="synoptic-tail", retry_on_failed_connect=False)
     done = asyncio.Event()
     seen = 0
+    hb_head = f"{args.prefix}.hb."
+
+    def count_one() -> None:
+        nonlocal seen
+        seen += 1
+        if args.count and seen >= args.count:
+            done.set()
 
     async def on_msg(msg: Any) -> None:
-        nonlocal seen
+        if msg.subject.startswith(hb_head):
+            try:
+                beat = decode_heartbeat(msg.data)
+            except ContractError as exc:
+                print(f"{msg.subject}: undecodable: {exc}", file=sys.stderr)
+                return
+            print(
+                f"{_time(beat['t'])} heartbeat {beat['id']} ({beat['proto']}) "
+                f"epoch {beat['ep']}: {beat['conn']}/{beat['n']} channels connected",
+                flush=True,
+            )
+            count_one()
+            return
         try:
             kind, channel = subjects.parse(msg.subject)
             if kind != "val":
@@ -116,7 +136,6 @@ async def cmd_tail(args: argparse.Namespace) -> int:
         except ContractError as exc:
             print(f"{msg.subject}: undecodable: {exc}", file=sys.stderr)
             return
-        seen += 1
         if args.json:
             print(json.dumps({"ch": channel.uri, **_jsonable(value)}), flush=True)
         else:
@@ -126,8 +145,7 @@ async def cmd_tail(args: argparse.Namespace) -> int:
                 f"sev={value['sev']} {value['st']} seq={value['seq']}{state}",
                 flush=True,
             )
-        if args.count and seen >= args.count:
-            done.set()
+        count_one()
 
     try:
         await nc.subscribe(pattern, cb=on_msg)

@@ -8,6 +8,7 @@ import logging
 import os
 import random
 from collections.abc import Awaitable, Callable
+from urllib.parse import urlsplit, urlunsplit
 
 import nats
 from nats.aio.client import Client as NatsClient
@@ -18,8 +19,24 @@ DEFAULT_URL = "nats://127.0.0.1:4222"
 
 
 def nats_url(url: str | None = None) -> str:
-    """The NATS URL: the argument, else ``$SYNOPTIC_NATS_URL``, else localhost."""
+    """The NATS URL(s): the argument, else ``$SYNOPTIC_NATS_URL``, else localhost.
+    Several servers of a cluster are given comma-separated."""
     return url or os.environ.get("SYNOPTIC_NATS_URL", DEFAULT_URL)
+
+
+def server_urls(url: str | None = None) -> list[str]:
+    """The comma-separated URLs of :func:`nats_url` as a list."""
+    return [u.strip() for u in nats_url(url).split(",") if u.strip()]
+
+
+def redact(url: str) -> str:
+    """A URL safe to log: user and password replaced by ``***``."""
+    return ",".join(
+        urlunsplit(parts._replace(netloc="***@" + parts.netloc.rsplit("@", 1)[1]))
+        if "@" in (parts := urlsplit(u.strip())).netloc
+        else u.strip()
+        for u in url.split(",")
+    )
 
 
 async def connect(
@@ -43,14 +60,14 @@ async def connect(
     async def _disconnected() -> None:
         if nc.is_closed or nc.is_draining:
             return
-        log.warning("NATS connection lost (%s); reconnecting", nats_url(url))
+        log.warning("NATS connection lost (%s); reconnecting", redact(nats_url(url)))
         if on_disconnect:
             await on_disconnect()
 
     async def _reconnected() -> None:
         log.info(
             "NATS reconnected to %s",
-            nc.connected_url.netloc if nc.connected_url else "?",
+            nc.connected_url.netloc.rsplit("@", 1)[-1] if nc.connected_url else "?",
         )
         if on_reconnect:
             await on_reconnect()
@@ -63,7 +80,7 @@ async def connect(
         nc = NatsClient()
         try:
             await nc.connect(
-                servers=[nats_url(url)],
+                servers=server_urls(url),
                 name=name,
                 connect_timeout=connect_timeout,
                 reconnect_time_wait=1.0,
@@ -77,11 +94,21 @@ async def connect(
         except Exception as exc:  # NoServersError, OSError, TimeoutError
             if not retry_on_failed_connect:
                 raise
-            log.warning("NATS not reachable at %s (%s); retrying", nats_url(url), exc)
+            log.warning(
+                "NATS not reachable at %s (%s); retrying", redact(nats_url(url)), exc
+            )
             await asyncio.sleep(delay * (0.5 + random.random()))
             delay = min(delay * 2, 5.0)
             continue
         return nc
 
 
-__all__ = ["DEFAULT_URL", "NatsClient", "connect", "nats", "nats_url"]
+__all__ = [
+    "DEFAULT_URL",
+    "NatsClient",
+    "connect",
+    "nats",
+    "nats_url",
+    "redact",
+    "server_urls",
+]

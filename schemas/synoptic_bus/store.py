@@ -77,8 +77,14 @@ def stream_name(prefix: str) -> str:
     return prefix.upper().replace(".", "_").replace("-", "_") + "_LAST"
 
 
-async def ensure_store(nc: NatsClient, config: StoreConfig) -> None:
-    """Create the stream, or bring an existing one to ``config`` (idempotent)."""
+async def ensure_store(
+    nc: NatsClient, config: StoreConfig, *, layout: bool = False
+) -> None:
+    """Create the stream if it is missing (idempotent), and repair what the
+    contract needs of an existing one (subjects, one message per subject, direct
+    gets). Storage and replicas of an existing stream are the operator's choice and
+    are kept, unless ``layout`` asks to apply ``config``'s replicas too
+    (``synoptic bus init``); storage cannot change in place."""
     js = nc.jetstream()
     wanted = config.stream_config()
     try:
@@ -97,15 +103,18 @@ async def ensure_store(nc: NatsClient, config: StoreConfig) -> None:
         sorted(current.subjects or []) != sorted(wanted.subjects or [])
         or current.max_msgs_per_subject != 1
         or not current.allow_direct
-        or current.max_bytes != wanted.max_bytes
+        or (layout and current.num_replicas != wanted.num_replicas)
     )
-    if current.storage != wanted.storage:
+    if layout and current.storage != wanted.storage:
         log.warning(
-            "stream %s uses %s storage, configured %s: storage cannot change in place",
+            "stream %s uses %s storage, asked for %s: storage cannot change in place",
             config.stream, current.storage, wanted.storage,
         )  # fmt: skip
     if differs:
         wanted.storage = current.storage
+        if not layout:
+            wanted.num_replicas = current.num_replicas
+            wanted.max_bytes = current.max_bytes
         await js.update_stream(wanted)
         log.info("updated last-value stream %s", config.stream)
 

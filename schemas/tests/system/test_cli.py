@@ -117,3 +117,20 @@ async def test_tail_rejects_an_invalid_wildcard_clearly(
 ) -> None:
     bad = await run_cli(nats_server, "tail", "cs.val.ca.X*")
     assert bad.returncode == 2 and "not a valid subject" in bad.stderr
+
+
+async def test_tail_decodes_heartbeats(nats_server: NatsServer, nc: NatsClient) -> None:
+    tail = Process("tail-hb", [*SYNOPTIC, "tail", "cs.hb.>", "--count", "1",
+                               "--nats", nats_server.url])  # fmt: skip
+    try:
+        tail.wait_for(r"^tailing cs\.hb\.>$", timeout=20)
+        beat = {"ver": 1, "id": "epics-0", "proto": "ca", "ep": 5, "t": time.time_ns(),
+                "period": 1.0, "n": 10, "conn": 9}  # fmt: skip
+        await nc.publish(Subjects().hb("epics-0"), encode(beat))
+        await nc.flush()
+        assert tail.popen.wait(20) == 0
+        assert (
+            "heartbeat epics-0 (ca) epoch 5: 9/10 channels connected" in tail.output()
+        )
+    finally:
+        tail.stop()

@@ -104,3 +104,20 @@ async def test_missing_stream_is_a_clear_error(nc: NatsClient) -> None:
         await fetch_last(
             nc, [f"cs.val.ca.X{i}" for i in range(2000)], stream="NOPE_LAST"
         )
+
+
+async def test_ensure_store_keeps_an_operators_replicas_and_storage(
+    nc: NatsClient,
+) -> None:
+    custom = StoreConfig(prefix="keep", storage="file")
+    await ensure_store(nc, custom)
+    js = nc.jetstream()
+    info = await js.stream_info(custom.stream)
+    info.config.allow_direct = False  # drift the contract needs repaired
+    info.config.max_bytes = 10_000_000  # an operator's choice, to keep
+    await js.update_stream(info.config)
+    await ensure_store(nc, StoreConfig(prefix="keep", storage="memory"))
+    repaired = (await js.stream_info(custom.stream)).config
+    assert repaired.allow_direct
+    assert repaired.max_bytes == 10_000_000
+    assert repaired.storage == "file"
