@@ -41,7 +41,6 @@ from typing import Any
 
 import numpy as np
 import tango
-import tango.asyncio
 
 from synoptic_adapters.source import ChannelSink
 from synoptic_adapters.tango.convert import Reading, metadata, reading
@@ -141,7 +140,8 @@ class DeviceLink:
         subscriptions: threading.Lock,
     ) -> None:
         self.url = url
-        #: held around every (un)subscription call: one at a time per process
+        #: held around proxy creation and every (un)subscription call: one at a
+        #: time per process
         self.subscriptions = subscriptions
         self.sink = sink
         self.settings = settings
@@ -185,14 +185,15 @@ class DeviceLink:
         gone = [self.attrs.pop(c.tango_parts[4], None) for c in channels]
         await self._detach([state for state in gone if state is not None])
 
-    async def close(self) -> None:
-        """Stop every task and unsubscribe everything."""
+    async def close(self, *, unsubscribe: bool = True) -> None:
+        """Stop every task and (unless ``unsubscribe`` is false) unsubscribe
+        everything; late events are ignored either way."""
         tasks = [t for t in (self._task, self._poller, *self._config_tasks) if t]
         tasks += [s.task for s in self.attrs.values() if s.task]
         for task in tasks:
             task.cancel()
         await asyncio.wait(tasks, timeout=2) if tasks else None
-        await self._detach(list(self.attrs.values()))
+        await self._detach(list(self.attrs.values()), unsubscribe=unsubscribe)
         self.attrs.clear()
 
     def handle(self, item: EventItem) -> None:
@@ -247,12 +248,9 @@ class DeviceLink:
         if self.proxy is None:
             # events go through a synchronous proxy: its callbacks run in Tango's
             # thread without a coroutine per event
-            self.proxy, self.events_proxy = await asyncio.gather(
-                asyncio.wait_for(
-                    tango.asyncio.DeviceProxy(self.url), self.settings.read_timeout
-                ),
-                self._blocking(tango.DeviceProxy, self.url),
-            )
+            self.proxy = await self._blocking(self._new_proxy)
+            self.events_proxy = await self._blocking(self._new_proxy)
+            self.events_proxy.set_green_mode(tango.GreenMode.Synchronous)
             self.proxy.set_timeout_millis(int(self.settings.read_timeout * 1000))
         async with self._lock:
             names, status = await asyncio.gather(
@@ -429,7 +427,9 @@ class DeviceLink:
             ids.append((state.generation, event_id))
         return ids
 
-    async def _detach(self, states: list[AttrState]) -> None:
+    async def _detach(
+        self, states: list[AttrState], *, unsubscribe: bool = True
+    ) -> None:
         ids: list[int] = []
         for state in states:
             state.generation += 1
@@ -437,7 +437,7 @@ class DeviceLink:
                 state.task.cancel()
                 state.task = None
             ids += _take_ids(state)
-        if ids and self.events_proxy is not None:
+        if unsubscribe and ids and self.events_proxy is not None:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self._blocking(self._unsubscribe, ids), 10)
 
@@ -522,7 +522,7 @@ class DeviceLink:
 
     async def _isolated_loop(self, state: AttrState) -> None:
         """Read one slow attribute on its own proxy and timeout."""
-        proxy = await tango.asyncio.DeviceProxy(self.url)
+        proxy = await self._blocking(self._new_proxy)
         proxy.set_timeout_millis(int(self.settings.slow_timeout * 1000))
         first = True
         while True:
@@ -566,6 +566,14 @@ class DeviceLink:
         state.status = reason
         state.last = None
         self.sink.disconnected(state.channel, reason)
+
+    def _new_proxy(self) -> Any:
+        """A DeviceProxy in asyncio mode, created under the process-wide lock
+        (runs in a thread): concurrent creation is left out of cppTango's way."""
+        with self.subscriptions:
+            proxy = tango.DeviceProxy(self.url)
+        proxy.set_green_mode(tango.GreenMode.Asyncio)
+        return proxy
 
     async def _blocking(self, fn: Any, *args: Any) -> Any:
         return await asyncio.get_running_loop().run_in_executor(self.pool, fn, *args)

@@ -39,20 +39,32 @@ class EventItem:
 
 
 class EventInbox:
-    """A thread-safe queue drained on the loop by ``handle(item)``."""
+    """A thread-safe queue drained on the loop by ``handle(item)``.
+
+    Bounded: when the loop falls ``max_items`` behind, new value events are
+    dropped and counted in ``dropped`` (consumers see the gap in the values);
+    other items (confirmations, errors, metadata) are always kept."""
 
     def __init__(
-        self, loop: asyncio.AbstractEventLoop, handle: Callable[[EventItem], None]
+        self,
+        loop: asyncio.AbstractEventLoop,
+        handle: Callable[[EventItem], None],
+        max_items: int = 100_000,
     ) -> None:
         self._loop = loop
         self._handle = handle
         self._items: deque[EventItem] = deque()
         self._lock = threading.Lock()
         self._scheduled = False
+        self.max_items = max_items
         self.received = 0
+        self.dropped = 0
 
     def post(self, item: EventItem) -> None:
         """Queue one item (any thread)."""
+        if item.kind == "value" and len(self._items) >= self.max_items:
+            self.dropped += 1
+            return
         self._items.append(item)
         with self._lock:
             if self._scheduled:

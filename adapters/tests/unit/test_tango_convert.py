@@ -3,6 +3,8 @@ settings (no servers)."""
 
 from __future__ import annotations
 
+import asyncio
+
 import numpy as np
 import pytest
 import tango
@@ -15,6 +17,7 @@ from synoptic_adapters.tango.convert import (
     metadata,
 )
 from synoptic_adapters.tango.device import _polled_attributes
+from synoptic_adapters.tango.events import EventInbox, EventItem
 from synoptic_adapters.tango.settings import TangoSettings, TangoSettingsError
 from synoptic_adapters.tango.writes import WriteTypeError, coerce, failure
 from synoptic_schemas import PutError
@@ -180,3 +183,15 @@ def test_settings_from_a_config_section() -> None:
     assert "pol_period" in str(error.value)
     with pytest.raises(TangoSettingsError):
         TangoSettings.from_section({"no_database_hosts": ["no-port"]})
+
+
+async def test_event_inbox_is_bounded_and_counts_drops() -> None:
+    handled: list[EventItem] = []
+    inbox = EventInbox(asyncio.get_running_loop(), handled.append, max_items=3)
+    for n in range(5):
+        inbox.post(EventItem(None, 0, "value", n))
+    inbox.post(EventItem(None, 0, "live"))  # never dropped
+    await asyncio.sleep(0)
+    assert [i.payload for i in handled if i.kind == "value"] == [0, 1, 2]
+    assert [i.kind for i in handled][-1] == "live"
+    assert (inbox.received, inbox.dropped) == (4, 2)
