@@ -44,9 +44,11 @@ class SimIoc:
         port: int | None = None,
         extras: bool = True,
         fill_rate: float = 0.0,
+        interface: str | None = None,
     ) -> None:
         self.records, self.rate, self.extras = records, rate, extras
         self.fill_rate = fill_rate
+        self.interface = interface
         self.prefix = prefix or random_prefix()
         self.port = port or free_udp_tcp_port()
         self.process: Process | None = None
@@ -71,6 +73,8 @@ class SimIoc:
             argv.append("--no-extras")
         if self.fill_rate:
             argv += ["--fill-rate", f"{self.fill_rate:g}"]
+        if self.interface:
+            argv += ["--interface", self.interface]
         self.process = Process("sim-ioc", argv, env=self.env)
         self.process.wait_for(r"sim ioc ready", timeout)
         return self

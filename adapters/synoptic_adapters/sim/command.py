@@ -17,6 +17,10 @@ def register(sims: argparse._SubParsersAction) -> None:
     )  # fmt: skip
     parser.add_argument("--prefix", default="SIM:", help="PV name prefix")
     parser.add_argument("--port", type=int, default=5064, help="private CA server port")
+    parser.add_argument(
+        "--interface", default="127.0.0.1",
+        help="address the CA server listens on (0.0.0.0: other hosts/containers too)",
+    )  # fmt: skip
     parser.add_argument("--no-extras", action="store_true", help="counters only")
     parser.add_argument(
         "--fill-rate", type=float, default=0.0,
@@ -35,4 +39,4 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"synoptic sim ioc: {exc}", flush=True)
         return 2
-    return run_ioc(spec, args.port, args.db_out, args.fill_rate)
+    return run_ioc(spec, args.port, args.db_out, args.fill_rate, args.interface)

@@ -30,9 +30,11 @@ from synoptic_adapters.sim.epics_db import (
 MAX_ARRAY_BYTES = 10_000_000
 
 
-def ca_environment(port: int) -> dict[str, str]:
+def ca_environment(port: int, interface: str = "127.0.0.1") -> dict[str, str]:
     """EPICS_CA_* settings that keep a server and its clients on one private port
-    on loopback (use the same values on both sides)."""
+    on loopback (use the same values on both sides). ``interface`` is the address
+    the server listens on: ``0.0.0.0`` serves other hosts and containers, who then
+    search it by name or address (their ``EPICS_CA_ADDR_LIST``)."""
     return {
         "EPICS_CA_SERVER_PORT": str(port),
         "EPICS_CAS_SERVER_PORT": str(port),
@@ -40,7 +42,7 @@ def ca_environment(port: int) -> dict[str, str]:
         "EPICS_CAS_BEACON_PORT": str(port + 1),
         "EPICS_CA_ADDR_LIST": "127.0.0.1",
         "EPICS_CA_AUTO_ADDR_LIST": "NO",
-        "EPICS_CAS_INTF_ADDR_LIST": "127.0.0.1",
+        "EPICS_CAS_INTF_ADDR_LIST": interface,
         "EPICS_CAS_BEACON_ADDR_LIST": "127.0.0.1",
         "EPICS_CAS_AUTO_BEACON_ADDR_LIST": "NO",
         "EPICS_CA_MAX_ARRAY_BYTES": str(MAX_ARRAY_BYTES),
@@ -48,13 +50,17 @@ def ca_environment(port: int) -> dict[str, str]:
 
 
 def run_ioc(
-    spec: SimSpec, port: int, db_out: str | None = None, fill_rate: float = 0.0
+    spec: SimSpec,
+    port: int,
+    db_out: str | None = None,
+    fill_rate: float = 0.0,
+    interface: str = "127.0.0.1",
 ) -> int:
     """Start the IOC, print ``sim ioc ready``, serve until a signal; return 0.
 
     ``fill_rate`` > 0 rewrites the 100k-point waveform with a moving pattern that
     many times a second (the demo shows it); 0 leaves it to clients' puts."""
-    os.environ.update(ca_environment(port))
+    os.environ.update(ca_environment(port, interface))
     text, names = build_database(spec)
     with tempfile.TemporaryDirectory(prefix="synoptic-ioc-") as tmp:
         db_path = Path(db_out) if db_out else Path(tmp) / "sim.db"

@@ -1,4 +1,5 @@
-"""The simulated IOC animates its 100k-point waveform when asked (the demo does)."""
+"""The simulated IOC: an animated 100k-point waveform (the demo), and CA on any
+interface (containers)."""
 
 from __future__ import annotations
 
@@ -16,3 +17,11 @@ def test_fill_rate_rewrites_the_big_waveform_with_a_moving_pattern() -> None:
     assert len(first) == len(second) == 100_000
     assert max(abs(v) for v in first) > 100  # a real pattern, not zeros
     assert first != second  # moved between the two reads (0.2 s apart at 5 Hz)
+
+
+def test_the_ioc_can_listen_on_every_interface() -> None:
+    ioc = SimIoc(records=1, interface="0.0.0.0").start()
+    try:
+        assert ca_batch(ioc, [("get", ioc.pv("SP"), None)]) == [50.0]  # its initial value
+    finally:
+        ioc.stop()
