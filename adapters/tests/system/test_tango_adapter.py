@@ -115,7 +115,7 @@ async def test_values_and_metadata_on_the_bus(
         return snap.messages if len(snap.messages) == len(subjects) else None
 
     messages: dict[str, bytes] | None = None
-    for _ in range(200):  # up to ~20 s
+    for _ in range(400):  # up to ~40 s
         if messages := await snapshot():
             break
         await asyncio.sleep(0.1)
@@ -150,7 +150,7 @@ async def test_values_and_metadata_on_the_bus(
 
     tap = await Tap().start(nc)
     uri = sim.channel("double").uri
-    await eventually(lambda: len(tap.values[uri]) >= 5, timeout=10)
+    await eventually(lambda: len(tap.values[uri]) >= 5, timeout=20)
     seqs = [v["seq"] for v in tap.values[uri][:5]]
     assert seqs == list(range(seqs[0], seqs[0] + 5))
 
