@@ -6,15 +6,14 @@ Guarantees:
 - First values come from ``read_attributes`` calls made before any event
   subscription: attributes the server polls in concurrent chunks (from its polling
   buffer, a few ms each), the others one call each until they have proved fast.
-- Change events are subscribed in bulk with ``EventSubMode.Async``: the calls
-  return at once and Tango confirms each subscription later (an event without
-  data). Until then the attribute is read every ``confirm_period``, and once more
-  right after confirmation, so no change is lost in between. (``AsyncRead``, whose
-  first event carries a value, confirmed 400 subscriptions ~30 % sooner here, but
-  the adapter process died with SIGSEGV in 2 of 4 runs of 4000 attributes with it,
-  never with ``Async``.) Configuration events (metadata changes) are subscribed
-  once a device's change events have settled: they share Tango's one subscription
-  thread, and values come first (metadata is read at connection anyway).
+- Change events are subscribed in bulk with ``EventSubMode.AsyncRead``: the calls
+  return at once; Tango reads each attribute once its subscription is live and
+  delivers that value as the first event, which confirms the subscription. Until
+  then the attribute is read every ``confirm_period`` (and once more after a
+  data-less confirmation, as ``EventSubMode.Async`` sends), so no change is lost in
+  between. Configuration events (metadata changes) are subscribed once a device's
+  change events have settled: they share Tango's one subscription thread, and
+  values come first (metadata is read at connection anyway).
 - Attributes that send no events are read every ``poll_period``: one
   ``read_attributes`` for all of them per device. An attribute that makes a read
   slower than ``slow_after`` (or time out) moves to its own read group with its
@@ -406,7 +405,7 @@ class DeviceLink:
                     self.names[state.name],
                     tango.EventType.CHANGE_EVENT,
                     callback,
-                    tango.EventSubMode.Async,
+                    tango.EventSubMode.AsyncRead,
                 )
             ids.append(event_id)
         return ids
