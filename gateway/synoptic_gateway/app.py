@@ -7,8 +7,10 @@ Routes: ``/ws`` (the protocol of ``docs/protocol.md``), ``/api/screens``,
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import secrets
+import socket
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import replace
@@ -87,6 +89,22 @@ class _TransportScope:
         await self.app(scope, receive, send)
 
 
+def cap_send_buffer(transport: object, size: int) -> None:
+    """Fix the kernel send buffer of an accepted socket at ``size`` bytes.
+
+    Linux autotunes an accepted socket's send buffer up to ``tcp_wmem`` max (~4 MiB):
+    a slow reader's socket then keeps accepting data that is seconds old by the time
+    it is read, and the gateway never sees back-pressure. A fixed buffer makes the
+    socket's send block early, so the session's mailbox fills and conflates."""
+    get_extra_info = getattr(transport, "get_extra_info", None)
+    if size <= 0 or get_extra_info is None:
+        return
+    sock = get_extra_info("socket")
+    if sock is not None:
+        with contextlib.suppress(OSError):
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, size)
+
+
 def create_app(settings: Settings) -> FastAPI:
     """A gateway application for ``settings``."""
     gateway = Gateway(settings)
@@ -123,6 +141,7 @@ def create_app(settings: Settings) -> FastAPI:
                 await ws.send_bytes(frames.pack(error))
             await ws.close(code=CloseCode.UNAUTHORIZED, reason="unauthorized")
             return
+        cap_send_buffer(ws.scope.get("synoptic.transport"), settings.ws_send_buffer)
         await ws.accept()
         await Session(ws, gateway.hub, principal, json_mode=json_mode).run()
 

@@ -33,6 +33,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--rate", type=float, default=d.rate, help="client frames/s")
     p.add_argument("--burst", type=int, default=d.burst)
     p.add_argument("--mailbox-frames", type=int, default=d.mailbox_frames)
+    p.add_argument("--mailbox-age", type=float, default=d.mailbox_age,
+                   help="seconds a queued frame may wait before the socket conflates")  # fmt: skip
+    p.add_argument("--ws-send-buffer", type=int, default=d.ws_send_buffer,
+                   help="SO_SNDBUF of accepted sockets in bytes (0: kernel autotuning)")  # fmt: skip
     p.add_argument("--want-lease", type=float, default=d.want_lease)
     p.add_argument("--jwt-secret", default=os.environ.get("SYNOPTIC_JWT_SECRET"),
                    help="HS256 secret (default $SYNOPTIC_JWT_SECRET)")  # fmt: skip
@@ -58,6 +62,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         batch_ms=args.batch_ms, stall_timeout=args.stall_timeout,
         max_channels=args.max_channels, max_frame_bytes=args.max_frame_bytes,
         rate=args.rate, burst=args.burst, mailbox_frames=args.mailbox_frames,
+        mailbox_age=args.mailbox_age, ws_send_buffer=args.ws_send_buffer,
         want_lease=args.want_lease, jwt_secret=args.jwt_secret, jwt_public_key=key,
         jwt_audience=args.jwt_audience, jwt_issuer=args.jwt_issuer,
         allow_anonymous=args.allow_anonymous,

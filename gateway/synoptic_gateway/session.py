@@ -2,10 +2,13 @@
 
 States: ``OPEN`` (serving) → ``CLOSING`` (closing, nothing more is queued) →
 ``CLOSED``. The hub delivers batches with :meth:`Session.deliver`, which never
-awaits: a frame is queued if the mailbox has room; otherwise the socket falls back
-to the latest value per channel for that group (conflation) until the mailbox has
-drained, then gets a fresh ``snap`` and a ``stats`` frame saying what it missed. A
-send blocked longer than ``stall_timeout`` closes the socket with 4001.
+awaits: a frame is queued if the mailbox has room and its oldest frame waited less
+than ``mailbox_age``; otherwise the socket falls back to the latest value per
+channel for that group (conflation) until the mailbox has drained, then gets a
+fresh ``snap`` and a ``stats`` frame saying what it missed. An update frame that
+waited longer than ``mailbox_age`` is not sent but conflated the same way, so a slow
+reader never reads data older than that plus its kernel buffers' worth. A send
+blocked longer than ``stall_timeout`` closes the socket with 4001.
 """
 
 from __future__ import annotations
@@ -88,7 +91,8 @@ class Session:
         self._settings = settings
         self._stats = hub.stats
         self._groups: dict[int, Group] = {}
-        self._queue: deque[tuple[bytes | str, int]] = deque()
+        # (frame, its update batch or None, loop time it was queued)
+        self._queue: deque[tuple[bytes | str, Batch | None, float]] = deque()
         self._queued_bytes = 0
         self._conflating: dict[int, _Conflation] = {}
         self._wake = asyncio.Event()
@@ -113,7 +117,7 @@ class Session:
         """Queue a frame that must not be dropped (hello, snap, replies, bus)."""
         if self.state is not State.OPEN:
             return
-        self._queue.append((frame, 0))
+        self._queue.append((frame, None, self._loop.time()))
         self._queued_bytes += len(frame)
         self._wake.set()
         if self._queued_bytes > HARD_LIMIT_FACTOR * self._settings.mailbox_bytes:
@@ -131,20 +135,37 @@ class Session:
         if self.state is not State.OPEN:
             return
         conflation = self._conflating.get(batch.sid)
-        if conflation is None and (
-            len(self._queue) >= self._settings.mailbox_frames
-            or self._queued_bytes >= self._settings.mailbox_bytes
+        is_update = batch.kind == Op.UPD
+        queue = self._queue
+        now = self._loop.time()
+        if (
+            conflation is None
+            and queue
+            and (
+                len(queue) >= self._settings.mailbox_frames
+                or self._queued_bytes >= self._settings.mailbox_bytes
+                or now - queue[0][2] > self._settings.mailbox_age  # old data waits
+            )
         ):
             conflation = self._conflating[batch.sid] = _Conflation()
         if conflation is not None:
-            if batch.kind == Op.UPD:
+            if is_update:
                 conflation.updates += len(batch.indexes)
                 conflation.channels.update(batch.indexes)
             return
         frame = batch.json_text() if self.json else batch.packed
-        self._queue.append((frame, len(batch.indexes) if batch.kind == Op.UPD else 0))
+        self._queue.append((frame, batch if is_update else None, now))
         self._queued_bytes += len(frame)
         self._wake.set()
+
+    def _skip_stale(self, batch: Batch) -> None:
+        """An update frame waited too long: conflate its group instead of sending
+        it (values only move forward: later frames and the catch-up are newer)."""
+        conflation = self._conflating.get(batch.sid)
+        if conflation is None:
+            conflation = self._conflating[batch.sid] = _Conflation()
+        conflation.updates += len(batch.indexes)
+        conflation.channels.update(batch.indexes)
 
     def _catch_up(self) -> None:
         """The mailbox drained: send each conflated group's latest state."""
@@ -164,6 +185,7 @@ class Session:
     async def _send_loop(self) -> None:
         send = self.ws.send
         stats = self._stats
+        max_age = self._settings.mailbox_age
         while True:
             if not self._queue:
                 if self._conflating:
@@ -173,9 +195,13 @@ class Session:
                 self._wake.clear()
                 await self._wake.wait()
                 continue
-            frame, updates = self._queue.popleft()
+            frame, batch, queued_at = self._queue.popleft()
             self._queued_bytes -= len(frame)
-            self.sending_since = self._loop.time()
+            now = self._loop.time()
+            if batch is not None and now - queued_at > max_age:
+                self._skip_stale(batch)
+                continue
+            self.sending_since = now
             if isinstance(frame, bytes):
                 await send({"type": "websocket.send", "bytes": frame})
             else:
@@ -183,7 +209,8 @@ class Session:
             self.sending_since = None
             stats.frames_out += 1
             stats.bytes_out += len(frame)
-            stats.updates_out += updates
+            if batch is not None:
+                stats.updates_out += len(batch.indexes)
 
     # ------------------------------------------------------------ lifecycle
 

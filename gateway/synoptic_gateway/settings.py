@@ -27,10 +27,14 @@ class Settings:
 
     # WebSocket transport
     ws_per_message_deflate: bool = False  # ~10x CPU per frame when on
+    # SO_SNDBUF of accepted sockets (Linux doubles it); 0 keeps the kernel's
+    # autotuning, which lets a slow socket's buffer grow to ~4 MiB of stale data
+    ws_send_buffer: int = 256 * 1024
     # Fan-out
     batch_ms: float = 10.0  # at most one frame per group per window
     mailbox_frames: int = 256  # frames queued per socket before it conflates
     mailbox_bytes: int = 4 * 1024 * 1024
+    mailbox_age: float = 2.0  # seconds the oldest queued frame may wait: then conflate
     stall_timeout: float = 10.0  # seconds a send may block before close 4001
     snapshot_timeout: float = 5.0
     # Limits (announced in hello)

@@ -163,3 +163,70 @@ async def test_stalled_socket_among_50_changes_nothing_for_the_others(
             while True:
                 await stalled.recv()
     assert closed.value.rcvd is None or closed.value.rcvd.code == 4001
+
+
+async def test_slow_reader_gets_stats_and_no_stale_data_healthy_one_everything(
+    gateway, publisher, names, nc: NatsClient
+) -> None:
+    """A socket that reads, but slower than data comes: the capped send buffer (``ws_send_buffer``) and the mailbox's
+    age bound (``mailbox_age``) make it conflate and get ``stats``, and it never
+    reads a value older than ~5 s (10 s asserted); a healthy socket on the same group
+    gets every update."""
+    uri = names[0]
+    payload = np.zeros(2560, dtype="<f8")  # 20 KiB per update, ~1.2 MiB/s
+    await publisher.value(uri, payload)
+    healthy = GatewayClient(gateway.ws_url)
+    await healthy.connect()
+    seen: list[int] = []
+    healthy_sub = await healthy.subscribe(
+        [uri], on_update=lambda sub, i, vals: seen.extend(v["seq"] for v in vals)
+    )
+    first_seq = healthy_sub.values[0]["seq"]
+    # a fixed receive buffer: Linux would let the client's grow to megabytes of
+    # stale data, which no server can see (see docs/protocol.md, back-pressure)
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 64 * 1024)
+    sock.setblocking(False)
+    await asyncio.get_running_loop().sock_connect(sock, ("127.0.0.1", gateway.port))
+    slow = await connect(
+        gateway.ws_url, sock=sock, max_queue=1, compression=None, max_size=None
+    )
+    assert frames.unpack(await slow.recv())["op"] == "hello"
+    await slow.send(frames.pack(frames.sub(1, [uri])))
+    ages: list[float] = []
+    stats: list[dict] = []
+    last_seq = 0
+    done = asyncio.Event()
+
+    async def read_slowly() -> None:  # ~25 frames/s of ~20 KiB: ~500 KiB/s
+        nonlocal last_seq
+        while not (done.is_set() and stats and last_seq >= publisher.seq[uri]):
+            frame = frames.unpack(await slow.recv())
+            now = time.time_ns()
+            if frame["op"] in ("upd", "snap"):
+                for value in frame["val"]:
+                    ages.append((now - value["t"]) / 1e9)
+                    last_seq = max(last_seq, value["seq"])
+            elif frame["op"] == "stats":
+                stats.append(frame)
+            await asyncio.sleep(0.04)
+
+    reader = asyncio.create_task(read_slowly())
+    end = time.monotonic() + 12
+    while time.monotonic() < end:  # ~60 Hz
+        await publisher.value(uri, payload)
+        await asyncio.sleep(1 / 60)
+    await nc.flush()
+    done.set()
+    async with asyncio.timeout(60):
+        await reader
+    await slow.close()
+    final = publisher.seq[uri]
+    await healthy_sub.wait_for(lambda sub: sub.values[0]["seq"] == final, 30)
+    await healthy.close()
+    assert stats and stats[0]["missed"] > 0 and stats[0]["conflated"] == 1
+    # mailbox_age (2 s) + ~1 MiB of kernel and client buffers at ~500 KiB/s, with
+    # the margin of a loaded machine; without the bounds: 36 s in a load test
+    assert max(ages) <= 10.0, f"slow reader read data {max(ages):.1f} s old"
+    assert seen == list(range(first_seq + 1, publisher.seq[uri] + 1))  # no gap
+    assert healthy_sub.missed == 0 and healthy_sub.conflated == 0
