@@ -6,8 +6,9 @@ awaits: a frame is queued if the mailbox has room and its oldest frame waited le
 than ``mailbox_age``; otherwise the socket falls back to the latest value per
 channel for that group (conflation) until the mailbox has drained, then gets a
 fresh ``snap`` and a ``stats`` frame saying what it missed. An update frame that
-waited longer than ``mailbox_age`` is not sent but conflated the same way, so a slow
-reader never reads data older than that plus its kernel buffers' worth. A send
+waited longer than ``mailbox_age``, or whose group conflates, is not sent but
+conflated the same way, so a slow reader never reads data older than that plus its
+kernel buffers' worth, and never sees a gap before the catch-up ``snap``. A send
 blocked longer than ``stall_timeout`` closes the socket with 4001.
 """
 
@@ -159,8 +160,9 @@ class Session:
         self._wake.set()
 
     def _skip_stale(self, batch: Batch) -> None:
-        """An update frame waited too long: conflate its group instead of sending
-        it (values only move forward: later frames and the catch-up are newer)."""
+        """Conflate an update frame instead of sending it: it waited too long, or
+        its group already conflates (no update of a group is sent between its
+        first skipped one and its catch-up ``snap``: no visible gap)."""
         conflation = self._conflating.get(batch.sid)
         if conflation is None:
             conflation = self._conflating[batch.sid] = _Conflation()
@@ -198,7 +200,9 @@ class Session:
             frame, batch, queued_at = self._queue.popleft()
             self._queued_bytes -= len(frame)
             now = self._loop.time()
-            if batch is not None and now - queued_at > max_age:
+            if batch is not None and (
+                now - queued_at > max_age or batch.sid in self._conflating
+            ):  # too old, or its group is behind: the catch-up snap replaces it
                 self._skip_stale(batch)
                 continue
             self.sending_since = now
