@@ -22,6 +22,7 @@ def test_fill_rate_rewrites_the_big_waveform_with_a_moving_pattern() -> None:
 def test_the_ioc_can_listen_on_every_interface() -> None:
     ioc = SimIoc(records=1, interface="0.0.0.0").start()
     try:
-        assert ca_batch(ioc, [("get", ioc.pv("SP"), None)]) == [50.0]  # its initial value
+        initial = ca_batch(ioc, [("get", ioc.pv("SP"), None)])
+        assert initial == [50.0]  # the setpoint's initial value
     finally:
         ioc.stop()
