@@ -1,0 +1,136 @@
+"""Sockets that keep joining and leaving groups under a steady update stream never
+see a gap: each join's snapshot plus the updates after it hold every value."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from typing import Any
+
+import pytest
+
+from synoptic_bus.connect import NatsClient
+from synoptic_gateway.client import GatewayClient
+from synoptic_gateway.testing import GatewayProc, Publisher
+
+pytestmark = pytest.mark.system
+
+
+class GapCounter:
+    """Checks one client's frames: after a ``snap`` (answering a ``sub``, or the
+    catch-up of a socket that fell behind), each channel's updates continue its
+    snapshot's ``seq`` by exactly 1."""
+
+    def __init__(self) -> None:
+        self.last: dict[int, list[int | None]] = {}  # sid -> seq per index
+        self.gaps: list[tuple[int, int, int, int]] = []  # (sid, index, had, got)
+        self.updates = 0
+        self.joins = 0
+
+    def on_frame(self, frame: dict[str, Any]) -> None:
+        op = frame["op"]
+        if op == "snap":
+            self.joins += frame["id"] is not None
+            self.last[frame["sid"]] = [v["seq"] if v else None for v in frame["val"]]
+        elif op == "upd":
+            seqs = self.last[frame["sid"]]  # never an update before its snapshot
+            for i, value in zip(frame["i"], frame["val"], strict=True):
+                had = seqs[i]
+                if had is not None and value["seq"] != had + 1:
+                    self.gaps.append((frame["sid"], i, had, value["seq"]))
+                seqs[i] = value["seq"]
+                self.updates += 1
+        elif op == "unsub":  # acknowledged: nothing more of that membership
+            self.last.pop(frame["sid"], None)
+
+
+async def _churn(
+    gateway: GatewayProc,
+    screens: list[list[str]],
+    until: float,
+    seed: int,
+    hold: float | None = None,
+) -> GapCounter:
+    """Subscribe a random screen, hold it (``hold`` s, default random up to
+    0.15 s), unsubscribe; again until ``until``."""
+    counter = GapCounter()
+    client = GatewayClient(gateway.ws_url, on_frame=counter.on_frame)
+    await client.connect()
+    rng = random.Random(seed)
+    while time.monotonic() < until:
+        sub = await client.subscribe(rng.choice(screens))
+        await asyncio.sleep(rng.uniform(0.0, 0.15) if hold is None else hold)
+        await client.unsubscribe(sub)
+    await client.close()
+    return counter
+
+
+async def test_joins_of_existing_groups_under_updates_never_gap(
+    gateway: GatewayProc, publisher: Publisher, names: list[str], nc: NatsClient
+) -> None:
+    channels = names[:40]
+    # overlapping screens: groups share channels, joins land on in-flight batches
+    screens = [channels[:20], channels[10:30], channels[20:40], channels]
+    for uri in channels:
+        await publisher.value(uri)
+    await nc.flush()
+    anchors = [GatewayClient(gateway.ws_url) for _ in screens]
+    for anchor, screen in zip(anchors, screens, strict=True):
+        await anchor.connect()
+        await anchor.subscribe(screen)  # every group stays open: joins are joins
+    stop = asyncio.Event()
+
+    async def stream() -> None:  # every channel at ~50 Hz
+        while not stop.is_set():
+            for uri in channels:
+                await publisher.value(uri)
+            await asyncio.sleep(0.02)
+
+    streamer = asyncio.create_task(stream())
+    until = time.monotonic() + 10
+    counters = await asyncio.gather(
+        *(_churn(gateway, screens, until, seed) for seed in range(6))
+    )
+    stop.set()
+    await streamer
+    for anchor in anchors:
+        await anchor.close()
+    joins = sum(c.joins for c in counters)
+    updates = sum(c.updates for c in counters)
+    assert joins >= 6 * 20, joins  # it churned
+    assert updates > 2_000, updates
+    assert [g for c in counters for g in c.gaps] == []
+
+
+async def test_fresh_groups_on_hot_channels_never_gap(
+    gateway: GatewayProc, publisher: Publisher, names: list[str], nc: NatsClient
+) -> None:
+    """Each ``sub`` creates the group anew (nobody else watches the channel): live
+    subscription, then the last-value store, while the channel changes every ~2 ms.
+    A value published before the subscription but not yet in the store when it is
+    read would be neither in the snapshot nor live: a gap here."""
+    channels = names[:4]
+    for uri in channels:
+        await publisher.value(uri)
+    stop = asyncio.Event()
+
+    async def blast() -> None:  # each channel at several hundred Hz
+        while not stop.is_set():
+            for uri in channels:
+                await publisher.value(uri)
+            await asyncio.sleep(0.002)
+
+    blaster = asyncio.create_task(blast())
+    until = time.monotonic() + 10
+    # one channel per client, ~40 frames/s each (under the rate limit of 50)
+    counters = await asyncio.gather(
+        *(
+            _churn(gateway, [[uri]], until, seed, 0.045)
+            for seed, uri in enumerate(channels)
+        )
+    )
+    stop.set()
+    await blaster
+    assert sum(c.joins for c in counters) >= 4 * 50  # it churned
+    assert [g for c in counters for g in c.gaps] == []
