@@ -6,24 +6,14 @@ import argparse
 
 import uvloop
 
+from synoptic_adapters.adapter_command import add_adapter_parser
 from synoptic_adapters.config import ConfigError, load_config
 from synoptic_adapters.sharding import Shard
 
 
 def register(adapters: argparse._SubParsersAction) -> None:
     """Add ``tango`` to ``synoptic adapter``."""
-    parser = adapters.add_parser("tango", help="Tango Controls adapter (pytango)")
-    parser.add_argument("--config", required=True, help="YAML configuration file")
-    parser.add_argument(
-        "--shard", default="0/1", help="this replica's share, i/n (default 0/1)"
-    )
-    parser.add_argument(
-        "--id", help="adapter instance id (default from config or host)"
-    )
-    parser.add_argument(
-        "--nats", help="NATS URL (default: config, then $SYNOPTIC_NATS_URL)"
-    )
-    parser.set_defaults(func=run)
+    add_adapter_parser(adapters, "tango", "Tango Controls adapter (pytango)", run)
 
 
 def run(args: argparse.Namespace) -> int:
