@@ -25,7 +25,7 @@ LATENCY_CEILING_MS = 1000.0
 
 _COUNTERS = {
     "updates": "updates", "upd_frames": "frames", "update_gaps": "gaps",
-    "update_regressions": "regressions", "protocol_errors": "errors",
+    "snapshot_gaps": "snapshot_gaps", "update_regressions": "regressions", "protocol_errors": "errors",
     "unexpected_closes": "unexpected_closes", "missed_updates": "missed",
     "screens_opened": "screens_opened", "screens_closed": "screens_closed",
     "resnaps": "resnaps",
@@ -294,7 +294,7 @@ document.getElementById('title').textContent =
   `${R.scenario}: ${R.plan.vus} viewers × ${R.plan.screen_channels || R.plan.channels} channels at ${R.plan.rate} Hz, ${R.stack.gateways} gateway(s)`;
 const v = document.getElementById('verdict');
 v.textContent = R.pass ? 'PASS' : 'FAIL'; v.className = R.pass ? 'ok' : 'bad';
-const rows = [['delivered updates', R.metrics.updates], ['gaps', R.metrics.gaps],
+const rows = [['delivered updates', R.metrics.updates], ['gaps', R.metrics.gaps], ['gaps right after a snapshot', R.metrics.snapshot_gaps],
   ['errors', R.metrics.errors], ['unexpected closes', R.metrics.unexpected_closes],
   ['deliveries/s', R.throughput.deliveries_per_s],
   ['deliveries/s per gateway core', R.throughput.deliveries_per_s_per_gateway_core],

@@ -7,8 +7,14 @@ import { Counter, Trend } from 'k6/metrics';
 export const updates = new Counter('updates');
 /** `upd` frames received. */
 export const frames = new Counter('upd_frames');
-/** Updates missing by (ep, seq): seq jumped by more than one within one epoch. */
+/** Updates missing by (ep, seq): seq jumped by more than one within one epoch,
+ * between two live updates of a channel (steady state: the contract is 0). */
 export const gaps = new Counter('update_gaps');
+/** The same, but on a channel's first live update after its snapshot: the window
+ * between a new NATS subscription and the last-value read (a value published just
+ * before the subscription and not yet readable from the store, e.g. from a lagging
+ * R3 replica). Reported separately; see docs/protocol.md and the gateway issue. */
+export const snapshotGaps = new Counter('snapshot_gaps');
 /** Updates whose seq did not advance within one epoch (replay or reordering). */
 export const regressions = new Counter('update_regressions');
 /** Age of the oldest update of each frame at receipt: receive time − source `t`. */

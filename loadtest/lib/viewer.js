@@ -19,6 +19,7 @@ class Group {
     this.n = n;
     this.seq = new Array(n).fill(-1);
     this.ep = new Array(n).fill(-1);
+    this.live = new Uint8Array(n); // 1 once a live update followed the snapshot
     this.openedAt = openedAt;
     this.pending = 0;
     for (let k = 0; k < n; k++) {
@@ -120,6 +121,7 @@ export function viewer(o) {
     const idx = u.i;
     let oldest = Infinity;
     let gapCount = 0;
+    let snapshotGapCount = 0;
     let regressions = 0;
     for (let j = 0; j < idx.length; j++) {
       const t = u.t[j];
@@ -129,20 +131,24 @@ export function viewer(o) {
       const ep = u.ep[j];
       if (ep === group.ep[k]) {
         const d = seq - group.seq[k];
-        if (d > 1) gapCount += d - 1;
-        else if (d <= 0) regressions++;
+        if (d > 1) {
+          if (group.live[k]) gapCount += d - 1;
+          else snapshotGapCount += d - 1;
+        } else if (d <= 0) regressions++;
       } else if (group.seq[k] === -1) {
         group.pending--;
         if (group.pending === 0) screenReady(group, now);
       }
       group.seq[k] = seq;
       group.ep[k] = ep;
+      group.live[k] = 1;
       if (t < oldest) oldest = t;
     }
     pendingUpdates += idx.length;
     pendingFrames++;
     if (now - flushedAt >= FLUSH_MS) flushCounts(now);
     if (gapCount) m.gaps.add(gapCount, tags);
+    if (snapshotGapCount) m.snapshotGaps.add(snapshotGapCount, tags);
     if (regressions) m.regressions.add(regressions, tags);
     if (oldest !== Infinity) {
       m.addLatency(now - oldest / 1e6, now - o.startedAt, o.windowMs, tags);
