@@ -9,6 +9,11 @@
 The client connects to one of several gateway URLs; when the connection drops (for
 any close code but 4401) it reconnects with exponential backoff and full jitter,
 trying the other URLs first, subscribes again and takes the fresh snapshots.
+
+A gateway that hangs (process stopped, host frozen, a half-open TCP connection)
+closes nothing: the client sends an application ``ping`` every ``ping_interval``
+seconds and, if nothing at all (no ``pong``, no other frame) arrives within
+``ping_timeout`` seconds of it, drops the connection and reconnects the same way.
 """
 
 from __future__ import annotations
@@ -132,6 +137,8 @@ class GatewayClient:
         max_queue: int | None = 64,
         on_frame: Callable[[dict[str, Any]], None] | None = None,
         shuffle: bool = True,
+        ping_interval: float | None = 5.0,
+        ping_timeout: float = 10.0,
     ) -> None:
         self.urls = [urls] if isinstance(urls, str) else list(urls)
         self.token = token
@@ -141,6 +148,11 @@ class GatewayClient:
         self.open_timeout = open_timeout
         self.max_queue = max_queue
         self.on_frame = on_frame
+        #: seconds between application pings (None: no pings, no hang detection)
+        self.ping_interval = ping_interval
+        #: seconds of silence after a ping that mark the gateway as hung
+        self.ping_timeout = ping_timeout
+        self.hung_closes = 0  # connections dropped because the gateway went silent
         self.hello: dict[str, Any] = {}
         self.url: str | None = None
         self.connects = 0
@@ -155,6 +167,8 @@ class GatewayClient:
         self._pending_subs: dict[Any, Subscription] = {}
         self._ids = itertools.count(1)
         self._reader: asyncio.Task[None] | None = None
+        self._pinger: asyncio.Task[None] | None = None
+        self._received = asyncio.Event()  # set by every frame received
         self._reconnecting: asyncio.Task[None] | None = None
         self._closing = False
         self._connected = asyncio.Event()
@@ -200,6 +214,37 @@ class GatewayClient:
         self._reader = asyncio.create_task(self._read(self._ws), name="gw-client-read")
         await asyncio.wait_for(self._hello.wait(), self.open_timeout)
         self._connected.set()
+        if self.ping_interval:
+            self._pinger = asyncio.create_task(
+                self._keepalive(self._ws), name="gw-client-ping"
+            )
+
+    async def _keepalive(self, ws: ClientConnection) -> None:
+        """Ping every ``ping_interval``; abort the connection when nothing arrives
+        within ``ping_timeout`` of a ping (the reader then reconnects). Any frame
+        counts as an answer: on a busy socket the ``pong`` queues behind data."""
+        assert self.ping_interval
+        loop = asyncio.get_running_loop()
+        ping = frames.ping(None)
+        data = frames.to_json(ping) if self.json_mode else frames.pack(ping)
+        while True:
+            await asyncio.sleep(self.ping_interval)
+            sent = loop.time()
+            self._received.clear()
+            try:
+                async with asyncio.timeout(self.ping_timeout):
+                    await ws.send(data)
+                    await self._received.wait()
+            except TimeoutError:
+                log.warning(
+                    "gateway %s silent for %.1f s after a ping: reconnecting",
+                    self.url, loop.time() - sent,
+                )  # fmt: skip
+                self.hung_closes += 1
+                ws.transport.abort()
+                return
+            except ConnectionClosed:
+                return
 
     async def connect(self, timeout: float = 30.0) -> None:
         """Connect to one of the URLs (retrying with backoff up to ``timeout``)."""
@@ -235,14 +280,22 @@ class GatewayClient:
             self._reader.cancel()
             with contextlib.suppress(BaseException):
                 await self._reader
+        if self._pinger is not None:
+            self._pinger.cancel()
+            with contextlib.suppress(BaseException):
+                await self._pinger
 
     async def _read(self, ws: ClientConnection) -> None:
         unpack = frames.from_json if self.json_mode else frames.unpack
+        received = self._received
         try:
             async for data in ws:
+                received.set()
                 self._dispatch(unpack(data))
         except ConnectionClosed:
             pass
+        if self._pinger is not None:
+            self._pinger.cancel()
         code = ws.close_code
         self.close_codes.append(code)
         self._connected.clear()

@@ -1,9 +1,13 @@
 """Stateless scale-out: two gateway processes serve identically; killing one moves
-its clients to the other with a fresh snapshot. NATS restarts: sockets stay, the
+its clients to the other with a fresh snapshot; a hung (SIGSTOPped) one is found
+by the client's pings and left the same way. NATS restarts: sockets stay, the
 bus-down frame, then fresh snapshots."""
 
 from __future__ import annotations
 
+import asyncio
+import signal
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -117,3 +121,55 @@ async def test_subscriptions_while_the_bus_is_down_are_refused_and_roll_back(
         await client.wait_for_bus(True, timeout=30)
         sub = await client.subscribe(names[:3])
         assert len(sub.channels) == 3
+
+
+async def test_a_hung_gateway_is_detected_by_pings_and_left_for_another(
+    gateway, nats_server: NatsServer, publisher, names, nc: NatsClient
+) -> None:
+    """SIGSTOP a gateway: its TCP connections stay open and nothing closes, only
+    the client's application pings tell that it went silent."""
+    channels = names[:5]
+    for uri in channels:
+        await publisher.value(uri)
+    await nc.flush()
+    hung = start_gateway(nats_server.url)
+    pongs: list[dict] = []
+    answered = asyncio.Event()
+
+    def on_frame(frame: dict) -> None:
+        if frame["op"] == "pong":
+            pongs.append(frame)
+            if len(pongs) >= 2:
+                answered.set()
+
+    client = GatewayClient(
+        [hung.ws_url, gateway.ws_url],
+        shuffle=False,
+        backoff_base=0.05,
+        ping_interval=0.5,
+        ping_timeout=2.0,
+        on_frame=on_frame,
+    )
+    try:
+        await client.connect()
+        assert client.url == hung.ws_url
+        sub = await client.subscribe(channels)
+        await asyncio.wait_for(answered.wait(), 15)  # a live gateway is kept
+        assert client.hung_closes == 0 and client.connects == 1
+        hung.proc.signal(signal.SIGSTOP)
+        started = time.monotonic()
+        await sub.wait_snapshot(2, timeout=30)
+        detected = time.monotonic() - started
+        assert client.hung_closes == 1
+        assert client.url == gateway.ws_url
+        assert client.gateway_id == gateway.gateway_id()
+        assert detected < 2.0 + 0.5 + 10.0, detected  # timeout + interval + margin
+        await publisher.value(channels[0])
+        await nc.flush()
+        await sub.wait_for(
+            lambda s: s.value(channels[0])["seq"] == publisher.seq[channels[0]]
+        )
+    finally:
+        await client.close()
+        hung.proc.signal(signal.SIGCONT)
+        hung.stop()
