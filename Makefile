@@ -145,3 +145,14 @@ test-py: loadtest-install
 
 loadtest-scaling: install loadtest-install ## the same fan-out on 1, 2, 4 gateways over a 3-node NATS cluster; LT_ARGS="--vus 40 …"
 	$(PY) loadtest/scaling.py $(LT_ARGS)
+
+# --- peers side by side: Coniql in its own environment, never in uv.lock (docs/benchmarks.md) ---
+CONIQL_ENV := $(TOOLS)/peers/coniql
+CONIQL_STAMP := $(CONIQL_ENV)/.synoptic-stamp
+.PHONY: bench-peers
+
+$(CONIQL_STAMP): gateway/peers/coniql-requirements.txt | $(UV)
+	rm -rf $(CONIQL_ENV) && $(UV) venv -q --python python$(PY_VERSION) $(CONIQL_ENV) && $(UV) pip install -q --python $(CONIQL_ENV)/bin/python --require-hashes -r $< && touch $@
+
+bench-peers: install $(CONIQL_STAMP) ## Synoptic and Coniql 0.4.2 on the same IOC in one run (niced; JSON); PEERS_ARGS="--window 30 …"
+	nice -n 10 $(PY) -m synoptic_gateway.bench_peers --coniql-python $(CONIQL_ENV)/bin/python $(PEERS_ARGS)

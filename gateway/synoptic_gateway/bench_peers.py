@@ -1,0 +1,357 @@
+"""Synoptic and Coniql side by side on one workload, in one run (``make bench-peers``).
+
+Workload (``../shared/peers.md``): a soft IOC of N counting ``calcout`` records at
+10 Hz (``synoptic sim ioc --no-extras``, each value the previous + 1, so a skipped
+count is a missed update). Against the same IOC, one after the other:
+
+- **Coniql 0.4.2** (its own app, ``gateway/peers/coniql_server.py``, run by the
+  Python of an isolated environment built from ``gateway/peers/coniql-requirements.txt``);
+  clients speak GraphQL over WebSocket (``graphql-transport-ws``), one subscription
+  per PV (:mod:`synoptic_gateway.peers.coniql_client`);
+- **Synoptic**: the EPICS adapter (every channel of the IOC configured), a real
+  nats-server and one gateway; clients are ``synoptic_gateway.bench``'s workers
+  (``GatewayClient``).
+
+Clients run in separate processes (one per 5 clients, at most 2). For each case and
+system: delivered updates/s and %, value gaps (skipped counts; Synoptic also seq
+gaps), p50/p99 latency (IOC timestamp → client receipt), server CPU (% of one core,
+from ``/proc``: Coniql's process; Synoptic's gateway + adapter + nats-server, each
+and summed) and RSS, IOC and client CPU, screen open (socket open → every channel's
+first value), the 1-minute load average; and the ratios of the two systems. JSON
+on stdout, one line per measurement on stderr. Loopback only; processes stopped by
+PID; every wait bounded.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from synoptic_bus.natsserver import NatsServer
+from synoptic_bus.procs import Process, free_port, free_udp_tcp_port
+from synoptic_gateway.peers.procstat import CpuMeter
+from synoptic_gateway.testing import start_gateway
+
+RATE_HZ = 10.0
+CLIENTS_PER_WORKER = 5
+MAX_WORKERS = 2
+PREFIX = "BENCH:"
+CONIQL_VERSION = "0.4.2"
+GATEWAY_DIR = Path(__file__).resolve().parents[1]
+CONIQL_SERVER = GATEWAY_DIR / "peers" / "coniql_server.py"
+CONIQL_REQUIREMENTS = GATEWAY_DIR / "peers" / "coniql-requirements.txt"
+DEFAULT_CONIQL_PYTHON = GATEWAY_DIR.parent / ".tools" / "peers" / "coniql" / "bin" / "python"  # fmt: skip
+SYSTEMS = ("coniql", "synoptic")
+
+
+@dataclass(frozen=True)
+class Case:
+    """``clients`` screens, each of the same ``channels`` PVs."""
+
+    name: str
+    clients: int
+    channels: int
+
+
+CASES = [Case("1x100", 1, 100), Case("10x100", 10, 100), Case("1x1000", 1, 1000)]
+
+
+def ca_env(port: int) -> dict[str, str]:
+    """CA settings of a private IOC on loopback ``port`` (server and clients)."""
+    return {
+        "EPICS_CA_SERVER_PORT": str(port), "EPICS_CAS_SERVER_PORT": str(port),
+        "EPICS_CA_REPEATER_PORT": str(port + 1), "EPICS_CAS_BEACON_PORT": str(port + 1),
+        "EPICS_CA_ADDR_LIST": "127.0.0.1", "EPICS_CA_AUTO_ADDR_LIST": "NO",
+        "EPICS_CAS_INTF_ADDR_LIST": "127.0.0.1",
+        "EPICS_CAS_BEACON_ADDR_LIST": "127.0.0.1",
+        "EPICS_CAS_AUTO_BEACON_ADDR_LIST": "NO",
+    }  # fmt: skip
+
+
+def _synoptic() -> str:
+    return str(Path(sys.executable).parent / "synoptic")
+
+
+def pv_names(records: int) -> list[str]:
+    """The IOC's counter PVs, as ``synoptic sim ioc`` names them."""
+    width = max(5, len(str(records - 1)))
+    return [f"{PREFIX}CNT:{i:0{width}d}" for i in range(records)]
+
+
+# --------------------------------------------------------------------- servers
+
+
+class Ioc:
+    """``synoptic sim ioc`` with ``records`` counters at 10 Hz on a private port."""
+
+    def __init__(self, records: int) -> None:
+        self.records = records
+        self.pvs = pv_names(records)
+        self.env = ca_env(free_udp_tcp_port())
+        argv = [_synoptic(), "sim", "ioc", "--records", str(records), "--rate", "10",
+                "--prefix", PREFIX, "--port", self.env["EPICS_CA_SERVER_PORT"],
+                "--no-extras"]  # fmt: skip
+        self.proc = Process("ioc", argv, env=self.env, keep_stdin_open=True)
+        self.proc.wait_for(r"sim ioc ready", 120)
+
+
+class ConiqlServer:
+    """Coniql's app on a free loopback port, run by ``python`` (its own venv)."""
+
+    def __init__(self, python: Path, ioc: Ioc) -> None:
+        self.port = free_port()
+        argv = [str(python), str(CONIQL_SERVER), "127.0.0.1", str(self.port)]
+        self.proc = Process("coniql", argv, env=ioc.env)
+        self.proc.wait_for(r"Running on http://", 120)
+        self.url = f"ws://127.0.0.1:{self.port}/ws"
+
+
+class EpicsAdapter:
+    """``synoptic adapter epics`` publishing every PV of ``ioc`` to ``nats_url``."""
+
+    def __init__(self, ioc: Ioc, nats_url: str, workdir: Path) -> None:
+        config = workdir / f"adapter-{ioc.records}.yaml"
+        lines = ["id: bench-peers", "nats:", f"  url: {nats_url}", "channels:"]
+        lines += [f"  - ca://{pv}" for pv in ioc.pvs]
+        config.write_text("\n".join(lines) + "\n")
+        argv = [_synoptic(), "adapter", "epics", "--config", str(config)]
+        self.proc = Process("adapter", argv, env=ioc.env)
+        self.proc.wait_for(r"adapter \S+ ready", 120)
+
+
+# --------------------------------------------------------------------- one case
+
+
+def _percentile_ms(values: list[float], q: float) -> float | None:
+    return round(float(np.percentile(values, q)) * 1e3, 1) if values else None
+
+
+def summarize(
+    case: Case,
+    window: float,
+    results: list[dict[str, Any]],
+    server_cpu: dict[str, float],
+) -> dict[str, Any]:
+    """Delivery, gaps, latency and CPU per update from the workers' results."""
+    delivered = sum(r["delivered"] for r in results)
+    expected = case.clients * case.channels * RATE_HZ * window
+    latencies = [x for r in results for x in r["latencies"]]
+    seq_gaps = [r["gaps"] for r in results if r.get("gaps") is not None]
+    total_cpu = sum(server_cpu.values())
+    per_s = delivered / window
+    return {
+        "delivered_per_s": round(per_s),
+        "expected_per_s": round(expected / window),
+        "delivered_pct": round(100 * delivered / expected, 2),
+        "value_gaps": sum(r["value_gaps"] for r in results),
+        "seq_gaps": sum(seq_gaps) if seq_gaps else None,
+        "latency_ms": {
+            "p50": _percentile_ms(latencies, 50),
+            "p99": _percentile_ms(latencies, 99),
+        },
+        "server_cpu_pct": {n: round(v, 1) for n, v in server_cpu.items()}
+        | {"total": round(total_cpu, 1)},
+        "server_cpu_us_per_update": round(1e4 * total_cpu / per_s, 2)
+        if per_s
+        else None,
+        "errors": sum(r.get("errors", 0) for r in results),
+        "reconnects": sum(r.get("reconnects", 0) for r in results),
+    }
+
+
+def run_case(
+    case: Case,
+    system: str,
+    url: str,
+    servers: dict[str, int],
+    ioc: Ioc,
+    warmup: float,
+    window: float,
+    workdir: Path,
+) -> dict[str, Any]:
+    """Drive ``case`` against one system; ``servers`` are its process ids by name."""
+    if system == "synoptic":
+        screen = [f"ca://{pv}" for pv in ioc.pvs[: case.channels]]
+        worker_module = "synoptic_gateway.bench"
+    else:
+        screen = ioc.pvs[: case.channels]
+        worker_module = "synoptic_gateway.bench_peers"
+    n_workers = min(MAX_WORKERS, -(-case.clients // CLIENTS_PER_WORKER))
+    chunks = [[screen] * len(range(i, case.clients, n_workers)) for i in range(n_workers)]  # fmt: skip
+    budget = 5 + 0.005 * case.clients * case.channels + 0.05 * case.clients
+    start = time.time() + budget + warmup
+    end = start + window
+    workers = []
+    for index, sets in enumerate(chunks):
+        spec = workdir / f"{system}-{case.name}-{index}.json"
+        spec.write_text(json.dumps({"url": url, "sets": sets, "start": start, "end": end}))  # fmt: skip
+        argv = [sys.executable, "-m", worker_module, "worker", str(spec)]
+        workers.append(Process(f"{system}-worker-{index}", argv))
+    try:
+        for worker in workers:
+            worker.wait_for("^subscribed", budget + 120)
+        subscribed_late_s = max(0.0, time.time() - (start - warmup))
+        servers_meter = CpuMeter({**servers, "ioc": ioc.proc.pid})
+        clients_meter = CpuMeter({f"w{i}": w.pid for i, w in enumerate(workers)})
+        time.sleep(max(0.0, start - time.time()))
+        load_start = os.getloadavg()[0]
+        servers_meter.start()
+        clients_meter.start()
+        time.sleep(max(0.0, end - time.time()))
+        cpu = servers_meter.stop()
+        client_cpu = clients_meter.stop()
+        rss = servers_meter.rss()
+        load_end = os.getloadavg()[0]
+        results = [
+            json.loads(w.wait_for(r"^\{.*", window + 60).group(0)) for w in workers
+        ]
+    finally:
+        for worker in workers:
+            worker.stop()
+    ioc_cpu = cpu.pop("ioc")
+    rss.pop("ioc")
+    opens = [x for r in results for x in r["opens"]]
+    return {
+        **summarize(case, window, results, cpu),
+        "server_rss_mib": {n: round(v, 1) for n, v in rss.items()}
+        | {"total": round(sum(rss.values()), 1)},
+        "ioc_cpu_pct": round(ioc_cpu, 1),
+        "client_cpu_pct": round(sum(client_cpu.values()), 1),
+        "screen_open_s": {"first": round(opens[0], 3), "max": round(max(opens), 3)},
+        "warmup_lost_s": round(subscribed_late_s, 1),
+        "load_avg_1m": {"start": round(load_start, 1), "end": round(load_end, 1)},
+    }
+
+
+def ratios(coniql: dict[str, Any], synoptic: dict[str, Any]) -> dict[str, Any]:
+    """Synoptic against Coniql, from one run's numbers."""
+
+    def ratio(a: float | None, b: float | None) -> float | None:
+        return round(a / b, 1) if a and b else None
+
+    return {
+        "delivered_synoptic_over_coniql": ratio(
+            synoptic["delivered_per_s"], coniql["delivered_per_s"]
+        ),
+        "cpu_per_update_coniql_over_synoptic": ratio(
+            coniql["server_cpu_us_per_update"], synoptic["server_cpu_us_per_update"]
+        ),
+        "screen_open_coniql_over_synoptic": ratio(
+            coniql["screen_open_s"]["first"], synoptic["screen_open_s"]["first"]
+        ),
+    }
+
+
+# --------------------------------------------------------------------- runner
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    """Every chosen case on every chosen system; the JSON report."""
+    chosen = [c for c in CASES if c.name in args.cases.split(",")]
+    systems = [s for s in SYSTEMS if s in args.systems.split(",")]
+    if "coniql" in systems and not Path(args.coniql_python).exists():
+        raise SystemExit(
+            f"{args.coniql_python} not found: `make bench-peers` builds Coniql's "
+            f"environment from {CONIQL_REQUIREMENTS.name}"
+        )
+    report: dict[str, Any] = {
+        "benchmark": "peers",
+        "workload": "soft IOC (synoptic sim ioc) of N counting calcout records at 10 Hz",
+        "rate_hz": RATE_HZ,
+        "warmup_s": args.warmup,
+        "window_s": args.window,
+        "cpu_count": os.cpu_count(),
+        "niceness": os.nice(0),
+        "systems": {
+            "coniql": f"Coniql {CONIQL_VERSION} (aiohttp + Strawberry, "
+            "graphql-transport-ws, one subscription per PV, no deflate)",
+            "synoptic": "EPICS adapter + nats-server + one gateway "
+            "(GatewayClient, msgpack)",
+        },
+        "cases": [],
+    }
+    by_pool: dict[int, list[Case]] = {}
+    for case in chosen:
+        by_pool.setdefault(case.channels, []).append(case)
+    results: dict[str, dict[str, Any]] = {c.name: {} for c in chosen}
+    with (
+        tempfile.TemporaryDirectory(prefix="peers-bench-") as tmp,
+        NatsServer() as nats,
+    ):
+        workdir = Path(tmp)
+        gateway = start_gateway(nats.url) if "synoptic" in systems else None
+        try:
+            for records, cases in sorted(by_pool.items()):
+                ioc = Ioc(records)
+                try:
+                    for system in systems:
+                        if system == "coniql":
+                            coniql = ConiqlServer(Path(args.coniql_python), ioc)
+                            url, stop = coniql.url, coniql.proc.stop
+                            servers = {"coniql": coniql.proc.pid}
+                        else:
+                            assert gateway is not None and nats.process is not None
+                            adapter = EpicsAdapter(ioc, nats.url, workdir)
+                            url, stop = gateway.ws_url, adapter.proc.stop
+                            servers = {"gateway": gateway.proc.pid,
+                                       "adapter": adapter.proc.pid,
+                                       "nats-server": nats.process.pid}  # fmt: skip
+                        try:
+                            for case in cases:
+                                result = run_case(case, system, url, servers, ioc,
+                                                  args.warmup, args.window, workdir)  # fmt: skip
+                                results[case.name][system] = result
+                                line = {"case": case.name, "system": system, **result}
+                                print(json.dumps(line), file=sys.stderr, flush=True)
+                        finally:
+                            stop()
+                finally:
+                    ioc.proc.stop()
+        finally:
+            if gateway is not None:
+                gateway.stop()
+    for case in chosen:
+        entry: dict[str, Any] = {"case": case.name, "clients": case.clients,
+                                 "channels": case.channels, **results[case.name]}  # fmt: skip
+        if len(results[case.name]) == len(SYSTEMS):
+            entry["ratios"] = ratios(**results[case.name])
+        report["cases"].append(entry)
+    return report
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m synoptic_gateway.bench_peers")
+    sub = parser.add_subparsers(dest="cmd")
+    worker = sub.add_parser("worker", help="(internal) a Coniql client process")
+    worker.add_argument("spec")
+    parser.add_argument("--cases", default=",".join(c.name for c in CASES),
+                        help="comma-separated case names")  # fmt: skip
+    parser.add_argument("--systems", default=",".join(SYSTEMS))
+    parser.add_argument("--warmup", type=float, default=5.0)
+    parser.add_argument("--window", type=float, default=20.0)
+    parser.add_argument("--coniql-python", default=str(DEFAULT_CONIQL_PYTHON),
+                        help="Python of Coniql's own environment")  # fmt: skip
+    args = parser.parse_args(argv)
+    if args.cmd == "worker":
+        import uvloop
+
+        from synoptic_gateway.peers.coniql_client import run_worker
+
+        spec = json.loads(Path(args.spec).read_text())
+        print(json.dumps(uvloop.run(run_worker(spec))), flush=True)
+        return 0
+    print(json.dumps(run(args), indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
