@@ -161,13 +161,21 @@ class Viewer:
 
 class Viewers:
     """``count`` clients through the load balancer, client ``i`` watching
-    ``dashboards[i % len(dashboards)]`` (the gateways group them per dashboard)."""
+    ``dashboards[i % len(dashboards)]`` (the gateways group them per dashboard);
+    ``options`` go to each :class:`GatewayClient` (e.g. ``ping_interval``)."""
 
-    def __init__(self, url: str, dashboards: Sequence[Sequence[str]], count: int):
+    def __init__(
+        self,
+        url: str,
+        dashboards: Sequence[Sequence[str]],
+        count: int,
+        **options: Any,
+    ) -> None:
         self.url = url
+        options.setdefault("backoff_base", 0.05)
         self.viewers = [
             Viewer(
-                GatewayClient(url, backoff_base=0.05),
+                GatewayClient(url, **options),
                 list(dashboards[i % len(dashboards)]),
             )
             for i in range(count)

@@ -130,6 +130,14 @@ def wait_until(predicate: Callable[[], bool], timeout: float) -> None:
         time.sleep(0.1)
 
 
+async def until_true(predicate: Callable[[], bool], timeout: float) -> None:
+    """:func:`wait_until` without blocking the event loop."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "condition not met in time"
+        await asyncio.sleep(0.1)
+
+
 def readyz_through_lb(cluster: LocalCluster) -> tuple[int, str]:
     conn = http.client.HTTPConnection("127.0.0.1", cluster.plan.http_port, timeout=10)
     try:
@@ -198,6 +206,43 @@ def test_a_hung_gateway_leaves_the_rotation(cluster: LocalCluster) -> None:
     wait_until(lambda: hung.name not in cluster.down, timeout=10)
     served = {readyz_through_lb(cluster)[1] for _ in range(9)}
     assert served == {g.name for g in cluster.gateways}
+
+
+async def test_a_hung_gateway_s_viewers_move_to_a_live_one(
+    cluster: LocalCluster, dashboards: list[list[str]], tap: BusTap
+) -> None:
+    """SIGSTOP the gateway under connected viewers: nothing closes their sockets,
+    their pings (every 1 s, 2 s timeout here) find it silent and they reconnect
+    through nginx to live gateways within a few seconds; viewers connecting
+    during the hang never land on it; everyone converges."""
+    options = {"ping_interval": 1.0, "ping_timeout": 2.0}
+    async with Viewers(cluster.ws_url, dashboards, VIEWERS, **options) as viewers:
+        await viewers.wait_all(every(lambda v: True), 60, "values")
+        (hung,) = [g for g in cluster.gateways if g.name == viewers.viewers[0].gateway]
+        assert hung.process is not None
+        stuck = viewers.on(hung.name)
+        before = {id(v.sub): v.sub.snapshots for v in stuck if v.sub}
+        stopped = time.monotonic()
+        hung.process.signal(signal.SIGSTOP)
+        try:
+            moved = await viewers.wait_all(
+                lambda s: s.snapshots > before[id(s)],
+                20,
+                "a fresh snapshot from a live gateway",
+                viewers=stuck,
+                since=stopped,
+            )
+            assert all(v.gateway not in ("", hung.name) for v in stuck)
+            assert all(v.client.hung_closes >= 1 for v in stuck)
+            assert moved <= 8.0, f"the last viewer moved after {moved:.1f} s"
+            converged = await viewers.converge(tap)
+            await until_true(lambda: hung.name in cluster.down, timeout=10)
+            async with Viewers(cluster.ws_url, dashboards, 6) as newcomers:
+                assert hung.name not in newcomers.by_gateway()
+        finally:
+            hung.process.signal(signal.SIGCONT)
+        report("gateway hung", viewers=len(stuck), moved=moved, converged=converged)
+    wait_until(lambda: hung.name not in cluster.down, timeout=10)
 
 
 async def test_admin_url_is_not_the_gateways(cluster: LocalCluster) -> None:
