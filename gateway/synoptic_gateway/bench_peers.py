@@ -17,9 +17,13 @@ system: delivered updates/s and %, value gaps (skipped counts; Synoptic also seq
 gaps), p50/p99 latency (IOC timestamp → client receipt), server CPU (% of one core,
 from ``/proc``: Coniql's process; Synoptic's gateway + adapter + nats-server, each
 and summed) and RSS, IOC and client CPU, screen open (socket open → every channel's
-first value), the 1-minute load average; and the ratios of the two systems. JSON
-on stdout, one line per measurement on stderr. Loopback only; processes stopped by
-PID; every wait bounded.
+first value), the 1-minute load average; and the ratios of the two systems. Before
+the cases of each IOC size, one client process opens three screens of all its PVs
+one after the other, each staying open: the first cold (nothing of it subscribed on
+the server), the others warm. JSON on stdout, one line per measurement on stderr.
+Loopback only; processes stopped by PID; every wait bounded. Run it niced (``make
+bench-peers`` does): each server's ``server_runqueue_wait_pct`` says how long it
+waited for a CPU, i.e. whether a shortfall was the machine's or the server's.
 """
 
 from __future__ import annotations
@@ -168,6 +172,41 @@ def summarize(
     }
 
 
+def _screen(system: str, ioc: Ioc, channels: int) -> tuple[list[str], str]:
+    """The first ``channels`` PVs as ``system``'s clients name them, and the module
+    whose ``worker`` command runs those clients."""
+    if system == "synoptic":
+        return [f"ca://{pv}" for pv in ioc.pvs[:channels]], "synoptic_gateway.bench"
+    return ioc.pvs[:channels], "synoptic_gateway.bench_peers"
+
+
+def measure_opens(
+    system: str, url: str, ioc: Ioc, channels: int, workdir: Path, screens: int = 3
+) -> dict[str, Any]:
+    """Open ``screens`` screens of the same ``channels`` PVs one after the other in
+    one client process, each staying open: the first is cold (nothing of it
+    subscribed on the server yet), the others warm (the server already has it)."""
+    screen, worker_module = _screen(system, ioc, channels)
+    now = time.time()
+    spec = workdir / f"{system}-open-{channels}.json"
+    spec.write_text(json.dumps({"url": url, "sets": [screen] * screens,
+                                "start": now, "end": now}))  # fmt: skip
+    argv = [sys.executable, "-m", worker_module, "worker", str(spec)]
+    worker = Process(f"{system}-opener", argv)
+    try:
+        opens = json.loads(worker.wait_for(r"^\{.*", 120 + channels / 10).group(0))[
+            "opens"
+        ]
+    finally:
+        worker.stop()
+    return {
+        "channels": channels,
+        "cold_s": round(opens[0], 3),
+        "warm_s": [round(x, 3) for x in opens[1:]],
+        "load_avg_1m": round(os.getloadavg()[0], 1),
+    }
+
+
 def run_case(
     case: Case,
     system: str,
@@ -179,12 +218,7 @@ def run_case(
     workdir: Path,
 ) -> dict[str, Any]:
     """Drive ``case`` against one system; ``servers`` are its process ids by name."""
-    if system == "synoptic":
-        screen = [f"ca://{pv}" for pv in ioc.pvs[: case.channels]]
-        worker_module = "synoptic_gateway.bench"
-    else:
-        screen = ioc.pvs[: case.channels]
-        worker_module = "synoptic_gateway.bench_peers"
+    screen, worker_module = _screen(system, ioc, case.channels)
     n_workers = min(MAX_WORKERS, -(-case.clients // CLIENTS_PER_WORKER))
     chunks = [[screen] * len(range(i, case.clients, n_workers)) for i in range(n_workers)]  # fmt: skip
     budget = 5 + 0.005 * case.clients * case.channels + 0.05 * case.clients
@@ -208,6 +242,7 @@ def run_case(
         clients_meter.start()
         time.sleep(max(0.0, end - time.time()))
         cpu = servers_meter.stop()
+        waits = servers_meter.wait_pct
         client_cpu = clients_meter.stop()
         rss = servers_meter.rss()
         load_end = os.getloadavg()[0]
@@ -224,6 +259,12 @@ def run_case(
         **summarize(case, window, results, cpu),
         "server_rss_mib": {n: round(v, 1) for n, v in rss.items()}
         | {"total": round(sum(rss.values()), 1)},
+        # % of the window each server process was runnable but had no CPU (the
+        # machine's load, niceness): delivery below 100 % with a high wait is the
+        # machine's share, not the server's ceiling.
+        "server_runqueue_wait_pct": {
+            n: round(v, 1) for n, v in waits.items() if n != "ioc"
+        },
         "ioc_cpu_pct": round(ioc_cpu, 1),
         "client_cpu_pct": round(sum(client_cpu.values()), 1),
         "screen_open_s": {"first": round(opens[0], 3), "max": round(max(opens), 3)},
@@ -283,6 +324,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     for case in chosen:
         by_pool.setdefault(case.channels, []).append(case)
     results: dict[str, dict[str, Any]] = {c.name: {} for c in chosen}
+    screen_opens: dict[int, dict[str, Any]] = {n: {} for n in by_pool}
     with (
         tempfile.TemporaryDirectory(prefix="peers-bench-") as tmp,
         NatsServer() as nats,
@@ -306,6 +348,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                                        "adapter": adapter.proc.pid,
                                        "nats-server": nats.process.pid}  # fmt: skip
                         try:
+                            opens = measure_opens(system, url, ioc, records, workdir)
+                            screen_opens[records][system] = opens
+                            line = {"screen_open": system, **opens}
+                            print(json.dumps(line), file=sys.stderr, flush=True)
                             for case in cases:
                                 result = run_case(case, system, url, servers, ioc,
                                                   args.warmup, args.window, workdir)  # fmt: skip
@@ -325,6 +371,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         if len(results[case.name]) == len(SYSTEMS):
             entry["ratios"] = ratios(**results[case.name])
         report["cases"].append(entry)
+    report["screen_open"] = [
+        {"channels": n, **by_system} for n, by_system in sorted(screen_opens.items())
+    ]
     return report
 
 

@@ -18,6 +18,19 @@ def cpu_seconds(pid: int) -> float:
     return (utime + stime) / _TICKS
 
 
+def runqueue_wait_seconds(pid: int) -> float:
+    """Seconds the threads of process ``pid`` have spent runnable but waiting for a
+    CPU (``/proc/PID/task/*/schedstat``, threads alive now): how much more it
+    wanted than it got."""
+    total = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            total += int((task / "schedstat").read_text().split()[1])
+        except (FileNotFoundError, ProcessLookupError):
+            continue  # a thread that just ended
+    return total / 1e9
+
+
 def rss_mib(pid: int) -> float:
     """Resident set size of ``pid`` in MiB (``VmRSS``)."""
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
@@ -28,20 +41,28 @@ def rss_mib(pid: int) -> float:
 
 class CpuMeter:
     """CPU % of one core used by named processes between :meth:`start` and
-    :meth:`stop`."""
+    :meth:`stop`, and the % of that interval each spent waiting for a CPU
+    (:attr:`wait_pct`, set by :meth:`stop`)."""
 
     def __init__(self, pids: dict[str, int]) -> None:
         self.pids = pids
+        self.wait_pct: dict[str, float] = {}
         self._cpu0: dict[str, float] = {}
+        self._wait0: dict[str, float] = {}
         self._t0 = 0.0
 
     def start(self) -> None:
         self._cpu0 = {name: cpu_seconds(pid) for name, pid in self.pids.items()}
+        self._wait0 = {n: runqueue_wait_seconds(p) for n, p in self.pids.items()}
         self._t0 = time.monotonic()
 
     def stop(self) -> dict[str, float]:
         """CPU % of one core per process over the interval."""
         elapsed = time.monotonic() - self._t0
+        self.wait_pct = {
+            name: 100 * (runqueue_wait_seconds(pid) - self._wait0[name]) / elapsed
+            for name, pid in self.pids.items()
+        }
         return {
             name: 100 * (cpu_seconds(pid) - self._cpu0[name]) / elapsed
             for name, pid in self.pids.items()

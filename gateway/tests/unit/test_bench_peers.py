@@ -11,7 +11,12 @@ import pytest
 
 from synoptic_gateway.bench_peers import Case, pv_names, ratios, summarize
 from synoptic_gateway.peers.coniql_client import parse_next, subscribe_message
-from synoptic_gateway.peers.procstat import CpuMeter, cpu_seconds, rss_mib
+from synoptic_gateway.peers.procstat import (
+    CpuMeter,
+    cpu_seconds,
+    rss_mib,
+    runqueue_wait_seconds,
+)
 from synoptic_gateway.peers.tally import Tally
 
 # Messages as Coniql 0.4.2 sent them to the benchmark's query (captured here).
@@ -136,3 +141,5 @@ def test_proc_cpu_and_rss_of_this_process() -> None:
     assert busy > 1.0  # % of a core over the interval, however loaded the machine
     assert 5 < rss_mib(os.getpid()) < 4096
     assert meter.rss()["me"] > 5
+    assert meter.wait_pct["me"] >= 0
+    assert runqueue_wait_seconds(os.getpid()) >= 0
