@@ -83,7 +83,7 @@ validate-deploy: install deploy-tools ## validate compose, Dockerfiles, rendered
 render-k8s: deploy-tools ## print the rendered manifests of OVERLAY (dev or production)
 	$(DEPLOY_TOOLS)/kustomize build k8s/overlays/$(or $(OVERLAY),dev)
 
-cluster: install $(NGINX_STREAM) ## local rehearsal: 3 clustered NATS nodes (:14222), 3 gateways behind nginx (:8080), IOC + adapter (Ctrl-C stops)
+cluster: install $(NGINX_STREAM) ## local rehearsal: 3 clustered NATS nodes (:14222), 3 gateways behind nginx (:8080), sim IOC + Tango device + both adapters (Ctrl-C stops)
 	$(PY) deploy/local_cluster.py
 
 # --- web UI: ui/ (Svelte 5 + Vite + ECharts; docs/decisions/0006-web-ui.md) ---

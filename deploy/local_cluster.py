@@ -8,8 +8,8 @@
   it polls every gateway's ``/readyz`` and every node's ``/healthz`` each 0.5 s
   and takes failing ones out of nginx's upstreams (graceful reload), so a hung
   (SIGSTOPped) gateway or a dead node stops receiving new connections;
-- the simulated IOC and its EPICS adapter (and, with ``--tango``, the simulated
-  Tango device server and its adapter).
+- the simulated IOC and its EPICS adapter, the simulated Tango device server and
+  its adapter (``--no-tango`` leaves the Tango pair out).
 
 ``python deploy/local_cluster.py`` (``make cluster``) runs it in the foreground until
 Ctrl-C and prints ``cluster ready: …``. Tests use :class:`LocalCluster` directly
@@ -53,7 +53,10 @@ class Plan:
     records: int = 100
     rate: float = 10.0
     prefix: str = "LOCAL:"
-    tango: bool = False
+    tango: bool = True
+    #: nginx's read timeout on /ws: the gateways' WebSocket pings (uvicorn's, every
+    #: 20 s) keep idle sockets alive; a hung gateway's sockets are cut after it.
+    ws_read_timeout: float = 60.0
     http_port: int = field(default_factory=free_port)
     nats_port: int = field(default_factory=free_port)
 
@@ -131,6 +134,10 @@ class LocalCluster:
         self.adapters: dict[str, Process] = {}
         self._router: threading.Thread | None = None
         self._stopping = threading.Event()
+        #: cleared: the health router leaves nginx as it is (tests of nginx's own
+        #: passive health checks)
+        self.routing = threading.Event()
+        self.routing.set()
         self._down: set[str] = set()
         self._applied: frozenset[str] = frozenset()
 
@@ -354,7 +361,7 @@ http {{
     proxy_max_temp_file_size 0;
     location /ws {{
       proxy_pass http://gateways;
-      proxy_read_timeout 1h;
+      proxy_read_timeout {self.plan.ws_read_timeout:g}s;
       proxy_send_timeout 1h;
     }}
     location / {{
@@ -370,6 +377,8 @@ http {{
         """Health router: mark failing gateways and nodes down, reload nginx;
         :attr:`down` changes once nginx runs the new configuration."""
         while not self._stopping.wait(0.5):
+            if not self.routing.is_set():
+                continue
             down = {g.name for g in self.gateways if not http_ok(g.port, "/readyz")}
             down |= {
                 n.name for n in self.nodes if not http_ok(n.monitor_port, "/healthz")
@@ -470,7 +479,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rate", type=float, default=10.0)
     parser.add_argument("--http-port", type=int, default=8080)
     parser.add_argument("--nats-port", type=int, default=14222)
-    parser.add_argument("--tango", action=argparse.BooleanOptionalAction, default=False)
+    parser.add_argument("--tango", action=argparse.BooleanOptionalAction, default=True)
     parser.add_argument("--var", type=Path, default=REPO / "var/cluster")
     args = parser.parse_args(argv)
     if not Path(NGINX).exists() or not Path(STREAM_MODULE).exists():

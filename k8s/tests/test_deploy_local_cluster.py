@@ -208,6 +208,31 @@ def test_a_hung_gateway_leaves_the_rotation(cluster: LocalCluster) -> None:
     assert served == {g.name for g in cluster.gateways}
 
 
+def test_nginx_alone_routes_requests_around_a_hung_gateway(
+    cluster: LocalCluster,
+) -> None:
+    """nginx's passive checks without the health router (no readiness probe):
+    the one request that reaches a SIGSTOPped gateway times out after
+    ``proxy_read_timeout`` (3 s) and is answered by the next gateway; then
+    ``max_fails=1 fail_timeout=2s`` keeps the hung one out, so no other stalls."""
+    hung = cluster.gateways[-1]
+    assert hung.process is not None
+    cluster.routing.clear()
+    hung.process.signal(signal.SIGSTOP)
+    try:
+        timed = []
+        for _ in range(2 * len(cluster.gateways)):
+            started = time.monotonic()
+            timed.append((*readyz_through_lb(cluster), time.monotonic() - started))
+    finally:
+        hung.process.signal(signal.SIGCONT)
+        cluster.routing.set()
+    assert all(status == 200 and gw != hung.name for status, gw, _ in timed), timed
+    stalls = [round(took, 2) for *_, took in timed if took > 2.5]
+    assert len(stalls) <= 1 and all(took <= 6.0 for took in stalls), timed
+    report("nginx passive", stalled_requests=len(stalls), stall=max(stalls, default=0))
+
+
 async def test_a_hung_gateway_s_viewers_move_to_a_live_one(
     cluster: LocalCluster, dashboards: list[list[str]], tap: BusTap
 ) -> None:
