@@ -16,6 +16,8 @@ const OPEN_RUNS = Number(process.env.BENCH_OPEN_RUNS ?? 7);
 const SUSTAIN_S = Number(process.env.BENCH_SUSTAIN_S ?? 20);
 const STEP_S = Number(process.env.BENCH_STEP_S ?? 10);
 const RATES = (process.env.BENCH_RATES ?? '20,40,80').split(',').map(Number);
+/** which parts to run (default all): open, sustained, breaking, charts */
+const PARTS = new Set((process.env.BENCH_PARTS ?? 'open,sustained,breaking,charts').split(','));
 
 const uri = (kind: string, i: number) => `sim://BENCH:${kind.toUpperCase()}:${String(i).padStart(5, '0')}`;
 
@@ -162,6 +164,7 @@ test('browser benchmarks', async ({ page }) => {
 
     // 1. screen open: navigation start → every widget showing a live value (values already in the store)
     await page.addInitScript((n) => {
+      if (!location.hash.includes('bench-1000')) return;
       const check = () => {
         if (document.querySelectorAll('[data-role=value][data-stale=false]').length >= n) (window as any).__openMs = performance.now();
         else requestAnimationFrame(check);
@@ -170,14 +173,14 @@ test('browser benchmarks', async ({ page }) => {
     }, N);
     const opens: number[] = [];
     const marks: Record<string, number>[] = [];
-    for (let run = 0; run < OPEN_RUNS; run++) {
+    for (let run = 0; PARTS.has('open') && run < OPEN_RUNS; run++) {
       await page.goto(`${bench.base}/?run=${run}#/screen/bench-1000`);
       await page.waitForFunction(() => (window as any).__openMs !== undefined, null, { timeout: 30_000 });
       opens.push(await page.evaluate(() => (window as any).__openMs));
       marks.push(await page.evaluate(() => {
         const at = (name: string) => Math.round(performance.getEntriesByName(name)[0]?.startTime ?? -1);
         const nav = performance.getEntriesByType('navigation')[0] as PerformanceNavigationTiming;
-        return { dom_content_loaded: Math.round(nav.domContentLoadedEventEnd), hello: at('synoptic:hello'), snapshot: at('synoptic:snap') };
+        return { dom_content_loaded: Math.round(nav.domContentLoadedEventEnd), connect: at('synoptic:connect'), open: at('synoptic:open'), hello: at('synoptic:hello'), screen: at('synoptic:screen'), sub: at('synoptic:sub'), snapshot: at('synoptic:snap') };
       }));
     }
     // the same once more, counting the CPU the renderer spent (the wall time above includes waiting for a busy machine)
@@ -185,14 +188,15 @@ test('browser benchmarks', async ({ page }) => {
       await page.goto(`${bench.base}/?run=cpu#/screen/bench-1000`);
       await page.waitForFunction(() => (window as any).__openMs !== undefined, null, { timeout: 30_000 });
     }, false);
-    results.screen_open_ms = { runs: opens.map((x) => Math.round(x)), median: pct(opens, 50), target: 300, milestones: marks, renderer_cpu_ms: openCpu };
+    if (PARTS.has('open')) results.screen_open_ms = { runs: opens.map((x) => Math.round(x)), median: pct(opens, 50), target: 300, milestones: marks, renderer_cpu_ms: openCpu };
 
     // 2. sustained: N channels × 10 Hz
-    results.sustained_10hz = { ...(await sample(page, SUSTAIN_S)), published: await bench.stopPublisher(pub) };
+    if (PARTS.has('sustained')) results.sustained_10hz = { ...(await sample(page, SUSTAIN_S)), published: await bench.stopPublisher(pub) };
+    else await bench.stopPublisher(pub);
 
     // 3. breaking rate: the same screen at higher rates per channel
     const steps: Record<string, unknown>[] = [];
-    for (const rate of RATES) {
+    for (const rate of PARTS.has('breaking') ? RATES : []) {
       pub = await bench.publisher(N, rate);
       await page.waitForTimeout(1000); // warm-up
       const s = await sample(page, STEP_S);
@@ -201,15 +205,17 @@ test('browser benchmarks', async ({ page }) => {
       steps.push({ rate_hz: rate, offered_per_s: N * rate, published, ...s, ok });
       if (!ok) break;
     }
-    results.breaking = steps;
+    if (PARTS.has('breaking')) results.breaking = steps;
 
     // 4. charts: 50 trends at 10 Hz and 10 spectra of 10,000 points at 10 Hz on one screen
-    const scalars = await bench.publisher(50, 10);
-    const arrays = await bench.publisher(10, 10, 'array', 10_000);
-    await page.goto(`${bench.base}/#/screen/bench-charts`);
-    await page.waitForFunction(() => (window as any).__synoptic?.stats.commits > 20, null, { timeout: 30_000 });
-    await page.waitForTimeout(2000);
-    results.charts = { ...(await sample(page, SUSTAIN_S)), published_scalars: await bench.stopPublisher(scalars), published_arrays: await bench.stopPublisher(arrays) };
+    if (PARTS.has('charts')) {
+      const scalars = await bench.publisher(50, 10);
+      const arrays = await bench.publisher(10, 10, 'array', 10_000);
+      await page.goto(`${bench.base}/#/screen/bench-charts`);
+      await page.waitForFunction(() => (window as any).__synoptic?.stats.commits > 20, null, { timeout: 30_000 });
+      await page.waitForTimeout(2000);
+      results.charts = { ...(await sample(page, SUSTAIN_S)), published_scalars: await bench.stopPublisher(scalars), published_arrays: await bench.stopPublisher(arrays) };
+    }
   } finally {
     await bench.stop();
   }

@@ -6,6 +6,13 @@ const val = (v: unknown, sev = 0, c = true): ValueMsg => ({ v, t: 0, sev, c, st:
 const meta = (m: Partial<MetaMsg>): MetaMsg => ({ dt: 'f8', shape: [], w: false, ...m });
 
 describe('formatting', () => {
+  it('shows 64-bit integers beyond 2^53 exactly (bigint), and LED bits of them', () => {
+    expect(formatValue(val(18446744073709551615n), meta({ dt: 'u8' }))).toBe('18446744073709551615');
+    expect(formatValue(val(-9223372036854775807n), meta({ dt: 'i8' }))).toBe('-9223372036854775807');
+    expect(ledState(val(2n ** 63n), meta({ dt: 'u8' }), { bit: 63 }).on).toBe(true);
+    expect(ledState(val(2n ** 63n), meta({ dt: 'u8' }), { bit: 0 }).on).toBe(false);
+    expect(ledState(val(2 ** 40), meta({ dt: 'u8' }), { bit: 40 }).on).toBe(true);
+  });
   it('uses the channel precision unless the widget overrides it', () => {
     expect(formatValue(val(3.14159), meta({ prec: 2 }))).toBe('3.14');
     expect(formatValue(val(3.14159), meta({ prec: 2 }), { prec: 4 })).toBe('3.1416');

@@ -109,8 +109,11 @@ export function ledState(
     const label = meta.labels[value.v] ?? 'UNKNOWN';
     return { colour: DEVSTATE_COLOURS[label] ?? '#808080', text: label, on: true };
   }
+  const v = value?.v;
   const n = numeric(value);
-  let on = n !== null && (opts.bit !== undefined ? ((n >> opts.bit) & 1) === 1 : n !== 0);
+  let on: boolean;
+  if (typeof v === 'bigint') on = opts.bit !== undefined ? ((v >> BigInt(opts.bit)) & 1n) === 1n : v !== 0n; // exact beyond 2^53
+  else on = n !== null && (opts.bit !== undefined ? Math.floor(n / 2 ** opts.bit) % 2 !== 0 : n !== 0);
   if (opts.invert) on = !on;
   const text = isEnum(meta) && typeof value?.v === 'number' ? (meta!.labels![value.v] ?? '') : on ? 'on' : 'off';
   return { colour: on ? (opts.on_color ?? '#19d35a') : (opts.off_color ?? '#2b3a2f'), text, on };

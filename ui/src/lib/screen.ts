@@ -1,4 +1,5 @@
 /** Screen files (schemas/synoptic_schemas/json/screen.schema.json) and the HTTP API that serves them. */
+import { takeEarlyScreen } from './early';
 import { normaliseUri } from './transport/channels';
 
 export type WidgetType =
@@ -60,7 +61,8 @@ export async function fetchScreenList(fetcher: typeof fetch = fetch): Promise<Sc
 
 /** GET /api/screens/<name>: one screen file. */
 export async function fetchScreen(name: string, fetcher: typeof fetch = fetch): Promise<Screen> {
-  const res = await fetcher(`api/screens/${encodeURIComponent(name)}`);
+  const early = fetcher === fetch ? takeEarlyScreen(name) : null; // started by index.html
+  const res = await (early ?? fetcher(`api/screens/${encodeURIComponent(name)}`));
   if (!res.ok) throw new Error(`screen '${name}': ${res.status} ${res.statusText}`);
   const body = await res.json();
   return (body.screen ?? body) as Screen;

@@ -71,6 +71,22 @@ describe('typed arrays (ext type 1)', () => {
   });
 });
 
+describe('64-bit integers', () => {
+  it('are numbers while exact and bigints beyond 2^53 (a uint64 counter stays exact)', () => {
+    const root = resolve(__dirname, '../../../..');
+    const script = [
+      'import sys',
+      'from synoptic_schemas.codec import encode',
+      "vals = [2**64 - 1, 2**53 - 1, 2**53 + 1, -2**63, 2**40, -5]",
+      "msg = {'op': 'upd', 'sid': 2, 'i': list(range(len(vals))), 'val': [",
+      "  {'ver': 1, 'v': v, 't': 1700000000123456789, 'sev': 0, 'st': '', 'seq': 1, 'ep': 1, 'c': True} for v in vals]}",
+      'sys.stdout.buffer.write(encode(msg))',
+    ].join('\n');
+    const frame = decodeFrame(new Uint8Array(execFileSync(resolve(root, '.venv/bin/python'), ['-c', script]))) as UpdFrame;
+    expect(frame.val.map((m) => m.v)).toEqual([18446744073709551615n, 9007199254740991, 9007199254740993n, -9223372036854775808n, 2 ** 40, -5]);
+  });
+});
+
 describe('frames', () => {
   it('round-trips a client frame through msgpack', () => {
     const bytes = encodeFrame({ op: 'sub', id: 3, ch: ['ca://A'] });

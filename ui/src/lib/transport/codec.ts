@@ -7,6 +7,7 @@ import { Decoder, Encoder, ExtensionCodec } from '@msgpack/msgpack';
 import type { ClientFrame, ServerFrame } from './protocol';
 
 export const EXT_NDARRAY = 1;
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 
 type TypedArrayCtor =
   | Int8ArrayConstructor
@@ -82,6 +83,25 @@ extensionCodec.register({
 
 const decoder = new Decoder({ extensionCodec });
 const encoder = new Encoder();
+
+/**
+ * 64-bit integers: msgpack's uint64/int64 decode as a number while it is exact
+ * (|x| <= 2^53 - 1) and as a bigint beyond, so a uint64 counter is shown exactly.
+ * (@msgpack/msgpack offers all-or-nothing `useBigInt64`, which would turn every
+ * nanosecond timestamp into a bigint.)
+ */
+type Int64Reader = { view: DataView; pos: number; readU64(): number | bigint; readI64(): number | bigint };
+const reader = decoder as unknown as Int64Reader;
+reader.readU64 = function (this: Int64Reader) {
+  const big = this.view.getBigUint64(this.pos);
+  this.pos += 8;
+  return big <= MAX_SAFE ? Number(big) : big;
+};
+reader.readI64 = function (this: Int64Reader) {
+  const big = this.view.getBigInt64(this.pos);
+  this.pos += 8;
+  return big <= MAX_SAFE && big >= -MAX_SAFE ? Number(big) : big;
+};
 
 /** Decode one binary frame from the gateway. */
 export function decodeFrame(data: ArrayBuffer | Uint8Array): ServerFrame {

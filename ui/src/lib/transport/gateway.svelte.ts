@@ -7,6 +7,7 @@ import { flushSync } from 'svelte';
 import { ChannelState, type Liveness } from './channel.svelte';
 import { normaliseUri } from './channels';
 import { decodeFrame, decodeJsonFrame, encodeFrame } from './codec';
+import { takeEarlySocket } from '../early';
 import type { ClientFrame, ServerFrame, SnapFrame } from './protocol';
 
 /** What the connection is doing, as shown to the operator. */
@@ -34,6 +35,12 @@ export interface GatewayOptions {
   putTimeoutMs?: number;
   /** a bearer token (JWT), sent as the `access_token` query parameter */
   token?: string;
+  /**
+   * DOM work allowed per animation frame, ms: channels left over are committed in
+   * the next frame (oldest first), so a burst of thousands of updates never makes
+   * one long frame. 0 = commit everything every frame.
+   */
+  frameBudgetMs?: number;
 }
 
 /** Counters and receipt-to-commit lags, read by the benchmarks. */
@@ -42,7 +49,7 @@ export class GatewayStats {
   updates = 0;
   commits = 0;
   bytes = 0;
-  /** ms from the first unrendered update's receipt to its commit (DOM updated), last 4096 frames */
+  /** ms from the receipt of the oldest update a frame commits to the end of that commit (DOM updated), last 4096 frames */
   lags: number[] = [];
   /** ms from the oldest committed value's source timestamp to its commit, last 4096 frames */
   ages: number[] = [];
@@ -93,9 +100,9 @@ export class Gateway implements Liveness {
   #byRequest = new Map<number, Subscription>();
   #bySid = new Map<number, Subscription>();
   #puts = new Map<number, (r: PutResult) => void>();
-  #dirty = new Set<ChannelState>();
+  /** channels to commit, in the order their first uncommitted update arrived */
+  #dirty: ChannelState[] = [];
   #scheduled = false;
-  #pendingSince = 0;
   #timer: ReturnType<typeof setTimeout> | null = null;
   #closed = false;
   #json = false;
@@ -108,6 +115,7 @@ export class Gateway implements Liveness {
       maxBackoffMs: 10_000,
       putTimeoutMs: 10_000,
       schedule: (cb) => requestAnimationFrame(() => cb()),
+      frameBudgetMs: 0,
       ...opts,
     };
     this.#json = (opts.url ?? '').includes('format=json');
@@ -189,9 +197,17 @@ export class Gateway implements Liveness {
   }
 
   #connect(): void {
-    const Ctor = this.#opts.WebSocket ?? WebSocket;
-    const ws = new Ctor(this.#url());
-    ws.binaryType = 'arraybuffer';
+    const url = this.#url();
+    // the socket index.html opened while this code loaded, on the first connect only
+    const early = this.#opts.WebSocket || this.attempts > 0 ? null : takeEarlySocket(url);
+    let ws: WebSocket;
+    if (early) ws = early.ws;
+    else {
+      performance.mark('synoptic:connect');
+      ws = new (this.#opts.WebSocket ?? WebSocket)(url);
+      ws.binaryType = 'arraybuffer';
+      ws.onopen = () => performance.mark('synoptic:open');
+    }
     this.#ws = ws;
     ws.onmessage = (ev) => this.#onMessage(ev.data);
     ws.onclose = (ev) => {
@@ -202,6 +218,7 @@ export class Gateway implements Liveness {
     ws.onerror = () => {
       /* onclose follows and reconnects */
     };
+    if (early) for (const data of early.frames.splice(0)) this.#onMessage(data);
   }
 
   #onDown(code: number, why: string): void {
@@ -242,6 +259,7 @@ export class Gateway implements Liveness {
     const id = nextId++;
     sub.requestId = id;
     this.#byRequest.set(id, sub);
+    performance.mark('synoptic:sub');
     this.#send({ op: 'sub', id, ch: sub.uris });
   }
 
@@ -282,12 +300,16 @@ export class Gateway implements Liveness {
       case 'upd': {
         const sub = this.#bySid.get(frame.sid);
         if (!sub) return;
-        const n = frame.i.length;
+        const { i, val } = frame;
+        const n = i.length;
+        const now = performance.now();
         for (let k = 0; k < n; k++) {
-          const ch = sub.byIndex[frame.i[k]];
+          const ch = sub.byIndex[i[k]];
           if (!ch) continue;
-          ch.receive(frame.val[k]);
-          this.#dirty.add(ch);
+          const v = val[k];
+          if (typeof v.t === 'bigint') v.t = Number(v.t);
+          ch.receive(v);
+          this.#touch(ch, now);
         }
         this.stats.updates += n;
         this.#schedule();
@@ -296,12 +318,26 @@ export class Gateway implements Liveness {
       case 'meta': {
         const sub = this.#bySid.get(frame.sid);
         if (!sub) return;
+        const now = performance.now();
         frame.i.forEach((idx, k) => {
           const ch = sub.byIndex[idx];
           if (!ch) return;
           ch.receiveMeta(frame.meta[k]);
-          this.#dirty.add(ch);
+          this.#touch(ch, now);
         });
+        this.#schedule();
+        break;
+      }
+      case 'src': {
+        const sub = this.#bySid.get(frame.sid);
+        if (!sub) return;
+        const now = performance.now();
+        for (const idx of frame.i) {
+          const ch = sub.byIndex[idx];
+          if (!ch) continue;
+          ch.setSource(frame.up);
+          this.#touch(ch, now);
+        }
         this.#schedule();
         break;
       }
@@ -351,9 +387,13 @@ export class Gateway implements Liveness {
     sub.sid = frame.sid;
     this.#bySid.set(frame.sid, sub);
     sub.byIndex = frame.ch.map((uri) => this.channel(uri));
+    const down = new Set(frame.stale ?? []);
+    const now = performance.now();
     sub.byIndex.forEach((ch, k) => {
-      ch.snapshot(frame.val[k] ?? null, frame.meta[k] ?? null);
-      this.#dirty.add(ch);
+      const v = frame.val[k] ?? null;
+      if (v && typeof v.t === 'bigint') v.t = Number(v.t);
+      ch.snapshot(v, frame.meta[k] ?? null, down.has(k));
+      this.#touch(ch, now);
     });
     sub.ready = true;
     sub.error = null;
@@ -361,29 +401,53 @@ export class Gateway implements Liveness {
     this.#schedule();
   }
 
+  /** Queue a channel for the next commit. */
+  #touch(ch: ChannelState, now: number): void {
+    if (ch.queued) return;
+    ch.queued = true;
+    ch.pendingSince = now;
+    this.#dirty.push(ch);
+  }
+
   #schedule(): void {
     if (this.#scheduled) return;
     this.#scheduled = true;
-    this.#pendingSince = performance.now();
     this.#opts.schedule(() => this.flush());
   }
 
-  /** Commit every channel that changed since the last frame and render synchronously. */
+  /**
+   * Commit the channels that changed since the last frame (oldest first, within
+   * the frame budget) and render the components that read them synchronously.
+   */
   flush(): void {
     this.#scheduled = false;
     const dirty = this.#dirty;
-    this.#dirty = new Set();
+    const n = dirty.length;
+    if (n === 0) return;
+    const start = performance.now();
+    const budget = this.#opts.frameBudgetMs;
+    const deadline = budget > 0 ? start + budget : Infinity;
     let oldest = Infinity;
-    for (const ch of dirty) {
+    let received = Infinity;
+    let done = 0;
+    while (done < n) {
+      const ch = dirty[done++];
+      ch.queued = false;
+      if (ch.pendingSince < received) received = ch.pendingSince;
       const t = ch.commit();
       if (t > 0 && t < oldest) oldest = t;
+      // look at the clock every 64 channels only
+      if ((done & 63) === 0 && performance.now() > deadline) break;
     }
+    if (done === n) dirty.length = 0;
+    else dirty.splice(0, done);
     flushSync();
     const { lags, ages } = this.stats;
-    lags.push(performance.now() - this.#pendingSince);
+    lags.push(performance.now() - received);
     if (oldest !== Infinity) ages.push(Date.now() - oldest / 1e6);
     if (lags.length > 4096) lags.splice(0, lags.length - 4096);
     if (ages.length > 4096) ages.splice(0, ages.length - 4096);
     this.stats.commits++;
+    if (dirty.length > 0) this.#schedule();
   }
 }

@@ -106,6 +106,21 @@ describe('Gateway state from frames', () => {
     expect(gw.lastError).toBe('rate_limited: slow down');
   });
 
+  it('keeps uint64 values exact and turns bigint timestamps into numbers', () => {
+    const { gw, runFrame } = gatewayWithFrames();
+    gw.handle({ op: 'hello', ver: 1, gw: 'g', user: 'u', write: false });
+    const sub = gw.subscribe(['ca://A']);
+    const big = { v: 18446744073709551615n, t: 1700000000123456789n as unknown as number, sev: 0, c: true };
+    gw.handle({ op: 'snap', id: sub.requestId, sid: 1, ch: ['ca://A'], val: [big], meta: [{ dt: 'u8', shape: [], w: false }] });
+    runFrame();
+    expect(gw.channel('ca://A').value?.v).toBe(18446744073709551615n);
+    expect(typeof gw.channel('ca://A').value?.t).toBe('number');
+    gw.handle({ op: 'upd', sid: 1, i: [0], val: [{ ...big, v: 18446744073709551614n, t: 1700000000223456789n as unknown as number }] });
+    runFrame();
+    expect(gw.channel('ca://A').value?.v).toBe(18446744073709551614n);
+    expect(gw.channel('ca://A').value?.t).toBeCloseTo(1700000000223456789, -4);
+  });
+
   it('answers a put without a connection with a disconnected error', async () => {
     const { gw } = gatewayWithFrames();
     expect(await gw.put('ca://A', 1)).toMatchObject({ ok: false, err: 'disconnected' });

@@ -2,8 +2,9 @@
 
 /** A value payload from the bus (ValueMsg). `v` is a scalar, string, or typed array. */
 export interface ValueMsg {
+  /** a scalar (integers beyond ±2^53 as bigint, exact), string, or typed array */
   v: unknown;
-  /** source timestamp, ns since the Unix epoch */
+  /** source timestamp, ns since the Unix epoch (a number: ~256 ns resolution is plenty) */
   t: number;
   /** 0 none, 1 minor, 2 major, 3 invalid */
   sev: number;
@@ -44,6 +45,8 @@ export interface SnapFrame {
   ch: string[];
   val: (ValueMsg | null)[];
   meta: (MetaMsg | null)[];
+  /** indices of channels with no live source at snapshot time (liveness) */
+  stale?: number[];
 }
 export interface UpdFrame {
   op: 'upd';
@@ -80,6 +83,13 @@ export interface BusFrame {
   op: 'bus';
   up: boolean;
 }
+/** Liveness: these channels of group `sid` lost (`up` false) or regained (`up` true) their source. */
+export interface SrcFrame {
+  op: 'src';
+  sid: number;
+  i: number[];
+  up: boolean;
+}
 export interface PongFrame {
   op: 'pong';
   id: number;
@@ -94,6 +104,7 @@ export type ServerFrame =
   | PutReplyFrame
   | ErrFrame
   | BusFrame
+  | SrcFrame
   | PongFrame;
 
 export type ClientFrame =

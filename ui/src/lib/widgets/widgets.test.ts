@@ -19,8 +19,8 @@ function setup(uris: string[], write = false) {
   gw.handle({ op: 'hello', ver: 1, gw: 'g', user: 'u', write });
   const sub = gw.subscribe(uris);
   const frame = () => pending.splice(0).forEach((cb) => cb());
-  const snap = (vals: (ValueMsg | null)[], metas: (MetaMsg | null)[]) => {
-    gw.handle({ op: 'snap', id: sub.requestId, sid: 1, ch: sub.uris, val: vals, meta: metas });
+  const snap = (vals: (ValueMsg | null)[], metas: (MetaMsg | null)[], stale?: number[]) => {
+    gw.handle({ op: 'snap', id: sub.requestId, sid: 1, ch: sub.uris, val: vals, meta: metas, stale });
     frame();
   };
   const upd = (i: number, v: ValueMsg) => gw.handle({ op: 'upd', sid: 1, i: [i], val: [v] });
@@ -52,6 +52,36 @@ describe('label widget', () => {
     gw.handle({ op: 'bus', up: false });
     flushSync();
     expect(container.querySelector('[data-role=value]')!.getAttribute('data-stale')).toBe('true');
+  });
+});
+
+describe('stale marker from liveness', () => {
+  it('a label whose adapter stopped shows the stale marker until a value arrives', () => {
+    const { gw, frame, snap, upd } = setup(['ca://A']);
+    const { container } = show(gw, { type: 'label', channels: ['ca://A'] });
+    snap([val(1)], [{ dt: 'i4', shape: [], w: false }]);
+    const box = container.querySelector('[data-role=value]') as HTMLElement;
+    const text = box.querySelector('.v')!.firstChild;
+    expect(box.getAttribute('data-stale')).toBe('false');
+    gw.handle({ op: 'src', sid: 1, i: [0], up: false });
+    frame();
+    expect(box.getAttribute('data-stale')).toBe('true');
+    expect(box.classList.contains('stale')).toBe(true);
+    box.dispatchEvent(new Event('pointerenter'));
+    expect(box.title).toContain('no live source');
+    upd(0, val(2));
+    frame();
+    expect(box.getAttribute('data-stale')).toBe('false');
+    expect(box.textContent).toContain('2');
+    expect(box.querySelector('.v')!.firstChild).toBe(text); // painted in place, not re-rendered
+  });
+
+  it('an LED in a snapshot listed as stale is stale', () => {
+    const { gw, snap } = setup(['ca://A']);
+    const { container } = show(gw, { type: 'led', channels: ['ca://A'] });
+    snap([val(1)], [null], [0]);
+    expect(container.querySelector('[data-role=value]')!.getAttribute('data-stale')).toBe('true');
+    expect(container.querySelector('[data-role=value]')!.getAttribute('data-on')).toBe('true');
   });
 });
 
