@@ -50,7 +50,7 @@ class Bus:
         """Begin connecting (endless retries) in the background."""
         self._task = asyncio.create_task(self._connect(), name="nats-connect")
 
-    async def wait_connected(self, timeout: float) -> None:
+    async def wait_connected(self, timeout: float | None) -> None:
         await asyncio.wait_for(self._connected.wait(), timeout)
 
     async def _connect(self) -> None:

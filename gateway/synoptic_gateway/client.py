@@ -51,7 +51,10 @@ class Subscription:
     """The live state of one subscribed channel set.
 
     ``channels`` is the gateway's group order (sorted normalised URIs); ``values``
-    and ``metas`` hold the latest payload of each (``None`` until known).
+    and ``metas`` hold the latest payload of each (``None`` until known);
+    ``stale`` the indexes of channels with no live source (their adapter stopped
+    beating: from ``src`` up false or ``snap.stale`` until an update of the
+    channel or ``src`` up true).
     """
 
     def __init__(
@@ -65,6 +68,7 @@ class Subscription:
         self.index: dict[str, int] = {}
         self.values: list[Any] = []
         self.metas: list[Any] = []
+        self.stale: set[int] = set()
         self.snapshots = 0  # snapshots received (a reconnect adds one)
         self.updates = 0
         self.missed = 0
@@ -77,6 +81,15 @@ class Subscription:
 
     def meta(self, uri: str) -> Any:
         return self.metas[self.index[parse_channel(uri).uri]]
+
+    def is_stale(self, uri: str) -> bool:
+        """Whether a channel's value has no live source now."""
+        return self.index[parse_channel(uri).uri] in self.stale
+
+    @property
+    def stale_channels(self) -> list[str]:
+        """URIs of the channels with no live source now (group order)."""
+        return [self.channels[i] for i in sorted(self.stale)]
 
     async def wait_snapshot(self, count: int = 1, timeout: float = 10.0) -> None:
         """Wait until ``count`` snapshots have arrived."""
@@ -100,6 +113,7 @@ class Subscription:
         self.index = {uri: i for i, uri in enumerate(self.channels)}
         self.values = list(frame["val"])
         self.metas = list(frame["meta"])
+        self.stale = set(frame.get("stale") or ())
         self.snapshots += 1
         self._changed.set()
 
@@ -107,9 +121,18 @@ class Subscription:
         indexes, values = frame["i"], frame["val"]
         for i, v in zip(indexes, values, strict=False):
             self.values[i] = v
+        if self.stale:  # a value clears the mark
+            self.stale.difference_update(indexes)
         self.updates += len(indexes)
         if self.on_update is not None:
             self.on_update(self, indexes, values)
+        self._changed.set()
+
+    def _apply_src(self, frame: dict[str, Any]) -> None:
+        if frame["up"]:
+            self.stale.difference_update(frame["i"])
+        else:
+            self.stale.update(frame["i"])
         self._changed.set()
 
     def _apply_meta(self, frame: dict[str, Any]) -> None:
@@ -352,6 +375,10 @@ class GatewayClient:
             for sub in self._subs:
                 if sub.sid == frame["sid"]:
                     sub._apply_meta(frame)
+        elif op == Op.SRC:
+            for sub in self._subs:
+                if sub.sid == frame["sid"]:
+                    sub._apply_src(frame)
         elif op == Op.STATS:
             for sub in self._subs:
                 if sub.sid == frame["sid"]:

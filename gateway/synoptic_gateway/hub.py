@@ -10,7 +10,11 @@ Guarantees:
   sent twice or out of order;
 - a group's batch is encoded once and the same bytes go to every socket of the
   group; batches leave at most every ``batch_ms``, an idle group's update at once;
-- delivering to a socket never awaits (see :mod:`synoptic_gateway.session`).
+- delivering to a socket never awaits (see :mod:`synoptic_gateway.session`);
+- a channel whose latest value came from an adapter epoch that stopped beating is
+  reported to the group's sockets (``src`` up false, ``snap.stale``) within about
+  ``liveness_misses`` heartbeat periods plus ``liveness_check``, and cleared (``src``
+  up true) when that epoch beats again (see :mod:`synoptic_gateway.liveness`).
 """
 
 from __future__ import annotations
@@ -25,11 +29,13 @@ from typing import TYPE_CHECKING, Any
 from synoptic_bus.store import MAX_SUBJECTS_PER_REQUEST
 from synoptic_gateway.bus import Bus
 from synoptic_gateway.demand import Demand
+from synoptic_gateway.liveness import Liveness
 from synoptic_gateway.metrics import Stats
 from synoptic_gateway.settings import Settings
 from synoptic_schemas import (
     ContractError,
     Subjects,
+    decode_heartbeat,
     decode_meta,
     frames,
     parse_channel,
@@ -109,6 +115,9 @@ class Group:
         self.states = states
         self.members: dict[Session, None] = {}
         self.closed = False
+        #: indexes its sockets were told have no live source (src up false, or
+        #: snap.stale) and that no update or src up true has cleared since
+        self.stale: set[int] = set()
         self._val_i: list[int] = []
         self._val_raw: list[bytes] = []
         self._val_t: list[int] = []
@@ -119,6 +128,8 @@ class Group:
         self._loop = asyncio.get_running_loop()
 
     def push_value(self, index: int, raw: bytes, t: int) -> None:
+        if self.stale:  # the update clears the mark on the clients (protocol rule)
+            self.stale.discard(index)
         self._val_i.append(index)
         self._val_raw.append(raw)
         self._val_t.append(t)
@@ -170,6 +181,7 @@ class Group:
             self.key,
             [s.value for s in self.states],
             [s.meta for s in self.states],
+            sorted(self.stale),
         )
 
     def snap_json(self, req_id: Any) -> str:
@@ -181,11 +193,26 @@ class Group:
                 self.key,
                 [decode(s.value) if s.value else None for s in self.states],
                 [decode(s.meta) if s.meta else None for s in self.states],
+                sorted(self.stale),
             )
         )
 
     def snap_for(self, session: Session, req_id: Any) -> bytes | str:
         return self.snap_json(req_id) if session.json else self.snap_packed(req_id)
+
+    def send_src(self, indexes: list[int], up: bool) -> None:
+        """Tell every member that these channels lost (or regained) their source:
+        one frame encoded once (per format) for the whole group."""
+        frame = frames.src(self.sid, indexes, up)
+        packed: bytes | None = None
+        text: str | None = None
+        for session in self.members:
+            if session.json:
+                text = text or frames.to_json(frame)
+                session.push_control(text)
+            else:
+                packed = packed or frames.pack(frame)
+                session.push_control(packed)
 
 
 class Hub:
@@ -208,17 +235,25 @@ class Hub:
         self._next_sid = 1
         self._tasks: set[asyncio.Task[Any]] = set()
         self._watchdog: asyncio.Task[None] | None = None
+        self.liveness = Liveness(settings.liveness_misses, settings.heartbeat_period)
+        self._liveness_task: asyncio.Task[None] | None = None
+        self._stale_channels = 0  # channels whose value has no live source
 
     # ----------------------------------------------------------- lifecycle
 
     def start(self) -> None:
         self.demand.start()
         self._watchdog = asyncio.create_task(self._watch_stalls(), name="stalls")
+        self._liveness_task = asyncio.create_task(
+            self._watch_liveness(), name="liveness"
+        )
 
     async def close(self) -> None:
         self.demand.stop()
         if self._watchdog:
             self._watchdog.cancel()
+        if self._liveness_task:
+            self._liveness_task.cancel()
         for task in list(self._tasks):
             task.cancel()
 
@@ -231,6 +266,8 @@ class Hub:
             "nats_subscriptions": sum(1 for s in self.channels.values() if s.sub),
             "channels": len(self.channels),
             "bus_up": 1.0 if self.bus.up else 0.0,
+            "silent_adapters": len(self.liveness.silent_adapters(time.monotonic())),
+            "stale_channels": self._stale_channels,
         }
 
     def _spawn(self, coro: Any) -> None:
@@ -318,8 +355,12 @@ class Hub:
             raise
         sid, self._next_sid = self._next_sid, self._next_sid + 1
         group = Group(self, sid, key, states)
+        now = time.monotonic()
+        is_silent = self.liveness.is_silent
         for index, state in enumerate(states):
             state.listeners[group] = index
+            if state.key is not None and is_silent(state.key[0], now):
+                group.stale.add(index)
         self.groups[key] = group
         log.info(
             "group %d: %d channels, subscribed in %.3f s, store read in %.3f s",
@@ -405,8 +446,11 @@ class Hub:
             self.stats.bad_payloads += 1
             return
         key = (ep, seq)
-        if state.key is not None and key <= state.key:
+        known = state.key
+        if known is not None and key <= known:
             return  # already known (store answer after a live update, or a replay)
+        if known is None or known[0] != ep:  # a new source epoch for this channel
+            self.liveness.saw(ep, time.monotonic())
         state.key = key
         state.value = raw
         if live:
@@ -440,6 +484,7 @@ class Hub:
     async def bus_up(self) -> None:
         """NATS back: re-read every watched channel, then send ``bus`` up and a
         fresh snapshot of every group to its sockets."""
+        self.liveness.restart_grace(time.monotonic())
         states = list(self.channels.values())
         if states:
             await self._fill(states)
@@ -459,6 +504,73 @@ class Hub:
                 else:
                     snap_packed = snap_packed or group.snap_packed(None)
                     session.push_control(snap_packed)
+
+    # ----------------------------------------------------------- liveness
+
+    async def _watch_liveness(self) -> None:
+        """Follow the adapters' heartbeats; every ``liveness_check`` seconds tell
+        groups which channels lost or regained their source."""
+        subject = self.subjects.hb("*").rsplit(".", 1)[0] + ".>"
+        while True:
+            try:
+                await self.bus.wait_connected(None)
+                await self.bus.subscribe(subject, self._on_heartbeat)
+                break
+            except Exception as exc:  # dropped meanwhile: try again
+                log.warning("heartbeat subscription: %s", exc)
+                await asyncio.sleep(1.0)
+        with contextlib.suppress(Exception):
+            await self.bus.flush()  # (replayed by the bus after a reconnect)
+        self.liveness.start(time.monotonic())
+        period = self.settings.liveness_check
+        last = time.monotonic()
+        while True:
+            await asyncio.sleep(period)
+            now = time.monotonic()
+            late, last = now - last > 4 * period, now
+            if late or not self.bus.up:
+                # a stalled loop has heartbeats waiting unread; a lost bus has none
+                continue
+            try:
+                self.check_liveness(now)
+            except Exception:  # never let a bug end the watch
+                log.exception("liveness check failed")
+
+    def _on_heartbeat(self, subject: bytes, data: bytes) -> None:
+        try:
+            msg = decode_heartbeat(data)
+        except ContractError:
+            self.stats.bad_payloads += 1
+            return
+        self.liveness.beat(msg["id"], msg["ep"], float(msg["period"]), time.monotonic())
+
+    def check_liveness(self, now: float) -> None:
+        """Send ``src`` frames for what changed since the last check."""
+        silent = self.liveness.silent_epochs(now)
+        wanted: dict[Group, set[int]] = {}
+        stale_channels = 0
+        if silent:
+            for state in self.channels.values():
+                if state.key is not None and state.key[0] in silent:
+                    stale_channels += 1
+                    for group, index in state.listeners.items():
+                        wanted.setdefault(group, set()).add(index)
+        self._stale_channels = stale_channels
+        for group in list(self.groups.values()):
+            target = wanted.get(group)
+            if not group.stale and not target:
+                continue
+            target = target or set()
+            if target == group.stale:
+                continue
+            group.flush()  # updates queued before the change go out first
+            lost = sorted(target - group.stale)
+            back = sorted(group.stale - target)
+            group.stale = target
+            if lost:
+                group.send_src(lost, False)
+            if back:
+                group.send_src(back, True)
 
     # ----------------------------------------------------------- stalls
 

@@ -44,6 +44,11 @@ class Settings:
     burst: int = 100
     # Demand
     want_lease: float = 30.0  # seconds; renewed every lease/3 while watched
+    # Adapter liveness: a channel whose value came from an adapter epoch that sent
+    # no heartbeat for liveness_misses periods has no live source (src frames)
+    liveness_misses: float = 3.0
+    heartbeat_period: float = 1.0  # assumed for an epoch not heard of yet
+    liveness_check: float = 0.5  # seconds between checks
     # Writes
     put_timeout: float = 5.0
     # Auth

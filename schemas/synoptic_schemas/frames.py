@@ -42,6 +42,7 @@ class Op:
     ERR = "err"
     PONG = "pong"
     BUS = "bus"
+    SRC = "src"
 
 
 CLIENT_OPS: Final = frozenset({Op.SUB, Op.UNSUB, Op.PUT, Op.PING})
@@ -243,9 +244,11 @@ def snap(
     channels: Sequence[str],
     values: Sequence[Any],
     metas: Sequence[Any],
+    stale: Sequence[int] = (),
 ) -> dict[str, Any]:
-    """A snapshot (``req_id`` None when unsolicited)."""
-    return {
+    """A snapshot (``req_id`` None when unsolicited); ``stale`` lists the indexes
+    of channels with no live source (the key is left out when there are none)."""
+    frame: dict[str, Any] = {
         "op": Op.SNAP,
         "id": req_id,
         "sid": sid,
@@ -253,6 +256,9 @@ def snap(
         "val": list(values),
         "meta": list(metas),
     }
+    if stale:
+        frame["stale"] = list(stale)
+    return frame
 
 
 def upd(sid: int, indexes: Sequence[int], values: Sequence[Any]) -> dict[str, Any]:
@@ -268,6 +274,12 @@ def meta(sid: int, indexes: Sequence[int], metas: Sequence[Any]) -> dict[str, An
 def stats(sid: int, missed: int, conflated: int) -> dict[str, Any]:
     """Told to a socket that fell back to latest-value-per-channel."""
     return {"op": Op.STATS, "sid": sid, "missed": missed, "conflated": conflated}
+
+
+def src(sid: int, indexes: Sequence[int], up: bool) -> dict[str, Any]:
+    """These channels of group ``sid`` lost their live source (``up`` False: the
+    adapter epoch of their latest value stopped beating) or have it again."""
+    return {"op": Op.SRC, "sid": sid, "i": list(indexes), "up": up}
 
 
 def put_reply(
@@ -375,13 +387,15 @@ def pack_snap(
     channels: Sequence[str],
     values: Sequence[bytes | None],
     metas: Sequence[bytes | None],
+    stale: Sequence[int] = (),
 ) -> bytes:
     """A ``snap`` msgpack frame built from msgpack-encoded bus payloads (``None``
     for a channel with nothing stored): the same bytes :func:`pack` would give."""
     nil = b"\xc0"
+    tail = (msgpack.packb("stale") + msgpack.packb(list(stale))) if stale else b""
     return b"".join(
         (
-            b"\x86",
+            b"\x87" if stale else b"\x86",
             msgpack.packb("op"),
             msgpack.packb(Op.SNAP),
             msgpack.packb("id"),
@@ -396,6 +410,7 @@ def pack_snap(
             _K_META,
             _array_header(len(metas)),
             *(m if m is not None else nil for m in metas),
+            tail,
         )
     )
 
@@ -421,6 +436,7 @@ __all__ = [
     "put",
     "put_reply",
     "snap",
+    "src",
     "stats",
     "sub",
     "to_json",
