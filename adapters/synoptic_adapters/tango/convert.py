@@ -12,8 +12,8 @@ still show it. The status text is always the Tango quality name.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import numpy as np
 import tango
@@ -37,6 +37,16 @@ SEVERITY_OF_QUALITY: dict[AttrQuality, int] = {
 STATUS_OF_QUALITY: dict[AttrQuality, str] = {
     quality: quality.name.removeprefix("ATTR_") for quality in SEVERITY_OF_QUALITY
 }
+# the same, indexed by the quality's integer value: a lookup per event without
+# hashing an enum member (a Python-level ``Enum.__hash__``)
+_SEVERITY_BY_VALUE: tuple[int, ...] = tuple(
+    int(SEVERITY_OF_QUALITY.get(AttrQuality(i), Severity.INVALID))
+    for i in range(max(map(int, SEVERITY_OF_QUALITY)) + 1)
+)
+_STATUS_BY_VALUE: tuple[str, ...] = tuple(
+    STATUS_OF_QUALITY.get(AttrQuality(i), str(i))
+    for i in range(max(map(int, SEVERITY_OF_QUALITY)) + 1)
+)
 
 #: Tango data type → bus ``dt``.
 DT_OF_TYPE: dict[CmdArgType, str] = {
@@ -63,9 +73,8 @@ _NOT_SPECIFIED = {"", "Not specified", "No unit", "No description", "No standard
 _PRECISION = re.compile(r"%[-+ #0]*\d*\.(\d+)[fFeEgG]")
 
 
-@dataclass(frozen=True, slots=True)
-class Reading:
-    """One value as the bus carries it."""
+class Reading(NamedTuple):
+    """One value as the bus carries it (a tuple: one is built per event)."""
 
     v: Any
     t: int  # ns since the Unix epoch
@@ -78,16 +87,47 @@ def timestamp_ns(time_val: tango.TimeVal) -> int:
     return time_val.tv_sec * 1_000_000_000 + time_val.tv_usec * 1000
 
 
-def reading(attr_value: tango.DeviceAttribute) -> Reading:
+#: Gives the plain value of a ``DeviceAttribute`` (see :func:`plain_value`).
+ValueOf = Callable[[tango.DeviceAttribute], Any]
+
+
+def reading(
+    attr_value: tango.DeviceAttribute, value_of: ValueOf | None = None
+) -> Reading:
     """The bus value of a read or event ``DeviceAttribute`` (which must not carry an
-    error: check ``has_failed`` first)."""
-    quality = attr_value.quality
+    error: check ``has_failed`` first). ``value_of`` (from :func:`value_reader` of
+    an earlier value of the same attribute) skips the type dispatch."""
+    quality = int(attr_value.quality)
+    time_val = attr_value.time
+    try:
+        sev, st = _SEVERITY_BY_VALUE[quality], _STATUS_BY_VALUE[quality]
+    except IndexError:
+        sev, st = Severity.INVALID, str(attr_value.quality)
     return Reading(
-        v=plain_value(attr_value),
-        t=timestamp_ns(attr_value.time),
-        sev=SEVERITY_OF_QUALITY.get(quality, Severity.INVALID),
-        st=STATUS_OF_QUALITY.get(quality, str(quality)),
+        (value_of or plain_value)(attr_value),
+        time_val.tv_sec * 1_000_000_000 + time_val.tv_usec * 1000,
+        sev,
+        st,
     )
+
+
+def value_reader(attr_value: tango.DeviceAttribute) -> ValueOf:
+    """The cheapest function equal to :func:`plain_value` for every value of this
+    attribute (its type and format do not change while it is subscribed)."""
+    if attr_value.data_format == AttrDataFormat.SCALAR and attr_value.type not in (
+        CmdArgType.DevState,
+        CmdArgType.DevEnum,
+        CmdArgType.DevEncoded,
+    ):
+        return _plain_scalar
+    return plain_value
+
+
+def _plain_scalar(attr_value: tango.DeviceAttribute) -> Any:
+    value = attr_value.value
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
 
 
 def plain_value(attr_value: tango.DeviceAttribute) -> Any:

@@ -48,6 +48,7 @@ from synoptic_adapters.tango.events import (
     ConfigCallback,
     EventInbox,
     EventItem,
+    call_directly,
 )
 from synoptic_adapters.tango.settings import TangoSettings
 from synoptic_schemas import Channel
@@ -153,6 +154,8 @@ class DeviceLink:
         self.ever_up = False
         self.names: dict[str, str] = {}  # lower-case → device's attribute name
         self.polled: set[str] = set()  # attributes the server polls (lower case)
+        #: subscriptions whose callback Tango calls without pytango's wrappers
+        self.direct_callbacks = 0
         self._generation = 0
         self._lock = asyncio.Lock()
         self._wake = asyncio.Event()
@@ -407,6 +410,9 @@ class DeviceLink:
                     callback,
                     tango.EventSubMode.AsyncRead,
                 )
+                self.direct_callbacks += call_directly(
+                    self.events_proxy, event_id, callback
+                )
             ids.append(event_id)
         return ids
 
@@ -422,6 +428,9 @@ class DeviceLink:
                     tango.EventType.ATTR_CONF_EVENT,
                     callback,
                     tango.EventSubMode.Async,
+                )
+                self.direct_callbacks += call_directly(
+                    self.events_proxy, event_id, callback
                 )
             ids.append((state.generation, event_id))
         return ids

@@ -185,13 +185,47 @@ def test_settings_from_a_config_section() -> None:
         TangoSettings.from_section({"no_database_hosts": ["no-port"]})
 
 
+class _Handled(list[EventItem]):
+    """Items handed over by an inbox; ``until(n)`` waits for n of them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._more = asyncio.Event()
+
+    def __call__(self, item: EventItem) -> None:
+        self.append(item)
+        self._more.set()
+
+    async def until(self, count: int) -> None:
+        async with asyncio.timeout(5):
+            while len(self) < count:
+                self._more.clear()
+                await self._more.wait()
+
+
 async def test_event_inbox_is_bounded_and_counts_drops() -> None:
-    handled: list[EventItem] = []
-    inbox = EventInbox(asyncio.get_running_loop(), handled.append, max_items=3)
+    handled = _Handled()
+    inbox = EventInbox(asyncio.get_running_loop(), handled, max_items=3)
     for n in range(5):
         inbox.post(EventItem(None, 0, "value", n))
     inbox.post(EventItem(None, 0, "live"))  # never dropped
-    await asyncio.sleep(0)
+    await handled.until(4)
     assert [i.payload for i in handled if i.kind == "value"] == [0, 1, 2]
     assert [i.kind for i in handled][-1] == "live"
     assert (inbox.received, inbox.dropped) == (4, 2)
+
+
+async def test_event_inbox_hands_over_in_order_from_another_thread() -> None:
+    handled = _Handled()
+    inbox = EventInbox(asyncio.get_running_loop(), handled)
+
+    def post_many() -> None:
+        for n in range(5000):
+            inbox.post(EventItem(None, 0, "value", n))
+
+    await asyncio.to_thread(post_many)
+    await handled.until(5000)
+    assert [item.payload for item in handled] == list(range(5000))
+    assert (inbox.received, inbox.dropped) == (5000, 0)
+    await asyncio.sleep(inbox.batch_window * 3)  # quiet again: the drains stop
+    assert not inbox._scheduled
