@@ -407,24 +407,47 @@ async def test_a_tango_device_server_restart_shows_disconnected_then_recovers(
     )
 
 
-async def test_a_restarted_adapter_resumes_every_viewer(
+def stale_exactly(scheme: str) -> Callable[[Subscription], bool]:
+    """A predicate: the channels of ``scheme``, and only they, are marked as
+    having no live source."""
+
+    def predicate(sub: Subscription) -> bool:
+        marked = {sub.channels[i] for i in sub.stale}
+        return marked == {uri for uri in sub.channels if uri.startswith(scheme)}
+
+    return predicate
+
+
+async def test_a_killed_adapter_shows_no_live_source_then_recovers(
     cluster: LocalCluster, viewers: Viewers, tap: BusTap
 ) -> None:
-    """kill -9 the EPICS adapter and start it again: the gateways' demand (want
-    leases) brings its channels back under a new epoch, unprompted, and every
-    viewer converges."""
+    """kill -9 the EPICS adapter: within 5 s every viewer is told that its EPICS
+    channels have no live source (the gateways watch heartbeats), the Tango ones
+    stay live, and all still hold the latest values. Start it again: the want
+    leases bring every channel back under a new epoch, unprompted, the marks
+    clear, and every viewer converges."""
     old = await tap.store_values()
+    killed = time.monotonic()
     cluster.adapters["epics"].kill()
+    told = await viewers.wait_all(
+        stale_exactly("ca://"), 15, "EPICS channels without source", since=killed
+    )
+    assert told <= 5.0, f"the last viewer was told after {told:.1f} s"
+    await viewers.converge(tap)
     started = time.monotonic()
     await asyncio.to_thread(cluster.start_adapter, "epics")
     await viewers.wait_all(
-        lambda s: all(
-            v["c"] and v["ep"] != old[uri]["ep"]
-            for uri, v in zip(s.channels, s.values, strict=True)
-            if uri.startswith("ca://")
+        lambda s: (
+            not s.stale
+            and all(
+                v["c"] and v["ep"] != old[uri]["ep"]
+                for uri, v in zip(s.channels, s.values, strict=True)
+                if uri.startswith("ca://")
+            )
         ),
         30,
-        "a new epoch",
+        "a new epoch, live",
     )
     back = time.monotonic() - started
-    report("adapter restart", new_epoch=back, converged=await viewers.converge(tap))
+    report("adapter killed", told=told, new_epoch=back,
+           converged=await viewers.converge(tap))  # fmt: skip
