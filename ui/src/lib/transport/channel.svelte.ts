@@ -116,6 +116,11 @@ export class ChannelState {
     return this.#history ?? [];
   }
 
+  /** `history`, untracked (for chart redraws scheduled outside reactivity). */
+  get historyNow(): readonly Sample[] {
+    return this.#history ?? [];
+  }
+
   /** Call `painter` now and after every commit until the returned function is called. */
   watch(painter: Painter): () => void {
     this.#painters.push(painter);

@@ -133,7 +133,34 @@ describe('chart widgets render with ECharts (SVG)', () => {
     for (let k = 1; k < 20; k++) upd(0, val(Math.sin(k), 0, (Date.now() - 2000 + k * 100) * 1e6));
     frame();
     expect(container.querySelector('svg')).not.toBeNull();
-    expect(container.querySelectorAll('svg path').length).toBeGreaterThan(0);
+    // the line: a path with one segment per sample (the redraw runs right after the commit)
+    await vi.waitFor(() => expect([...container.querySelectorAll('svg path')].some((p) => (p.getAttribute('d') ?? '').split('L').length >= 19)).toBe(true));
+  });
+
+  it('trend zooms and pans from the keyboard, and Home goes back to the live window', async () => {
+    const { gw, snap, upd, frame } = setup(['ca://SIM:SINE']);
+    const { container } = show(gw, { type: 'trend', channels: ['ca://SIM:SINE'], options: { window_s: 10 } });
+    await vi.waitFor(() => expect(container.querySelector('.chart svg')).not.toBeNull(), { timeout: 15_000 });
+    snap([val(0)], [null]);
+    for (let k = 1; k < 20; k++) upd(0, val(k, 0, (Date.now() - 2000 + k * 100) * 1e6));
+    frame();
+    const chart = container.querySelector('.chart') as HTMLElement;
+    const box = container.querySelector('.w-trend') as HTMLElement;
+    expect(chart.tabIndex).toBe(0);
+    expect(chart.getAttribute('aria-label')).toMatch(/zoom/);
+    expect(box.dataset.follow).toBe('true');
+    const key = (k: string) => chart.dispatchEvent(new KeyboardEvent('keydown', { key: k, bubbles: true, cancelable: true }));
+    expect(key('+')).toBe(false); // handled: default prevented
+    flushSync();
+    expect(box.dataset.follow).toBe('false'); // zoomed: the live window stops following
+    expect(container.querySelector('button.follow')).not.toBeNull();
+    key('ArrowLeft');
+    key('ArrowUp');
+    expect(key('x')).toBe(true); // not a chart key: left alone
+    key('Home');
+    flushSync();
+    expect(box.dataset.follow).toBe('true');
+    expect(container.querySelector('button.follow')).toBeNull();
   });
 
   it('spectrum takes a typed array', async () => {
@@ -142,6 +169,6 @@ describe('chart widgets render with ECharts (SVG)', () => {
     await vi.waitFor(() => expect(container.querySelector('.chart')).not.toBeNull(), { timeout: 15_000 });
     snap([val({ data: new Float64Array([1, 3, 2, 5]), shape: [4] })], [{ dt: 'f8', shape: [4], w: false }]);
     expect(container.querySelector('svg')).not.toBeNull();
-    expect(container.querySelectorAll('svg path').length).toBeGreaterThan(0);
+    await vi.waitFor(() => expect([...container.querySelectorAll('svg path')].some((p) => (p.getAttribute('d') ?? '').split('L').length === 4)).toBe(true));
   });
 });
