@@ -211,6 +211,7 @@ async def test_roles_can_do_their_jobs(roles: dict[str, Client]) -> None:
     # The gateway's own pattern: value and metadata of a channel in one
     # subscription; a put on the same channel is never delivered to it.
     both = await gateway.subscribe(f"cs.*.{subjects.val(channel).split('.', 2)[2]}")
+    beats = await gateway.subscribe("cs.hb.>")  # adapter liveness (src frames)
     await gateway.flush()
 
     async def answer_puts(msg: nats.aio.msg.Msg) -> None:
@@ -235,6 +236,7 @@ async def test_roles_can_do_their_jobs(roles: dict[str, Client]) -> None:
     await adapter.publish(subjects.val(channel), encode(value))
     await adapter.publish(subjects.hb("epics-0"), b"beat")
     assert (await live.next_msg(timeout=5)).subject == subjects.val(channel)
+    assert (await beats.next_msg(timeout=5)).subject == subjects.hb("epics-0")
 
     reply = await gateway.request(subjects.put(channel), encode({"v": 2}), timeout=5)
     assert decode_put_reply(reply.data)["ok"] is True
