@@ -39,3 +39,20 @@ test('losing NATS shows "bus down" and stale values, then recovers', async ({ pa
   const now = Number((await counter.textContent())!.trim());
   await expect.poll(async () => Number((await counter.textContent())!.trim()), { timeout: 30_000 }).toBeGreaterThan(now);
 });
+
+test('a killed EPICS adapter shows its values stale within 5 s, a restarted one live again', async ({ page, stack }) => {
+  await openScreen(page, stack, 'epics-demo');
+  const counter = widget(page, 'label', stack.pv('CNT:00000')).locator('[data-role=value]');
+  await expect(counter).toHaveAttribute('data-stale', 'false');
+  await stack.adapter.kill(); // SIGKILL: no goodbye on the bus, only missing heartbeats tell
+  const killed = Date.now();
+  await expect(counter).toHaveAttribute('data-stale', 'true', { timeout: 5_000 });
+  expect(Date.now() - killed).toBeLessThanOrEqual(5_000);
+  await counter.hover();
+  await expect(counter).toHaveAttribute('title', /no live source/);
+  await expect(page.getByTestId('connection')).toHaveAttribute('data-state', 'live'); // the gateway itself is fine
+  const before = Number((await counter.textContent())!.trim());
+  await stack.startAdapter(); // a new epoch: its values clear the mark
+  await expect(counter).toHaveAttribute('data-stale', 'false', { timeout: 30_000 });
+  await expect.poll(async () => Number((await counter.textContent())!.trim()), { timeout: 30_000 }).toBeGreaterThan(before);
+});

@@ -79,14 +79,19 @@ export class Stack {
     this.caPort = await freePortPair();
     await this.restartNats();
     await this.startIoc();
-    const config = join(this.dir, 'epics.yaml');
-    writeFileSync(config, `id: e2e-epics\nchannels: []\nnats:\n  url: ${this.natsUrl}\n`);
-    this.adapter = new Proc('adapter', [join(VENV, 'synoptic'), 'adapter', 'epics', '--config', config], { ...caEnv(this.caPort), SYNOPTIC_NATS_URL: this.natsUrl });
-    await this.adapter.waitFor(/adapter \S+ ready/, 60_000);
+    await this.startAdapter();
     await this.startTango();
     this.copyScreens();
     await this.startGateway();
     return this;
+  }
+
+  /** The EPICS adapter (a new process: a new epoch on the bus). */
+  async startAdapter(): Promise<void> {
+    const config = join(this.dir, 'epics.yaml');
+    writeFileSync(config, `id: e2e-epics\nchannels: []\nnats:\n  url: ${this.natsUrl}\n`);
+    this.adapter = new Proc('adapter', [join(VENV, 'synoptic'), 'adapter', 'epics', '--config', config], { ...caEnv(this.caPort), SYNOPTIC_NATS_URL: this.natsUrl });
+    await this.adapter.waitFor(/adapter \S+ ready/, 60_000);
   }
 
   /** The simulated Tango device (database-less) and the Tango adapter. */
