@@ -1,6 +1,7 @@
-/** Hash routes: `#/` screen list, `#/screen/<name>`, `#/quick?ch=<uri>,<uri>`. Works from any static server. */
+/** Hash routes: `#/` screen list, `#/screen/<name>`, `#/quick?ch=<uri>,<uri>`, `#/help`. Works from any static server. */
 export type Route =
   | { page: 'list' }
+  | { page: 'help' }
   | { page: 'screen'; name: string }
   | { page: 'quick'; channels: string[] };
 
@@ -13,6 +14,7 @@ export function parseHash(hash: string): Route {
     const query = new URLSearchParams(path.split('?')[1] ?? '');
     return { page: 'quick', channels: (query.get('ch') ?? '').split(',').filter(Boolean) };
   }
+  if (path === '/help') return { page: 'help' };
   return { page: 'list' };
 }
 

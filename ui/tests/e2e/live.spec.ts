@@ -68,3 +68,20 @@ test('a refused write shows the error reply', async ({ page, stack }) => {
   await menu.locator('select').selectOption({ label: 'On' });
   await expect(menu.locator('[data-role=write-status]')).toHaveText(/^denied/);
 });
+
+test('a trend zooms and pans from the keyboard; the help page lists the keys', async ({ page, stack }) => {
+  await openScreen(page, stack, 'epics-demo');
+  const trend = page.locator('[data-widget="trend"]').first();
+  const chart = trend.locator('.chart');
+  await expect(chart.locator('canvas')).toHaveCount(1);
+  await chart.focus();
+  await page.keyboard.press('+');
+  await expect(trend.getByRole('button', { name: 'live ⟳' })).toBeVisible(); // zoomed: no longer following
+  await page.keyboard.press('ArrowLeft');
+  await page.keyboard.press('Home');
+  await expect(trend.getByRole('button', { name: 'live ⟳' })).toHaveCount(0);
+  await expect(trend.locator('.w-trend')).toHaveAttribute('data-follow', 'true');
+  await page.getByRole('link', { name: 'Help' }).click();
+  await expect(page.getByRole('heading', { name: 'Keyboard' })).toBeVisible();
+  await expect(page.getByText('zoom the time (X) axis in / out')).toBeVisible();
+});
