@@ -16,7 +16,7 @@ from typing import Any
 from nats.protocol.command import sub_cmd, unsub_cmd
 
 from synoptic_bus.connect import NatsClient, connect
-from synoptic_bus.store import Snapshot, StoreConfig, fetch_last
+from synoptic_bus.store import Snapshot, StoreConfig, fetch_last, store_barrier
 
 log = logging.getLogger(__name__)
 
@@ -128,6 +128,16 @@ class Bus:
         return await fetch_last(
             self.nc, subjects, stream=self._store.stream, timeout=timeout
         )
+
+    @property
+    def barrier_subject(self) -> str:
+        return self._store.barrier_subject
+
+    async def barrier(self, timeout: float) -> int:
+        """An acknowledged publish into the last-value stream (after every command
+        sent so far, e.g. new subscriptions): its stream sequence. See
+        :func:`synoptic_bus.store.store_barrier`."""
+        return await store_barrier(self.nc, self._store.barrier_subject, timeout)
 
     async def publish(self, subject: str, data: bytes) -> None:
         await self.nc.publish(subject, data)

@@ -38,6 +38,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--ws-send-buffer", type=int, default=d.ws_send_buffer,
                    help="SO_SNDBUF of accepted sockets in bytes (0: kernel autotuning)")  # fmt: skip
     p.add_argument("--want-lease", type=float, default=d.want_lease)
+    p.add_argument("--snapshot-barrier", action=argparse.BooleanOptionalAction,
+                   default=d.snapshot_barrier,
+                   help="acknowledged publish into the store before each last-value "
+                        "read (closes the subscription window)")  # fmt: skip
     p.add_argument("--jwt-secret", default=os.environ.get("SYNOPTIC_JWT_SECRET"),
                    help="HS256 secret (default $SYNOPTIC_JWT_SECRET)")  # fmt: skip
     p.add_argument("--jwt-public-key", type=Path, default=None,
@@ -63,7 +67,8 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         max_channels=args.max_channels, max_frame_bytes=args.max_frame_bytes,
         rate=args.rate, burst=args.burst, mailbox_frames=args.mailbox_frames,
         mailbox_age=args.mailbox_age, ws_send_buffer=args.ws_send_buffer,
-        want_lease=args.want_lease, jwt_secret=args.jwt_secret, jwt_public_key=key,
+        want_lease=args.want_lease, snapshot_barrier=args.snapshot_barrier,
+        jwt_secret=args.jwt_secret, jwt_public_key=key,
         jwt_audience=args.jwt_audience, jwt_issuer=args.jwt_issuer,
         allow_anonymous=args.allow_anonymous,
         allowed_origins=tuple(args.allowed_origin),

@@ -26,7 +26,7 @@ import time
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from synoptic_bus.store import MAX_SUBJECTS_PER_REQUEST
+from synoptic_bus.store import MAX_SUBJECTS_PER_REQUEST, Snapshot, StoreError
 from synoptic_gateway.bus import Bus
 from synoptic_gateway.demand import Demand
 from synoptic_gateway.liveness import Liveness
@@ -49,6 +49,9 @@ if TYPE_CHECKING:
     from synoptic_gateway.session import Session
 
 log = logging.getLogger(__name__)
+
+#: Reads of a store replica that answered short of the barrier before giving up.
+BARRIER_RETRIES = 8
 
 
 class UnavailableError(Exception):
@@ -238,6 +241,7 @@ class Hub:
         self.liveness = Liveness(settings.liveness_misses, settings.heartbeat_period)
         self._liveness_task: asyncio.Task[None] | None = None
         self._stale_channels = 0  # channels whose value has no live source
+        self._barrier_ok = True  # False once the stream refused a barrier
 
     # ----------------------------------------------------------- lifecycle
 
@@ -343,9 +347,8 @@ class Hub:
         try:
             missing = [s for s in states if s.value is None or s.meta is None]
             if missing:
-                # live first, then the store: what the store has not yet taken in
-                # when it answers is delivered live, as the server has the SUB
-                await self.bus.flush(self.settings.snapshot_timeout)
+                # live first, then the store (after a barrier, see _fill): a value
+                # is then either in the store's answer or delivered live
                 await self._fill(missing)
         except Exception as exc:
             self._release(states)
@@ -368,17 +371,40 @@ class Hub:
         )  # fmt: skip
         return group
 
+    async def _store_barrier(self) -> int:
+        """Make sure the store holds every message published before the
+        subscriptions sent so far; return the barrier's stream sequence (0 when
+        the stream takes no barriers: then only a round trip, as before).
+
+        A value published just before a new SUB reaches the stream but not the
+        SUB; the stream's ingest may still hold it when a Direct Get answers, and
+        it would then be neither in the snapshot nor live (a one-update gap). An
+        acknowledged publish into the stream after the SUB is stored after it."""
+        timeout = self.settings.snapshot_timeout
+        if self.settings.snapshot_barrier and self._barrier_ok:
+            try:
+                return await self.bus.barrier(timeout)
+            except StoreError as exc:  # an older stream layout, or permissions
+                self._barrier_ok = False
+                log.warning("no store barrier (snapshots may miss one update): %s", exc)
+        await self.bus.flush(timeout)
+        return 0
+
     async def _fill(self, states: list[ChannelState]) -> None:
-        """Read the store for ``states``; newer-than-known values win."""
+        """Read the store for ``states`` (after a barrier); newer-than-known
+        values win."""
         subjects = [s for st in states for s in (st.val_subject, st.meta_subject)]
+        barrier = await self._store_barrier()
         started = time.perf_counter()
         # Requests of at most 1024 subjects, each consistent by itself, all at once:
         # merging by (ep, seq) per channel needs no consistency across requests.
-        chunks = [subjects[i : i + MAX_SUBJECTS_PER_REQUEST]
-                  for i in range(0, len(subjects), MAX_SUBJECTS_PER_REQUEST)]  # fmt: skip
+        # Each also asks for the barrier's subject (never an empty 404 answer, which
+        # says nothing of how far the answering replica is).
+        size = MAX_SUBJECTS_PER_REQUEST - (1 if barrier else 0)
+        chunks = [subjects[i : i + size] for i in range(0, len(subjects), size)]
         timeout = self.settings.snapshot_timeout
         results = await asyncio.gather(
-            *(self.bus.fetch(chunk, timeout) for chunk in chunks),
+            *(self._fetch_after(chunk, barrier, timeout) for chunk in chunks),
             return_exceptions=True,
         )
         messages: dict[str, bytes] = {}
@@ -395,6 +421,29 @@ class Hub:
             raw = messages.get(state.meta_subject)
             if raw is not None:
                 self._on_meta(state, raw)
+
+    async def _fetch_after(
+        self, subjects: list[str], barrier: int, timeout: float
+    ) -> Snapshot:
+        """One batched read from a replica that has stored the barrier: a
+        follower answering Direct Get may lag the leader; its reply says up to
+        which sequence it answered (``Nats-UpTo-Sequence``), read again if short."""
+        if barrier:
+            subjects = [*subjects, self.bus.barrier_subject]
+        snapshot = await self.bus.fetch(subjects, timeout)
+        for attempt in range(BARRIER_RETRIES):
+            if snapshot.up_to_seq >= barrier:
+                break
+            self.stats.snapshot_rereads += 1
+            await asyncio.sleep(0.001 * 2**attempt)
+            snapshot = await self.bus.fetch(subjects, timeout)
+        else:
+            if snapshot.up_to_seq < barrier:
+                log.warning(
+                    "store replica behind the barrier (%d < %d): snapshot may miss "
+                    "an update", snapshot.up_to_seq, barrier,
+                )  # fmt: skip
+        return snapshot
 
     # ----------------------------------------------------------- channels
 

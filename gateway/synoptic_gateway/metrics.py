@@ -59,6 +59,7 @@ class Stats:
     bad_payloads: int = 0
     errors_sent: int = 0
     puts: int = 0
+    snapshot_rereads: int = 0  # store reads repeated: the replica was behind
     latency: Histogram = field(default_factory=Histogram)
     snapshot_seconds: Histogram = field(default_factory=Histogram)
 
@@ -82,6 +83,7 @@ class _Collector(Collector):
             ("bad_payloads", s.bad_payloads, "undecodable NATS payloads dropped"),
             ("errors_sent", s.errors_sent, "err frames sent to clients"),
             ("puts", s.puts, "write requests handled"),
+            ("snapshot_rereads", s.snapshot_rereads, "last-value reads repeated: the replica was behind the barrier"),
         ):  # fmt: skip
             yield CounterMetricFamily(prefix + name, doc, value=value)
         for name, value in self._gauges().items():

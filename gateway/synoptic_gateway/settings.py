@@ -37,6 +37,9 @@ class Settings:
     mailbox_age: float = 2.0  # seconds the oldest queued frame may wait: then conflate
     stall_timeout: float = 10.0  # seconds a send may block before close 4001
     snapshot_timeout: float = 5.0
+    # an acknowledged publish into the last-value stream before each store read
+    # (closes the subscription/last-value window; off: a plain round trip)
+    snapshot_barrier: bool = True
     # Limits (announced in hello)
     max_channels: int = 5000  # distinct channels per connection
     max_frame_bytes: int = 512 * 1024  # largest client frame (a sub of 5000 URIs fits)

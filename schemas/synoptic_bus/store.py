@@ -54,7 +54,16 @@ class StoreConfig:
 
     @property
     def subjects(self) -> list[str]:
-        return [f"{self.prefix}.val.>", f"{self.prefix}.meta.>"]
+        return [
+            f"{self.prefix}.val.>",
+            f"{self.prefix}.meta.>",
+            f"{self.prefix}.sync.>",
+        ]
+
+    @property
+    def barrier_subject(self) -> str:
+        """Where readers publish barriers (see :func:`store_barrier`)."""
+        return f"{self.prefix}.sync.barrier"
 
     def stream_config(self) -> StreamConfig:
         return StreamConfig(
@@ -174,6 +183,29 @@ async def fetch_last(
                 *(_multi_last(nc, stream, c, None, snapshot) for c in again)
             )
     return snapshot
+
+
+async def store_barrier(nc: NatsClient, subject: str, timeout: float = 5.0) -> int:
+    """Publish an empty message into the stream and wait for its acknowledgement;
+    return its stream sequence.
+
+    A message published by anyone before this connection's previous commands
+    (e.g. a ``SUB``) entered the stream's ingest before the barrier, so once the
+    barrier is acknowledged the stream has stored it: a last-value read after the
+    barrier (on a replica whose reply says it is up to at least the barrier's
+    sequence) misses nothing the new subscription did not receive live. Raises
+    :class:`StoreError` when no stream takes ``subject`` (an older stream layout:
+    ``ensure_store`` adds it) or the stream refuses it."""
+    try:
+        reply = await nc.request(subject, b"", timeout=timeout)
+    except NoRespondersError as exc:
+        raise StoreError(f"no stream stores {subject}") from exc
+    except NatsTimeoutError as exc:
+        raise StoreError(f"barrier on {subject} not acknowledged: {exc}") from exc
+    ack = json.loads(reply.data)
+    if "error" in ack:
+        raise StoreError(f"barrier on {subject}: {ack['error'].get('description')}")
+    return int(ack["seq"])
 
 
 async def _last_seq(nc: NatsClient, stream: str) -> int:

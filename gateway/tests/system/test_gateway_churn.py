@@ -1,5 +1,6 @@
 """Sockets that keep joining and leaving groups under a steady update stream never
-see a gap: each join's snapshot plus the updates after it hold every value."""
+see a gap: each join's snapshot plus the updates after it hold every value, for
+joins of existing groups and for groups created anew (the store barrier)."""
 
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ class GapCounter:
         self.last: dict[int, list[int | None]] = {}  # sid -> seq per index
         self.gaps: list[tuple[int, int, int, int]] = []  # (sid, index, had, got)
         # the same on a channel's first update after its snapshot (the window
-        # between a new NATS subscription and the last-value read)
+        # between a new NATS subscription and the last-value read, now closed)
         self.snapshot_gaps: list[tuple[int, int, int, int]] = []
         self.fresh: dict[int, set[int]] = {}  # sid -> indexes not updated since snap
         self.updates = 0
@@ -113,23 +114,28 @@ async def test_joins_of_existing_groups_under_updates_never_gap(
     assert [g for c in counters for g in c.snapshot_gaps] == []
 
 
-async def test_fresh_groups_on_hot_channels_gap_only_in_the_subscription_window(
+async def test_fresh_groups_on_hot_channels_never_gap(
     gateway: GatewayProc, publisher: Publisher, names: list[str], nc: NatsClient
 ) -> None:
     """Each ``sub`` creates the group anew (nobody else watches the channel): live
-    subscription, then the last-value store, while the channel changes every ~2 ms.
-    A value published before the subscription but not yet in the store when it is
-    read is neither in the snapshot nor live: a one-update gap on the channel's
-    first live update. That window is a known open bug (seen about once in a few
-    thousand fresh groups; the gateway issue has the fix to make); this test pins
-    it there: never a gap between live updates, and the window stays rare."""
+    subscription, then the last-value store, while the channel changes every few
+    ms behind bursts of other channels' values that keep the stream's ingest
+    busy. A value published just before the subscription may still sit in the
+    stream's ingest queue when a Direct Get answers: neither in the snapshot nor
+    live. The gateway's store barrier (an acknowledged publish into the stream
+    before the read) closes that window: no gap at all. Without it this test saw
+    5-11 gaps in ~300 fresh groups (``--no-snapshot-barrier``)."""
     channels = names[:4]
+    fillers = names[100:200]
     for uri in channels:
         await publisher.value(uri)
     stop = asyncio.Event()
 
-    async def blast() -> None:  # each channel at several hundred Hz
+    async def blast() -> None:  # 1000 other values, then each hot channel
         while not stop.is_set():
+            for _ in range(10):
+                for uri in fillers:
+                    await publisher.value(uri)
             for uri in channels:
                 await publisher.value(uri)
             await asyncio.sleep(0.002)
@@ -146,7 +152,7 @@ async def test_fresh_groups_on_hot_channels_gap_only_in_the_subscription_window(
     stop.set()
     await blaster
     joins = sum(c.joins for c in counters)
-    assert joins >= 4 * 50  # it churned
+    assert joins >= 4 * 25, joins  # it churned
     assert [g for c in counters for g in c.gaps] == []
-    window = [g for c in counters for g in c.snapshot_gaps]
-    assert len(window) <= max(2, joins // 50), window
+    assert [g for c in counters for g in c.snapshot_gaps] == []
+    assert gateway.metrics()["synoptic_gateway_snapshot_rereads_total"] == 0

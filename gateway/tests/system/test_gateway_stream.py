@@ -11,9 +11,10 @@ import pytest
 from websockets.asyncio.client import connect
 
 from synoptic_bus.connect import NatsClient
+from synoptic_bus.store import StoreConfig
 from synoptic_gateway.client import GatewayClient
-from synoptic_gateway.testing import start_gateway
-from synoptic_schemas import frames
+from synoptic_gateway.testing import Publisher, start_gateway
+from synoptic_schemas import Subjects, frames
 from synoptic_schemas.codec import decode_want
 
 pytestmark = pytest.mark.system
@@ -193,3 +194,28 @@ async def test_updates_are_batched_under_load_and_a_lone_update_goes_at_once(
         await sub.wait_for(lambda s: len(upd_frames) == 1)
         assert time.monotonic() - sent < 1.0
         assert upd_frames[0]["i"] == [0]
+
+
+async def test_a_stream_without_the_barrier_subject_still_serves_snapshots(
+    nats_server, nc: NatsClient, names
+) -> None:
+    """An older stream layout (no ``<prefix>.sync.>``): the barrier is refused, the
+    gateway says so once and reads the store after a plain round trip."""
+    config = StoreConfig(prefix="old")
+    layout = config.stream_config()
+    layout.subjects = ["old.val.>", "old.meta.>"]
+    await nc.jetstream().add_stream(layout)
+    publisher = Publisher(nc, subjects=Subjects("old"))
+    for uri in names[:3]:
+        await publisher.value(uri)
+    await nc.flush()
+    gw = start_gateway(nats_server.url, "--prefix", "old")
+    try:
+        async with GatewayClient(gw.ws_url) as client:
+            sub = await client.subscribe(names[:3])
+            assert [v["seq"] for v in sub.values] == [1, 1, 1]
+            await publisher.value(names[0])
+            await sub.wait_for(lambda s: s.value(names[0])["seq"] == 2)
+        gw.proc.wait_for(r"no store barrier", timeout=10)
+    finally:
+        gw.stop()
