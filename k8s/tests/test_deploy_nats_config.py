@@ -25,7 +25,7 @@ from cryptography.x509.oid import NameOID
 from deploy_helpers import REPO, run_tool
 
 from synoptic_bus.natsserver import NatsServer, nats_server_executable
-from synoptic_bus.store import StoreConfig, ensure_store, fetch_last
+from synoptic_bus.store import StoreConfig, ensure_store, fetch_last, store_barrier
 from synoptic_schemas import Subjects, decode_put_reply, encode, parse_channel
 
 NATS_DIR = REPO / "k8s/base/nats"
@@ -246,6 +246,10 @@ async def test_roles_can_do_their_jobs(roles: dict[str, Client]) -> None:
     await gateway.publish(subjects.want("ca"), b"want")
     await gateway.publish(subjects.audit("ca"), b"audit")
 
+    # the barrier a gateway publishes before each snapshot read (decision 0009)
+    barrier = StoreConfig().barrier_subject
+    assert await store_barrier(gateway, barrier) > 0
+
     await asyncio.sleep(0.2)  # let the store capture the value
     snapshot = await fetch_last(gateway, [subjects.val(channel)], stream="CS_LAST")
     assert subjects.val(channel) in snapshot.messages
@@ -271,6 +275,8 @@ async def test_roles_cannot_do_each_others_jobs(roles: dict[str, Client]) -> Non
     await reader.violation("cs.put.ca.DEMO:SETPOINT")
     await reader.nc.publish("cs.want.ca", b"x")
     await reader.violation("cs.want.ca")
+    await adapter.nc.publish("cs.sync.barrier", b"")  # barriers are the gateways'
+    await adapter.violation("cs.sync.barrier")
 
 
 async def test_wrong_password_is_refused(accounts_server: NatsServer) -> None:
