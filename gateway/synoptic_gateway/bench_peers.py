@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 
 from synoptic_bus.natsserver import NatsServer
-from synoptic_bus.procs import Process, free_port, free_udp_tcp_port
+from synoptic_bus.procs import Process, ProcessError, free_port, free_udp_tcp_port
 from synoptic_gateway.peers.procstat import CpuMeter
 from synoptic_gateway.testing import start_gateway
 
@@ -295,6 +295,65 @@ def ratios(coniql: dict[str, Any], synoptic: dict[str, Any]) -> dict[str, Any]:
 # --------------------------------------------------------------------- runner
 
 
+class Sides:
+    """The two systems' servers against one IOC at a time; a system that fails
+    (a server or client process exits or times out) is reported as an error for
+    its remaining cases, and the run goes on."""
+
+    def __init__(
+        self, args: argparse.Namespace, workdir: Path, nats: NatsServer, ours: bool
+    ) -> None:
+        self.args = args
+        self.workdir = workdir
+        self.nats = nats
+        self.gateway = start_gateway(nats.url) if ours else None
+
+    def _start(self, system: str, ioc: Ioc) -> tuple[str, dict[str, int], Process]:
+        """Start ``system``'s per-IOC server: its URL, server PIDs, the process."""
+        if system == "coniql":
+            coniql = ConiqlServer(Path(self.args.coniql_python), ioc)
+            return coniql.url, {"coniql": coniql.proc.pid}, coniql.proc
+        assert self.gateway is not None and self.nats.process is not None
+        adapter = EpicsAdapter(ioc, self.nats.url, self.workdir)
+        servers = {"gateway": self.gateway.proc.pid, "adapter": adapter.proc.pid,
+                   "nats-server": self.nats.process.pid}  # fmt: skip
+        return self.gateway.ws_url, servers, adapter.proc
+
+    def run(
+        self, system: str, ioc: Ioc, cases: list[Case]
+    ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+        """Screen opens, then every case, of ``system`` on ``ioc``."""
+        opens: dict[str, Any] = {}
+        results: dict[str, dict[str, Any]] = {}
+        proc: Process | None = None
+        try:
+            url, servers, proc = self._start(system, ioc)
+            opens = measure_opens(system, url, ioc, ioc.records, self.workdir)
+            _progress({"screen_open": system, **opens})
+            for case in cases:
+                results[case.name] = run_case(case, system, url, servers, ioc,
+                                              self.args.warmup, self.args.window,
+                                              self.workdir)  # fmt: skip
+                _progress({"case": case.name, "system": system, **results[case.name]})
+        except (ProcessError, TimeoutError, OSError, ValueError) as exc:
+            error = {"error": f"{type(exc).__name__}: {str(exc)[-1500:]}"}
+            _progress({"system": system, "records": ioc.records, **error})
+            opens = opens or error
+            results.update({c.name: error for c in cases if c.name not in results})
+        finally:
+            if proc is not None:
+                proc.stop()
+        return opens, results
+
+    def close(self) -> None:
+        if self.gateway is not None:
+            self.gateway.stop()
+
+
+def _progress(line: dict[str, Any]) -> None:
+    print(json.dumps(line), file=sys.stderr, flush=True)
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
     """Every chosen case on every chosen system; the JSON report."""
     chosen = [c for c in CASES if c.name in args.cases.split(",")]
@@ -329,47 +388,26 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         tempfile.TemporaryDirectory(prefix="peers-bench-") as tmp,
         NatsServer() as nats,
     ):
-        workdir = Path(tmp)
-        gateway = start_gateway(nats.url) if "synoptic" in systems else None
+        sides = Sides(args, Path(tmp), nats, "synoptic" in systems)
         try:
             for records, cases in sorted(by_pool.items()):
                 ioc = Ioc(records)
                 try:
                     for system in systems:
-                        if system == "coniql":
-                            coniql = ConiqlServer(Path(args.coniql_python), ioc)
-                            url, stop = coniql.url, coniql.proc.stop
-                            servers = {"coniql": coniql.proc.pid}
-                        else:
-                            assert gateway is not None and nats.process is not None
-                            adapter = EpicsAdapter(ioc, nats.url, workdir)
-                            url, stop = gateway.ws_url, adapter.proc.stop
-                            servers = {"gateway": gateway.proc.pid,
-                                       "adapter": adapter.proc.pid,
-                                       "nats-server": nats.process.pid}  # fmt: skip
-                        try:
-                            opens = measure_opens(system, url, ioc, records, workdir)
-                            screen_opens[records][system] = opens
-                            line = {"screen_open": system, **opens}
-                            print(json.dumps(line), file=sys.stderr, flush=True)
-                            for case in cases:
-                                result = run_case(case, system, url, servers, ioc,
-                                                  args.warmup, args.window, workdir)  # fmt: skip
-                                results[case.name][system] = result
-                                line = {"case": case.name, "system": system, **result}
-                                print(json.dumps(line), file=sys.stderr, flush=True)
-                        finally:
-                            stop()
+                        opens, by_case = sides.run(system, ioc, cases)
+                        screen_opens[records][system] = opens
+                        for name, result in by_case.items():
+                            results[name][system] = result
                 finally:
                     ioc.proc.stop()
         finally:
-            if gateway is not None:
-                gateway.stop()
+            sides.close()
     for case in chosen:
         entry: dict[str, Any] = {"case": case.name, "clients": case.clients,
                                  "channels": case.channels, **results[case.name]}  # fmt: skip
-        if len(results[case.name]) == len(SYSTEMS):
-            entry["ratios"] = ratios(**results[case.name])
+        both = results[case.name]
+        if len(both) == len(SYSTEMS) and not any("error" in r for r in both.values()):
+            entry["ratios"] = ratios(**both)
         report["cases"].append(entry)
     report["screen_open"] = [
         {"channels": n, **by_system} for n, by_system in sorted(screen_opens.items())
