@@ -180,7 +180,7 @@ test('browser benchmarks', async ({ page }) => {
       marks.push(await page.evaluate(() => {
         const at = (name: string) => Math.round(performance.getEntriesByName(name)[0]?.startTime ?? -1);
         const nav = performance.getEntriesByType('navigation')[0] as PerformanceNavigationTiming;
-        return { dom_content_loaded: Math.round(nav.domContentLoadedEventEnd), connect: at('synoptic:connect'), open: at('synoptic:open'), hello: at('synoptic:hello'), screen: at('synoptic:screen'), sub: at('synoptic:sub'), snapshot: at('synoptic:snap') };
+        return { dom_content_loaded: Math.round(nav.domContentLoadedEventEnd), connect: at('synoptic:connect'), open: at('synoptic:open'), hello: at('synoptic:hello'), screen: at('synoptic:screen'), sub: at('synoptic:sub'), mounted: at('synoptic:mounted'), snapshot: at('synoptic:snap') };
       }));
     }
     // the same once more, counting the CPU the renderer spent (the wall time above includes waiting for a busy machine)

@@ -24,6 +24,19 @@ test('screenshots of the demo screens', async ({ page, stack }) => {
   await openScreen(page, stack, 'counters');
   await page.screenshot({ path: out('counters'), fullPage: true });
 
+  // the EPICS adapter dies: the gateway's liveness frames mark its channels stale
+  await openScreen(page, stack, 'epics-demo');
+  await page.waitForTimeout(4000); // some history in the trend first
+  await stack.adapter.kill();
+  await expect(page.locator(`[data-channel="${stack.pv('SINE')}"] [data-role=value]`).first()).toHaveAttribute('data-stale', 'true', { timeout: 10_000 });
+  await page.waitForTimeout(500);
+  await page.screenshot({ path: out('epics-demo-adapter-stopped'), fullPage: true });
+  await stack.startAdapter();
+
+  await page.goto(`${stack.baseUrl}/#/help`);
+  await expect(page.getByRole('heading', { name: 'Keyboard' })).toBeVisible();
+  await page.screenshot({ path: out('help') });
+
   await page.goto(`${stack.baseUrl}/#/quick?ch=${['SINE', 'NOISE', 'STATE', 'MODE', 'MSG', 'SP', 'WF1K'].map((n) => stack.pv(n)).join(',')}`);
   await expect(page.getByTestId('connection')).toHaveAttribute('data-state', 'live');
   await expect(page.locator('.grid')).toHaveAttribute('data-ready', 'true');

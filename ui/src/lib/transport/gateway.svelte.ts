@@ -103,6 +103,8 @@ export class Gateway implements Liveness {
   /** channels to commit, in the order their first uncommitted update arrived */
   #dirty: ChannelState[] = [];
   #scheduled = false;
+  /** a snapshot arrived since the last commit: the next commit shows all of it, whatever the budget */
+  #snapPending = false;
   #timer: ReturnType<typeof setTimeout> | null = null;
   #closed = false;
   #json = false;
@@ -397,6 +399,7 @@ export class Gateway implements Liveness {
     });
     sub.ready = true;
     sub.error = null;
+    this.#snapPending = true;
     performance.mark('synoptic:snap');
     this.#schedule();
   }
@@ -425,7 +428,8 @@ export class Gateway implements Liveness {
     const n = dirty.length;
     if (n === 0) return;
     const start = performance.now();
-    const budget = this.#opts.frameBudgetMs;
+    const budget = this.#snapPending ? 0 : this.#opts.frameBudgetMs; // a screen opens in one frame
+    this.#snapPending = false;
     const deadline = budget > 0 ? start + budget : Infinity;
     let oldest = Infinity;
     let received = Infinity;

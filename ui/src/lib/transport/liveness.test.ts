@@ -84,7 +84,7 @@ describe('liveness frames (src, snap.stale)', () => {
 });
 
 describe('commit budget', () => {
-  it('spreads a burst over frames, oldest first, within frameBudgetMs', () => {
+  it('spreads a burst of updates over frames, oldest first, within frameBudgetMs; a snapshot shows at once', () => {
     const frames: (() => void)[] = [];
     const gw = new Gateway({ schedule: (cb) => frames.push(cb), frameBudgetMs: 0.000001 });
     gw.handle({ op: 'hello', ver: 1, gw: 'g', user: 'u', write: false });
@@ -92,14 +92,17 @@ describe('commit budget', () => {
     const sub = gw.subscribe(uris);
     gw.handle({ op: 'snap', id: sub.requestId, sid: 1, ch: uris, val: uris.map(() => val(0)), meta: uris.map(() => null) });
     frames.splice(0).forEach((cb) => cb());
+    expect(uris.every((u) => gw.channel(u).value?.v === 0)).toBe(true); // a snapshot is shown at once
+    gw.handle({ op: 'upd', sid: 1, i: uris.map((_, k) => k), val: uris.map(() => val(1)) });
+    frames.splice(0).forEach((cb) => cb());
     // the clock is read every 64 channels: one slice per frame
-    expect(uris.filter((u) => gw.channel(u).value !== null)).toHaveLength(64);
+    expect(uris.filter((u) => gw.channel(u).value?.v === 1)).toEqual(uris.slice(0, 64)); // in arrival order
     let rounds = 1;
     while (frames.length) {
       frames.splice(0).forEach((cb) => cb());
       rounds++;
     }
     expect(rounds).toBe(4);
-    expect(uris.every((u) => gw.channel(u).value?.v === 0)).toBe(true);
+    expect(uris.every((u) => gw.channel(u).value?.v === 1)).toBe(true);
   });
 });
