@@ -94,6 +94,15 @@ def pv_names(records: int) -> list[str]:
 # --------------------------------------------------------------------- servers
 
 
+def _ready(proc: Process, pattern: str, timeout: float = 120.0) -> None:
+    """Wait for ``proc``'s readiness line; kill it (by PID) if it never comes."""
+    try:
+        proc.wait_for(pattern, timeout)
+    except ProcessError:
+        proc.kill()
+        raise
+
+
 class Ioc:
     """``synoptic sim ioc`` with ``records`` counters at 10 Hz on a private port."""
 
@@ -105,7 +114,7 @@ class Ioc:
                 "--prefix", PREFIX, "--port", self.env["EPICS_CA_SERVER_PORT"],
                 "--no-extras"]  # fmt: skip
         self.proc = Process("ioc", argv, env=self.env, keep_stdin_open=True)
-        self.proc.wait_for(r"sim ioc ready", 120)
+        _ready(self.proc, r"sim ioc ready")
 
 
 class ConiqlServer:
@@ -115,7 +124,7 @@ class ConiqlServer:
         self.port = free_port()
         argv = [str(python), str(CONIQL_SERVER), "127.0.0.1", str(self.port)]
         self.proc = Process("coniql", argv, env=ioc.env)
-        self.proc.wait_for(r"Running on http://", 120)
+        _ready(self.proc, r"Running on http://")
         self.url = f"ws://127.0.0.1:{self.port}/ws"
 
 
@@ -129,7 +138,7 @@ class EpicsAdapter:
         config.write_text("\n".join(lines) + "\n")
         argv = [_synoptic(), "adapter", "epics", "--config", str(config)]
         self.proc = Process("adapter", argv, env=ioc.env)
-        self.proc.wait_for(r"adapter \S+ ready", 120)
+        _ready(self.proc, r"adapter \S+ ready")
 
 
 # --------------------------------------------------------------------- one case
@@ -194,9 +203,8 @@ def measure_opens(
     argv = [sys.executable, "-m", worker_module, "worker", str(spec)]
     worker = Process(f"{system}-opener", argv)
     try:
-        opens = json.loads(worker.wait_for(r"^\{.*", 120 + channels / 10).group(0))[
-            "opens"
-        ]
+        line = worker.wait_for(r"^\{.*", 120 + channels / 10).group(0)
+        opens = json.loads(line)["opens"]
     finally:
         worker.stop()
     return {
