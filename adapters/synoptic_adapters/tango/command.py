@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import logging
+import os
+import sys
 
 import uvloop
 
@@ -33,7 +36,15 @@ def run(args: argparse.Namespace) -> int:
     from synoptic_adapters.tango.source import TangoSource
 
     source = TangoSource(settings)
-    return uvloop.run(run_adapter(source, config, shard=shard, adapter_id=args.id))
+    code = uvloop.run(run_adapter(source, config, shard=shard, adapter_id=args.id))
+    # The adapter has stopped: channels published as stopped, NATS flushed and
+    # closed. Exit without tearing down cppTango: destroying thousands of live
+    # subscriptions while events still arrive is slow and can crash (decision
+    # 0010); the operating system releases them.
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 def config_source(args: argparse.Namespace) -> str:

@@ -51,6 +51,7 @@ from synoptic_adapters.tango.events import (
     call_directly,
 )
 from synoptic_adapters.tango.settings import TangoSettings
+from synoptic_adapters.tango.unsubscriber import Unsubscriber
 from synoptic_schemas import Channel
 
 log = logging.getLogger(__name__)
@@ -58,6 +59,12 @@ log = logging.getLogger(__name__)
 #: Longest wait for change subscriptions to settle before configuration events
 #: are subscribed, seconds.
 CONFIG_EVENTS_DELAY = 60.0
+#: Configuration-event subscriptions per paced chunk, and the pause after each
+#: chunk (seconds): cppTango's event thread waits while a subscription call runs,
+#: so back-to-back calls for thousands of attributes would hold every event of
+#: the process back for tens of seconds.
+CONFIG_CHUNK = 10
+CONFIG_PAUSE = 0.05
 
 
 class Events(Enum):
@@ -138,11 +145,17 @@ class DeviceLink:
         inbox: EventInbox,
         pool: ThreadPoolExecutor,
         subscriptions: threading.Lock,
+        unsubscriber: Unsubscriber,
+        background: asyncio.Lock,
     ) -> None:
         self.url = url
         #: held around proxy creation and every (un)subscription call: one at a
         #: time per process
         self.subscriptions = subscriptions
+        #: unsubscribes released attributes in the background, paced
+        self.unsubscriber = unsubscriber
+        #: held by paced background subscriptions (one chunk at a time per process)
+        self.background = background
         self.sink = sink
         self.settings = settings
         self.inbox = inbox
@@ -326,7 +339,7 @@ class DeviceLink:
         for state in present:
             if state.events is not Events.NONE:
                 state.events = Events.PENDING
-        subscribed = await self._blocking(self._subscribe_changes, present)
+        subscribed = await self._subscribing(self._subscribe_changes, present)
         for state, change_id in zip(present, subscribed, strict=True):
             if state.events is Events.NONE and change_id is not None:
                 self._unsubscribe_later([change_id])  # said "no events" meanwhile
@@ -347,15 +360,48 @@ class DeviceLink:
             if not any(s.events is Events.PENDING for s in states):
                 break
             await asyncio.sleep(0.2)
-        current = [
-            s for s, g in zip(states, generations, strict=True) if s.generation == g
-        ]
-        ids = await self._blocking(self._subscribe_configs, current)
-        for state, conf_id in zip(current, ids, strict=True):
-            if state.generation == conf_id[0] and self.attrs.get(state.name) is state:
-                state.conf_id = conf_id[1]
-            else:
-                self._unsubscribe_later([conf_id[1]])
+        expected = dict(zip(map(id, states), generations, strict=True))
+        for start in range(0, len(states), CONFIG_CHUNK):
+            chunk = [
+                s
+                for s in states[start : start + CONFIG_CHUNK]
+                if s.generation == expected[id(s)] and self.attrs.get(s.name) is s
+            ]
+            if not chunk:
+                continue
+            async with self.background:  # one paced chunk at a time per process
+                ids = await self._subscribing(self._subscribe_configs, chunk)
+                for state, (generation, conf_id) in ids:
+                    if (
+                        state.generation == generation
+                        and self.attrs.get(state.name) is state
+                    ):
+                        state.conf_id = conf_id
+                    else:
+                        self._unsubscribe_later([conf_id])
+                await asyncio.sleep(CONFIG_PAUSE)
+
+    async def _subscribing(self, fn: Any, states: list[AttrState]) -> Any:
+        """``fn(states)`` in a thread; when the caller is cancelled meanwhile, the
+        thread's subscriptions are unsubscribed once it is done (never leaked)."""
+        done = asyncio.get_running_loop().run_in_executor(self.pool, fn, states)
+        try:
+            return await asyncio.shield(done)
+        except asyncio.CancelledError:
+            done.add_done_callback(self._unsubscribe_result)
+            raise
+
+    def _unsubscribe_result(self, done: asyncio.Future[Any]) -> None:
+        """Unsubscribe what a subscription call nobody waits for any more made."""
+        if done.cancelled() or done.exception() is not None:
+            return
+        ids: list[int] = []
+        for item in done.result():
+            if isinstance(item, int):  # change events: ids (or None)
+                ids.append(item)
+            elif isinstance(item, tuple):  # configuration events
+                ids.append(item[1][1])
+        self._unsubscribe_later(ids)
 
     async def _first_read(self, states: list[AttrState]) -> None:
         """Read every attribute once, polled ones in concurrent chunks."""
@@ -416,24 +462,33 @@ class DeviceLink:
             ids.append(event_id)
         return ids
 
-    def _subscribe_configs(self, states: list[AttrState]) -> list[tuple[int, int]]:
+    def _subscribe_configs(
+        self, states: list[AttrState]
+    ) -> list[tuple[AttrState, tuple[int, int]]]:
         """Subscribe configuration events (runs in a thread); returns
-        ``(generation, id)`` per state."""
-        ids = []
+        ``(state, (generation, id))`` for each subscription made. Each call
+        completes its subscription (``Sync``), so pacing the calls (see
+        :data:`CONFIG_PAUSE`) paces the work."""
+        made = []
         for state in states:
             callback = ConfigCallback(self.inbox, state, state.generation)
-            with self.subscriptions:
-                event_id = self.events_proxy.subscribe_event(
-                    self.names[state.name],
-                    tango.EventType.ATTR_CONF_EVENT,
-                    callback,
-                    tango.EventSubMode.Async,
-                )
-                self.direct_callbacks += call_directly(
-                    self.events_proxy, event_id, callback
-                )
-            ids.append((state.generation, event_id))
-        return ids
+            try:
+                with self.subscriptions:
+                    event_id = self.events_proxy.subscribe_event(
+                        self.names[state.name],
+                        tango.EventType.ATTR_CONF_EVENT,
+                        callback,
+                        tango.EventSubMode.Sync,
+                    )
+                    self.direct_callbacks += call_directly(
+                        self.events_proxy, event_id, callback
+                    )
+            except tango.DevFailed as exc:  # metadata was read at connection
+                log.info("%s/%s: no configuration events: %s", self.url,
+                         state.name, _describe(exc))  # fmt: skip
+                continue
+            made.append((state, (callback.generation, event_id)))
+        return made
 
     async def _detach(
         self, states: list[AttrState], *, unsubscribe: bool = True
@@ -445,18 +500,12 @@ class DeviceLink:
                 state.task.cancel()
                 state.task = None
             ids += _take_ids(state)
-        if unsubscribe and ids and self.events_proxy is not None:
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(self._blocking(self._unsubscribe, ids), 10)
-
-    def _unsubscribe(self, ids: list[int]) -> None:
-        for event_id in ids:
-            with self.subscriptions, contextlib.suppress(Exception):
-                self.events_proxy.unsubscribe_event(event_id)
+        if unsubscribe:
+            self._unsubscribe_later(ids)
 
     def _unsubscribe_later(self, ids: list[int]) -> None:
-        if ids and self.events_proxy is not None:
-            self.pool.submit(self._unsubscribe, ids)
+        """Unsubscribe in the background (paced; the proxy is kept until done)."""
+        self.unsubscriber.submit(self.events_proxy, ids)
 
     # -- reading --------------------------------------------------------------------------
 
@@ -548,6 +597,8 @@ class DeviceLink:
             await asyncio.sleep(self.settings.poll_period)
 
     def _take(self, state: AttrState, result: tango.DeviceAttribute) -> None:
+        if self.attrs.get(state.name) is not state:
+            return  # released while the read ran
         if result.has_failed:
             errors = result.get_err_stack()
             text = f"{errors[0].reason}: {errors[0].desc.strip()}" if errors else "?"
@@ -569,7 +620,7 @@ class DeviceLink:
         self.sink.value(state.channel, value.v, t=value.t, sev=value.sev, st=value.st)
 
     def _down(self, state: AttrState, reason: str) -> None:
-        if state.status == reason:
+        if state.status == reason or self.attrs.get(state.name) is not state:
             return
         state.status = reason
         state.last = None

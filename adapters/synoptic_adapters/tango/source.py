@@ -26,6 +26,7 @@ from synoptic_adapters.tango.convert import metadata
 from synoptic_adapters.tango.device import DeviceLink
 from synoptic_adapters.tango.events import EventInbox, EventItem
 from synoptic_adapters.tango.settings import TangoSettings
+from synoptic_adapters.tango.unsubscriber import Unsubscriber
 from synoptic_adapters.tango.writes import WriteTypeError, coerce, failure
 from synoptic_schemas import SCHEMA_VERSION, Channel, PutError
 from synoptic_schemas.messages import PutReplyMsg
@@ -33,6 +34,12 @@ from synoptic_schemas.messages import PutReplyMsg
 #: omniORB opens at most this many connections to one server per client process
 #: (default 5); slow reads hold one each, so allow more.
 ORB_CONNECTIONS = "32"
+#: Events cppTango's ZeroMQ socket may hold before it drops (default 1000, i.e.
+#: 50 ms at 20 000 events/s). Event delivery stalls while cppTango subscribes
+#: (its event thread waits for every subscription call in progress), and a drop
+#: there is a lost change: hold up to ~10 s of events at the target rate instead
+#: (at most a few tens of MB, only while stalled).
+EVENT_BUFFER_HWM = "200000"
 #: Seconds ``stop`` waits for devices to unsubscribe.
 STOP_TIMEOUT = 5.0
 
@@ -62,6 +69,12 @@ class TangoSource:
         self._pool: ThreadPoolExecutor | None = None
         self._write_proxies: dict[str, Any] = {}
         self._subscriptions = threading.Lock()
+        self.unsubscriber = Unsubscriber(self._subscriptions)
+        self._background: asyncio.Lock | None = None
+        #: proxies of stopped links, kept so that none is destroyed with live
+        #: subscriptions (cppTango would unsubscribe them after pytango freed
+        #: their callbacks: a crash under event load)
+        self._retired: list[Any] = []
 
     @property
     def events_received(self) -> int:
@@ -76,6 +89,7 @@ class TangoSource:
     async def start(self, sink: ChannelSink) -> None:
         """Prepare the thread pool and the event inbox."""
         os.environ.setdefault("ORBmaxGIOPConnectionPerServer", ORB_CONNECTIONS)
+        os.environ.setdefault("TANGO_EVENT_BUFFER_HWM", EVENT_BUFFER_HWM)
         self._sink = sink
         self._pool = ThreadPoolExecutor(
             self.settings.threads, thread_name_prefix="tango"
@@ -86,6 +100,7 @@ class TangoSource:
             asyncio_executor.AsyncioExecutor(asyncio.get_running_loop(), self._pool)
         )
         self._inbox = EventInbox(asyncio.get_running_loop(), self._dispatch)
+        self._background = asyncio.Lock()
 
     def _dispatch(self, item: EventItem) -> None:
         item.target.link.handle(item)
@@ -93,6 +108,7 @@ class TangoSource:
     async def monitor(self, channels: Iterable[Channel]) -> None:
         """Monitor channels; returns at once, values follow on the sink."""
         assert self._sink and self._inbox and self._pool, "start() first"
+        assert self._background is not None
         by_device: dict[str, list[Channel]] = defaultdict(list)
         for channel in channels:
             by_device[channel.tango_device].append(channel)
@@ -103,7 +119,7 @@ class TangoSource:
                 url = self.settings.device_url(hostport, rest)
                 link = DeviceLink(
                     url, self._sink, self.settings, self._inbox, self._pool,
-                    self._subscriptions,
+                    self._subscriptions, self.unsubscriber, self._background,
                 )  # fmt: skip
                 self.links[device] = link
                 await link.add(members)
@@ -169,12 +185,14 @@ class TangoSource:
         # their events still arrive crashed the process (SIGSEGV in cppTango, 5
         # of 15 runs of 4000 attributes); the process is about to exit anyway,
         # and events that still come are dropped by generation
+        self._retired += [p for link in links for p in (link.events_proxy, link.proxy)]
         closing = asyncio.gather(*(link.close(unsubscribe=False) for link in links))
         try:
             await asyncio.wait_for(closing, STOP_TIMEOUT)
         except TimeoutError:
             log.warning("Tango links did not close in %s s", STOP_TIMEOUT)
         self._write_proxies.clear()
+        self.unsubscriber.close()
         if self._pool:
             with contextlib.suppress(Exception):
                 self._pool.shutdown(wait=False, cancel_futures=True)
