@@ -23,7 +23,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from synoptic_bus.store import MAX_SUBJECTS_PER_REQUEST, Snapshot, StoreError
@@ -36,13 +36,12 @@ from synoptic_schemas import (
     ContractError,
     Subjects,
     decode_heartbeat,
-    decode_meta,
     frames,
     parse_channel,
 )
 from synoptic_schemas.channels import Channel
 from synoptic_schemas.codec import decode
-from synoptic_schemas.frames import value_order
+from synoptic_schemas.frames import meta_order, value_order
 from synoptic_schemas.subjects import subject_tail
 
 if TYPE_CHECKING:
@@ -64,14 +63,17 @@ class ChannelState:
 
     __slots__ = (
         "channel", "key", "listeners", "meta", "meta_key", "meta_subject", "refs",
-        "sub", "uri", "val_subject", "value",
+        "sub", "uri", "val_subject", "value", "wildcard",
     )  # fmt: skip
 
-    def __init__(self, channel: Channel, subjects: Subjects) -> None:
+    def __init__(self, channel: Channel, prefix: str) -> None:
         self.channel = channel
         self.uri = channel.uri
-        self.val_subject = subjects.val(channel)
-        self.meta_subject = subjects.meta(channel)
+        # Subjects.val/meta of the channel (one escaping of its name for the three)
+        tail = subject_tail(channel)
+        self.val_subject = f"{prefix}.val.{tail}"
+        self.meta_subject = f"{prefix}.meta.{tail}"
+        self.wildcard = f"{prefix}.*.{tail}"  # value and metadata: one subscription
         self.value: bytes | None = None
         self.key: tuple[int, int] | None = None  # (ep, seq) of value
         self.meta: bytes | None = None
@@ -332,17 +334,23 @@ class Hub:
         if not self.bus.up:
             raise UnavailableError("the bus is down")
         started = time.perf_counter()
-        # all at once: one loop turn per subscription in series is seconds on a busy loop
-        results = await asyncio.gather(
-            *(self._acquire(uri) for uri in key), return_exceptions=True
-        )
-        states = [r for r in results if isinstance(r, ChannelState)]
-        failed = [r for r in results if not isinstance(r, ChannelState)]
-        if failed:
-            self._release(states)
-            if isinstance(failed[0], UnavailableError):
-                raise failed[0]
-            raise UnavailableError(str(failed[0])) from failed[0]
+        states = [self._take(uri) for uri in key]
+        # the new channels' subscriptions in one write (no task or loop turn each)
+        fresh = [state for state in states if state.refs == 1 and state.sub is None]
+        if fresh:
+            try:
+                sids = await self.bus.subscribe_many(
+                    [(state.wildcard, self._handler(state)) for state in fresh]
+                )
+            except Exception as exc:
+                self._release(states)
+                raise UnavailableError(f"cannot subscribe: {exc}") from exc
+            except BaseException:
+                self._release(states)
+                raise
+            for state, sub_id in zip(fresh, sids, strict=True):
+                state.sub = sub_id
+                self.demand.add(state.channel)
         subscribed = time.perf_counter()
         try:
             missing = [s for s in states if s.value is None or s.meta is None]
@@ -447,36 +455,34 @@ class Hub:
 
     # ----------------------------------------------------------- channels
 
-    async def _acquire(self, uri: str) -> ChannelState:
+    def _take(self, uri: str) -> ChannelState:
+        """The channel's state, one reference more (created without a
+        subscription when new: :meth:`_build` subscribes those)."""
         state = self.channels.get(uri)
-        if state is not None:
-            state.refs += 1
-            return state
-        state = ChannelState(parse_channel(uri), self.subjects)
-        state.refs = 1
-        self.channels[uri] = state
-        wildcard = f"{self.subjects.prefix}.*.{subject_tail(state.channel)}"
+        if state is None:
+            state = self.channels[uri] = ChannelState(
+                parse_channel(uri), self.subjects.prefix
+            )
+        state.refs += 1
+        return state
 
+    def _handler(self, state: ChannelState) -> Callable[[bytes, bytes], None]:
+        """The live-message handler of one channel's subscription (value and
+        metadata subjects in one wildcard)."""
         val_subject = state.val_subject.encode()
         meta_subject = state.meta_subject.encode()
+        on_value, on_meta = self._on_value, self._on_meta
 
         def on_msg(subject: bytes, data: bytes) -> None:
             if subject == val_subject:
-                self._on_value(state, data, live=True)
+                on_value(state, data, live=True)
             elif subject == meta_subject:
-                self._on_meta(state, data)
+                on_meta(state, data)
 
-        try:
-            state.sub = await self.bus.subscribe(wildcard, on_msg)
-        except Exception as exc:
-            state.refs -= 1
-            if state.refs == 0:
-                self.channels.pop(uri, None)
-            raise UnavailableError(f"cannot subscribe {uri}: {exc}") from exc
-        self.demand.add(state.channel)
-        return state
+        return on_msg
 
     def _release(self, states: Iterable[ChannelState]) -> None:
+        unsubscribe: list[int] = []
         for state in states:
             state.refs -= 1
             if state.refs > 0:
@@ -485,8 +491,10 @@ class Hub:
                 del self.channels[state.uri]
             self.demand.remove(state.channel)
             if state.sub is not None:
-                self._spawn(self._unsubscribe(state.sub))
+                unsubscribe.append(state.sub)
                 state.sub = None
+        if unsubscribe:  # in one write, from one task
+            self._spawn(self._unsubscribe(unsubscribe))
 
     def _on_value(self, state: ChannelState, raw: bytes, *, live: bool) -> None:
         try:
@@ -509,11 +517,10 @@ class Hub:
 
     def _on_meta(self, state: ChannelState, raw: bytes) -> None:
         try:
-            msg = decode_meta(raw)
+            key = meta_order(raw)  # the rest is forwarded as it came
         except ContractError:
             self.stats.bad_payloads += 1
             return
-        key = (msg["ep"], msg["t"])
         if state.meta_key is not None and key <= state.meta_key:
             return
         state.meta_key = key
@@ -634,6 +641,6 @@ class Hub:
                 if since is not None and now - since > self.settings.stall_timeout:
                     session.close_slow()
 
-    async def _unsubscribe(self, sid: int) -> None:
+    async def _unsubscribe(self, sids: list[int]) -> None:
         with contextlib.suppress(Exception):
-            await self.bus.unsubscribe(sid)
+            await self.bus.unsubscribe_many(sids)

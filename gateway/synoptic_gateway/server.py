@@ -7,6 +7,7 @@ command registers it)."""
 from __future__ import annotations
 
 import asyncio
+import gc
 
 import uvicorn
 
@@ -44,6 +45,10 @@ async def serve(settings: Settings) -> int:
     while not server.started and not task.done():  # noqa: ASYNC110 - uvicorn has only a flag
         await asyncio.sleep(0.02)
     if server.started:
+        # Everything imported and built so far lives as long as the process: out
+        # of the collector's sight, a full collection no longer walks the ~10^5
+        # objects of FastAPI, pydantic and friends (tens of ms on a screen open).
+        gc.freeze()
         gw = app.state.gateway
         print(
             f"synoptic gateway {gw.id} ready on http://{settings.host}:{settings.port} "

@@ -343,6 +343,27 @@ def value_order(data: bytes) -> tuple[int, int, int]:
     return ep, seq, t
 
 
+def meta_order(data: bytes) -> tuple[int, int]:
+    """``(ep, t)`` of a ``MetaMsg`` payload (which of two is newer), checking the
+    schema version and these keys only, like :func:`value_order`. Raises
+    :class:`DecodeError` (or :class:`VersionError`)."""
+    try:
+        msg = msgpack.unpackb(data, raw=False)
+    except Exception as exc:  # msgpack raises a zoo of types for bad input
+        raise DecodeError(f"malformed msgpack payload: {exc}") from None
+    if type(msg) is not dict:
+        raise DecodeError("payload is not a map")
+    ver = msg.get("ver")
+    if ver != SCHEMA_VERSION:
+        if type(ver) is int:
+            raise VersionError(ver, SCHEMA_VERSION)
+        raise DecodeError(f"payload has no valid 'ver' (got {ver!r})")
+    ep, t = msg.get("ep"), msg.get("t")
+    if type(ep) is not int or type(t) is not int:
+        raise DecodeError("metadata payload needs integer 'ep' and 't'")
+    return ep, t
+
+
 # ------------------------------------------------- raw msgpack batch assembly
 
 _HEAD_UPD = msgpack.packb("op") + msgpack.packb(Op.UPD)
@@ -428,6 +449,7 @@ __all__ = [
     "from_json",
     "hello",
     "meta",
+    "meta_order",
     "pack",
     "pack_batch",
     "pack_snap",

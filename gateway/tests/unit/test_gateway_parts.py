@@ -12,10 +12,12 @@ import pytest
 
 from synoptic_bus.demo import DemoContext
 from synoptic_gateway.demo import components
+from synoptic_gateway.hub import ChannelState
 from synoptic_gateway.limits import TokenBucket
 from synoptic_gateway.metrics import Histogram, Stats, make_registry, render
 from synoptic_gateway.screens import ScreenError, ScreenStore
 from synoptic_gateway.settings import Settings
+from synoptic_schemas import ContractError, Subjects, encode, frames, parse_channel
 
 SCREEN = {"title": "Fixture", "widgets": []}
 
@@ -91,3 +93,28 @@ def test_registering_the_gateway_command_imports_nothing_heavy() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     )
     assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize(
+    "uri", ["ca://SR:DCCT", "ca://a.b*c>d%e f", "tango://h:10000/sr/d-ct/1/current"]
+)
+def test_channel_state_subjects_are_the_contract_s(uri: str) -> None:
+    channel = parse_channel(uri)
+    subjects = Subjects("cs")
+    state = ChannelState(channel, "cs")
+    assert state.val_subject == subjects.val(channel)
+    assert state.meta_subject == subjects.meta(channel)
+    assert state.wildcard == subjects.val(channel).replace("cs.val.", "cs.*.", 1)
+
+
+def test_meta_order_reads_epoch_and_time_and_refuses_bad_payloads() -> None:
+    meta = {"ver": 1, "dt": "f8", "shape": [], "w": False, "t": 5, "ep": 2}
+    assert frames.meta_order(encode(meta)) == (2, 5)
+    for bad in (
+        b"\xc1",
+        encode([1]),
+        encode({**meta, "ver": 9}),
+        encode({**meta, "t": "x"}),
+    ):
+        with pytest.raises(ContractError):
+            frames.meta_order(bad)
