@@ -3,8 +3,9 @@
 Publishes ``--channels`` channels at ``--rate`` Hz each (every channel once per
 tick, like an IOC scan), scalars (a counter per channel, so gaps are visible) or
 ``--points``-long float64 arrays, plus their metadata once, through the same codec
-and subjects as the adapters. Prints ``publisher ready`` after the first tick and a
-JSON line with what it published when stopped (SIGTERM).
+and subjects as the adapters, with a heartbeat every second as an adapter sends
+(so the gateway's liveness check sees a live source). Prints ``publisher ready``
+after the first tick and a JSON line with what it published when stopped (SIGTERM).
 
     .venv/bin/python ui/bench/publish.py --nats URL --channels 1000 --rate 10
 """
@@ -16,8 +17,10 @@ import asyncio
 import contextlib
 import json
 import math
+import os
 import signal
 import time
+from typing import Any
 
 import numpy as np
 
@@ -47,6 +50,7 @@ async def run(args: argparse.Namespace) -> None:
             "disp": [-1.5, 1.5] if array else [0, 1000],
         }  # fmt: skip
         await nc.publish(subjects.meta(parse_channel(uri)), encode(meta))
+    heartbeat = asyncio.create_task(beat(nc, subjects, args, epoch))
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     loop.add_signal_handler(signal.SIGTERM, stop.set)
@@ -78,7 +82,20 @@ async def run(args: argparse.Namespace) -> None:
     print(json.dumps({"published": published, "seconds": round(elapsed, 2),
                       "per_second": round(published / elapsed), "late_ticks": late_ticks}),
           flush=True)  # fmt: skip
+    heartbeat.cancel()
     await nc.drain()
+
+
+async def beat(
+    nc: Any, subjects: Subjects, args: argparse.Namespace, epoch: int
+) -> None:
+    """Publish a heartbeat every second, as an adapter does (``cs.hb.<id>``)."""
+    adapter_id = f"ui-bench-{args.kind}-{os.getpid()}"
+    while True:
+        msg = {"ver": SCHEMA_VERSION, "id": adapter_id, "proto": "sim", "ep": epoch,
+               "t": time.time_ns(), "period": 1.0, "n": args.channels, "conn": args.channels}  # fmt: skip
+        await nc.publish(subjects.hb(adapter_id), encode(msg))
+        await asyncio.sleep(1.0)
 
 
 def main() -> None:
