@@ -320,7 +320,7 @@ include "accounts.conf"
 
         def member(name: str, port: int) -> str:
             down = " down" if name in self._down else ""
-            return f"    server 127.0.0.1:{port} max_fails=1 fail_timeout=2s{down};"
+            return f"    server 127.0.0.1:{port} max_fails=1 fail_timeout=10s{down};"
 
         nats = "\n".join(member(n.name, n.client_port) for n in self.nodes)
         gws = "\n".join(member(g.name, g.port) for g in self.gateways)

@@ -123,18 +123,21 @@ class Viewer:
     client: GatewayClient
     dashboard: list[str]
     sub: Subscription | None = None
-    last_update: float = field(default_factory=time.monotonic)
-    longest_silence: float = 0.0  # longest time between two update frames
+    since: float = field(default_factory=time.monotonic)
+    last_update: dict[int, float] = field(default_factory=dict)  # by channel index
+    longest_silence: float = 0.0  # longest time a channel went without an update
 
     @property
     def gateway(self) -> str:
         return str(self.client.hello.get("gw", ""))
 
-    def heard(self, *_: object) -> None:
-        """``on_update`` callback: track the longest silence between updates."""
+    def heard(self, _: Subscription, indexes: list[int], __: object) -> None:
+        """``on_update`` callback: track each channel's longest silence."""
         now = time.monotonic()
-        self.longest_silence = max(self.longest_silence, now - self.last_update)
-        self.last_update = now
+        for i in indexes:
+            silence = now - self.last_update.get(i, self.since)
+            self.longest_silence = max(self.longest_silence, silence)
+            self.last_update[i] = now
 
     def lag(
         self, reference: dict[str, dict[str, Any]], tap: BusTap
@@ -206,10 +209,12 @@ class Viewers:
         return [v for v in self.viewers if v.gateway == gateway]
 
     def quiet_since(self) -> None:
-        """Start measuring silences afresh (before a fault)."""
+        """Start measuring silences afresh (before a fault; a channel's silence
+        counts from here until its first update, then between updates)."""
         now = time.monotonic()
         for viewer in self.viewers:
-            viewer.last_update, viewer.longest_silence = now, 0.0
+            viewer.since, viewer.longest_silence = now, 0.0
+            viewer.last_update.clear()
 
     async def wait_all(
         self,

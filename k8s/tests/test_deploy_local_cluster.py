@@ -217,7 +217,7 @@ def test_nginx_alone_routes_requests_around_a_hung_gateway(
     """nginx's passive checks without the health router (no readiness probe):
     the one request that reaches a SIGSTOPped gateway times out after
     ``proxy_read_timeout`` (3 s) and is answered by the next gateway; then
-    ``max_fails=1 fail_timeout=2s`` keeps the hung one out, so no other stalls."""
+    ``max_fails=1 fail_timeout=10s`` keeps the hung one out, so no other stalls."""
     hung = cluster.gateways[-1]
     assert hung.process is not None
     cluster.routing.clear()
