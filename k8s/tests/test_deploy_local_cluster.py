@@ -198,17 +198,22 @@ def test_a_hung_gateway_leaves_the_rotation(cluster: LocalCluster) -> None:
     SIGCONT it serves again."""
     hung = cluster.gateways[0]
     assert hung.process is not None
+    stopped = time.monotonic()
     hung.process.signal(signal.SIGSTOP)
     try:
         wait_until(lambda: hung.name in cluster.down, timeout=10)
+        left = time.monotonic() - stopped
         answers = [readyz_through_lb(cluster) for _ in range(8)]
         assert all(status == 200 for status, _ in answers), answers
         assert {gw for _, gw in answers} == {g.name for g in cluster.gateways[1:]}
     finally:
         hung.process.signal(signal.SIGCONT)
+    resumed = time.monotonic()
     wait_until(lambda: hung.name not in cluster.down, timeout=10)
+    back = time.monotonic() - resumed
     served = {readyz_through_lb(cluster)[1] for _ in range(9)}
     assert served == {g.name for g in cluster.gateways}
+    report("gateway hung, no clients", left_rotation=left, back_in=back)
 
 
 def test_nginx_alone_routes_requests_around_a_hung_gateway(
