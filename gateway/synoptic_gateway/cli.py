@@ -24,8 +24,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--nats", default=None, help="NATS URL (default $SYNOPTIC_NATS_URL)")
     p.add_argument("--prefix", default=d.prefix, help="subject prefix")
     p.add_argument("--id", default="", help="gateway instance id (default random)")
-    p.add_argument("--screens", type=Path, default=d.screens_dir, help="screens folder")
-    p.add_argument("--ui", type=Path, default=d.ui_dir, help="built UI folder")
+    p.add_argument("--screens", type=Path, default=d.screens_dir,
+                   help="screens folder (default $SYNOPTIC_SCREENS_DIR, else screens/ "
+                        "of a source checkout, else ./screens)")  # fmt: skip
+    p.add_argument("--ui", type=Path, default=d.ui_dir,
+                   help="built UI folder (default $SYNOPTIC_UI_DIR, else ui/dist of a "
+                        "source checkout, else ./ui/dist)")  # fmt: skip
     p.add_argument("--batch-ms", type=float, default=d.batch_ms)
     p.add_argument("--stall-timeout", type=float, default=d.stall_timeout)
     p.add_argument("--max-channels", type=int, default=d.max_channels)

@@ -11,6 +11,32 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
+def source_checkout(root: Path = REPO_ROOT) -> Path | None:
+    """``root`` if it is a Synoptic source checkout (an editable install, ``make
+    demo``), else None (an installed package: ``root`` is inside site-packages)."""
+    if (root / "gateway" / "pyproject.toml").is_file() and (root / "screens").is_dir():
+        return root
+    return None
+
+
+def default_screens_dir() -> Path:
+    """``$SYNOPTIC_SCREENS_DIR``; else ``screens/`` of the source checkout; else
+    ``screens`` in the working directory (``/app/screens`` in the image)."""
+    if env := os.environ.get("SYNOPTIC_SCREENS_DIR"):
+        return Path(env)
+    checkout = source_checkout()
+    return checkout / "screens" if checkout else Path("screens")
+
+
+def default_ui_dir() -> Path:
+    """``$SYNOPTIC_UI_DIR``; else ``ui/dist`` of the source checkout; else
+    ``ui/dist`` in the working directory (``/app/ui/dist`` in the image)."""
+    if env := os.environ.get("SYNOPTIC_UI_DIR"):
+        return Path(env)
+    checkout = source_checkout()
+    return checkout / "ui" / "dist" if checkout else Path("ui") / "dist"
+
+
 @dataclass(frozen=True)
 class Settings:
     """Everything a gateway instance is configured with. Defaults are the demo's."""
@@ -63,8 +89,8 @@ class Settings:
     anonymous_read: tuple[str, ...] = ("*",)
     allowed_origins: tuple[str, ...] = ()  # empty: any Origin
     # HTTP
-    screens_dir: Path = REPO_ROOT / "screens"
-    ui_dir: Path = REPO_ROOT / "ui" / "dist"
+    screens_dir: Path = field(default_factory=default_screens_dir)
+    ui_dir: Path = field(default_factory=default_ui_dir)
 
     @property
     def auth_enabled(self) -> bool:

@@ -118,3 +118,25 @@ def test_meta_order_reads_epoch_and_time_and_refuses_bad_payloads() -> None:
     ):
         with pytest.raises(ContractError):
             frames.meta_order(bad)
+
+
+def test_default_folders_come_from_the_environment_the_checkout_or_the_cwd(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from synoptic_gateway import settings
+
+    monkeypatch.delenv("SYNOPTIC_SCREENS_DIR", raising=False)
+    monkeypatch.delenv("SYNOPTIC_UI_DIR", raising=False)
+    assert settings.source_checkout() == settings.REPO_ROOT  # tests run from one
+    assert Settings().screens_dir == settings.REPO_ROOT / "screens"
+    assert Settings().ui_dir == settings.REPO_ROOT / "ui" / "dist"
+    installed = tmp_path / "lib" / "python3.11" / "site-packages"
+    installed.mkdir(parents=True)
+    assert settings.source_checkout(installed) is None
+    monkeypatch.setattr(settings, "source_checkout", lambda: None)
+    assert Settings().screens_dir == Path("screens")  # the working directory's
+    assert Settings().ui_dir == Path("ui/dist")
+    monkeypatch.setenv("SYNOPTIC_SCREENS_DIR", str(tmp_path / "s"))
+    monkeypatch.setenv("SYNOPTIC_UI_DIR", str(tmp_path / "u"))
+    assert Settings().screens_dir == tmp_path / "s"
+    assert Settings().ui_dir == tmp_path / "u"
