@@ -99,7 +99,14 @@ class Servers:
 # -- subscription timing (each in a fresh process) -----------------------------------
 
 
-async def _adapter_subscription(uris: list[str], hosts: list[str]) -> dict[str, float]:
+def _wait_for_file(path: str) -> None:
+    while not os.path.exists(path):
+        time.sleep(0.001)
+
+
+async def _adapter_subscription(
+    uris: list[str], hosts: list[str], go_file: str | None = None
+) -> dict[str, float]:
     from synoptic_adapters.tango.device import Events
     from synoptic_adapters.tango.settings import TangoSettings
     from synoptic_adapters.tango.source import TangoSource
@@ -123,7 +130,11 @@ async def _adapter_subscription(uris: list[str], hosts: list[str]) -> dict[str, 
 
     source = TangoSource(TangoSettings(no_database_hosts=frozenset(hosts)))
     await source.start(Sink())
+    if go_file:  # one shard of several: start when all of them are ready
+        print("CHILD READY", flush=True)
+        await asyncio.to_thread(_wait_for_file, go_file)
     start = time.perf_counter()
+    started_at = time.time()
     await source.monitor(channels)
     first = await asyncio.wait_for(first_values, 60)
     async with asyncio.timeout(60):
@@ -134,7 +145,11 @@ async def _adapter_subscription(uris: list[str], hosts: list[str]) -> dict[str, 
             await asyncio.sleep(0.01)
     live = time.perf_counter()
     await source.stop()
-    return {"first_values_s": first - start, "subscribed_s": live - start}
+    return {
+        "first_values_s": first - start,
+        "subscribed_s": live - start,
+        "started_at": started_at,
+    }
 
 
 def _pytango_subscription(urls: list[str], bulk: int, mode: str) -> dict[str, float]:
@@ -181,7 +196,9 @@ def _pytango_subscription(urls: list[str], bulk: int, mode: str) -> dict[str, fl
 def _child(args: argparse.Namespace) -> int:
     spec = json.loads(args.child_spec)
     if args.child == "adapter":
-        result = asyncio.run(_adapter_subscription(spec["uris"], spec["hosts"]))
+        result = asyncio.run(
+            _adapter_subscription(spec["uris"], spec["hosts"], spec.get("go_file"))
+        )
     else:
         result = _pytango_subscription(spec["urls"], spec["bulk"], args.child)
     print("RESULT " + json.dumps(result), flush=True)
@@ -206,7 +223,51 @@ def _in_child(kind: str, spec: dict[str, Any]) -> dict[str, float]:
         os.unlink(handle.name)
 
 
-def subscription_case(devices: int, bulk: int, reps: int) -> dict[str, Any]:
+def _in_shards(spec: dict[str, Any], shards: int) -> dict[str, float]:
+    """The adapter's subscription timing split over ``shards`` processes (as
+    ``--shard i/n`` replicas split channels), all started at the same moment;
+    times until the slowest shard is done."""
+    from synoptic_adapters.sharding import Shard
+    from synoptic_schemas import parse_channel
+
+    folder = tempfile.mkdtemp(prefix="synoptic-bench-shards-")
+    go_file = os.path.join(folder, "go")
+    procs: list[Process] = []
+    try:
+        for index in range(shards):
+            shard = Shard(index, shards)
+            own = [u for u in spec["uris"] if shard.owns(parse_channel(u))]
+            path = os.path.join(folder, f"spec-{index}.json")
+            with open(path, "w") as handle:
+                json.dump({**spec, "uris": own, "go_file": go_file}, handle)
+            argv = [
+                sys.executable, "-m", "synoptic_adapters.bench.tango",
+                "--child", "adapter", "--child-spec", f"@{path}",
+            ]  # fmt: skip
+            procs.append(Process(f"bench-shard-{index}", argv))
+        for proc in procs:
+            proc.wait_for("CHILD READY", timeout=60)
+        go_at = time.time()
+        Path(go_file).touch()
+        results = [
+            json.loads(proc.wait_for(r"^RESULT (.*)$", timeout=120).group(1))
+            for proc in procs
+        ]
+    finally:
+        for proc in procs:
+            proc.stop(5)
+        for name in os.listdir(folder):
+            os.unlink(os.path.join(folder, name))
+        os.rmdir(folder)
+    return {
+        key: max(r["started_at"] + r[key] for r in results) - go_at
+        for key in ("first_values_s", "subscribed_s")
+    }
+
+
+def subscription_case(
+    devices: int, bulk: int, reps: int, shards: int = 1
+) -> dict[str, Any]:
     servers = Servers(devices, bulk, rate=1.0)
     try:
         hosts = sorted(set(servers.hosts))
@@ -215,21 +276,25 @@ def subscription_case(devices: int, bulk: int, reps: int) -> dict[str, Any]:
         runs: dict[str, list[dict[str, float]]] = {
             "adapter": [], "pytango_one_by_one": [], "pytango_asyncread": [],
         }  # fmt: skip
+        if shards > 1:
+            runs[f"adapter_{shards}_shards"] = []
         for _ in range(reps):
             runs["adapter"].append(_in_child("adapter", spec_adapter))
+            if shards > 1:
+                runs[f"adapter_{shards}_shards"].append(
+                    _in_shards(spec_adapter, shards)
+                )
             runs["pytango_one_by_one"].append(_in_child("sync", spec_pytango))
             runs["pytango_asyncread"].append(_in_child("asyncread", spec_pytango))
     finally:
         servers.close()
     result: dict[str, Any] = {"devices": devices, "attributes": devices * bulk}
     for client, measured in runs.items():
+        keys = [key for key in measured[0] if key.endswith("_s")]
         result[client] = {
-            key: round(statistics.median(m[key] for m in measured), 3)
-            for key in measured[0]
+            key: round(statistics.median(m[key] for m in measured), 3) for key in keys
         }
-        result[client]["runs"] = [
-            {k: round(v, 3) for k, v in m.items()} for m in measured
-        ]
+        result[client]["runs"] = [{k: round(m[k], 3) for k in keys} for m in measured]
     return result
 
 
@@ -295,17 +360,23 @@ def _pytango_counter(urls: list[str], bulk: int, window: float) -> dict[str, Any
 
 
 def throughput_case(
-    devices: int, bulk: int, rate: float, warmup: float, window: float
+    devices: int,
+    bulk: int,
+    rate: float,
+    warmup: float,
+    window: float,
+    shards: int = 1,
 ) -> dict[str, Any]:
     servers = Servers(devices, bulk, rate)
     try:
         with tempfile.TemporaryDirectory(prefix="synoptic-bench-tango-") as tmp:
-            result = _through_adapter(servers, Path(tmp), warmup, window)
+            result = _through_adapter(servers, Path(tmp), warmup, window, shards)
         spec = {"urls": servers.devices_urls(), "bulk": bulk, "window": window}
         result["pytango_reference"] = _reference(spec)
     finally:
         servers.close()
     result.update(
+        adapter_processes=shards,
         devices=devices,
         attributes=devices * bulk,
         rate_hz=rate,
@@ -315,10 +386,11 @@ def throughput_case(
 
 
 def _through_adapter(
-    servers: Servers, tmp: Path, warmup: float, window: float
+    servers: Servers, tmp: Path, warmup: float, window: float, shards: int
 ) -> dict[str, Any]:
+    """``shards`` adapter processes (``--shard i/n``) → NATS → one subscriber."""
     nats = NatsServer(store_dir=tmp / "js").start()
-    adapter: Process | None = None
+    adapters: list[Process] = []
     subscriber: Process | None = None
     try:
         config = {
@@ -335,25 +407,28 @@ def _through_adapter(
             [sys.executable, str(_SUBSCRIBER), nats.url, str(warmup), str(window), str(out), str(len(servers.uris()))],
         )  # fmt: skip
         subscriber.wait_for("subscriber ready", 30)
-        adapter = Process(
-            "adapter-tango",
-            [synoptic_command(), "adapter", "tango", "--config", str(path)],
-        )
-        adapter.wait_for(r"adapter \S+ ready", 120)
-        proc = psutil.Process(adapter.pid)
+        for index in range(shards):
+            argv = [
+                synoptic_command(), "adapter", "tango", "--config", str(path),
+                "--shard", f"{index}/{shards}", "--id", f"bench-tango-{index}",
+            ]  # fmt: skip
+            adapters.append(Process(f"adapter-tango-{index}", argv))
+        for adapter in adapters:
+            adapter.wait_for(r"adapter \S+ ready", 120)
+        procs = [psutil.Process(adapter.pid) for adapter in adapters]
         subscriber.wait_for("window start", warmup + 120)
-        cpu0, servers0 = proc.cpu_times(), servers.cpu_seconds()
+        cpu0, servers0 = _cpu_seconds(procs), servers.cpu_seconds()
         t0 = time.monotonic()
         subscriber.wait_for("window end", window + 60)
         elapsed = time.monotonic() - t0
-        cpu1, servers1 = proc.cpu_times(), servers.cpu_seconds()
-        rss = proc.memory_info().rss
+        cpu1, servers1 = _cpu_seconds(procs), servers.cpu_seconds()
+        rss = sum(proc.memory_info().rss for proc in procs)
         subscriber.wait_for("subscriber done", 60)
         sub = json.loads(out.read_text())
     finally:
         if subscriber:
             subscriber.stop()
-        if adapter:
+        for adapter in adapters:
             adapter.stop()
         nats.close()
     return {
@@ -361,15 +436,17 @@ def _through_adapter(
         "gaps": sub["gaps"],
         "seq_gaps": sub["seq_gaps"],
         "channels_seen": sub["channels"],
-        "adapter_cpu_percent": round(
-            (cpu1.user + cpu1.system - cpu0.user - cpu0.system) / elapsed * 100, 1
-        ),
+        "adapter_cpu_percent": round((cpu1 - cpu0) / elapsed * 100, 1),
         "adapter_rss_mib": round(rss / 2**20, 1),
         "servers_cpu_percent": round((servers1 - servers0) / elapsed * 100, 1),
         "latency_ms": sub["latency_ms"],
         "subscriber_cpu_percent": sub["cpu_percent"],
         "window_s": round(sub["window_s"], 2),
     }
+
+
+def _cpu_seconds(procs: list[psutil.Process]) -> float:
+    return sum(sum(proc.cpu_times()[:2]) for proc in procs)
 
 
 def _reference(spec: dict[str, Any]) -> dict[str, Any]:
@@ -414,13 +491,15 @@ def _case(text: str) -> tuple[int, int, float]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--subscription", nargs="*", default=["1x400", "10x400"],
-        help="DEVICESxATTRIBUTES cases for subscription timing",
+        "--subscription", nargs="*", default=["1x400", "10x400:4"],
+        help="DEVICESxATTRIBUTES[:SHARDS] cases for subscription timing (with "
+        "SHARDS, also the adapter split over that many processes)",
     )  # fmt: skip
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument(
-        "--throughput", nargs="*", default=["1x400@10", "10x400@5"],
-        help="DEVICESxATTRIBUTES@HZ cases for throughput",
+        "--throughput", nargs="*", default=["1x400@10", "10x400@5", "10x400@5:4"],
+        help="DEVICESxATTRIBUTES@HZ[:SHARDS] cases for throughput (SHARDS: adapter "
+        "processes, --shard i/n; default 1)",
     )  # fmt: skip
     parser.add_argument(
         "--warmup", type=float, default=40.0,
@@ -443,14 +522,18 @@ def main(argv: list[str] | None = None) -> int:
     report: dict[str, Any] = {"benchmark": "tango-adapter", "machine": machine()}
     report["subscription"] = []
     for case in args.subscription:
-        devices, bulk, _ = _case(case)
-        result = subscription_case(devices, bulk, args.reps)
+        shape, _, shards = case.partition(":")
+        devices, bulk, _ = _case(shape)
+        result = subscription_case(devices, bulk, args.reps, int(shards or 1))
         print(json.dumps(result), file=sys.stderr, flush=True)
         report["subscription"].append(result)
     report["throughput"] = []
     for case in args.throughput:
-        devices, bulk, rate = _case(case)
-        result = throughput_case(devices, bulk, rate or 10.0, args.warmup, args.window)
+        shape, _, shards = case.partition(":")
+        devices, bulk, rate = _case(shape)
+        result = throughput_case(
+            devices, bulk, rate or 10.0, args.warmup, args.window, int(shards or 1)
+        )
         print(json.dumps(result), file=sys.stderr, flush=True)
         report["throughput"].append(result)
     print(json.dumps(report, indent=1))

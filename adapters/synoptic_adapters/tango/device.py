@@ -346,7 +346,10 @@ class DeviceLink:
             else:
                 state.change_id = change_id
         self._wake.set()
-        if self.settings.config_events:
+        if (
+            self.settings.config_events
+            and len(self.attrs) <= self.settings.config_events_max
+        ):
             self._config_tasks.add(
                 task := asyncio.create_task(self._subscribe_config(present))
             )
@@ -466,9 +469,9 @@ class DeviceLink:
         self, states: list[AttrState]
     ) -> list[tuple[AttrState, tuple[int, int]]]:
         """Subscribe configuration events (runs in a thread); returns
-        ``(state, (generation, id))`` for each subscription made. Each call
-        completes its subscription (``Sync``), so pacing the calls (see
-        :data:`CONFIG_PAUSE`) paces the work."""
+        ``(state, (generation, id))`` for each subscription made. Tango makes
+        each one in its subscription thread right after the call (``Async``),
+        so pacing the calls (see :data:`CONFIG_PAUSE`) paces the work."""
         made = []
         for state in states:
             callback = ConfigCallback(self.inbox, state, state.generation)
@@ -478,7 +481,7 @@ class DeviceLink:
                         self.names[state.name],
                         tango.EventType.ATTR_CONF_EVENT,
                         callback,
-                        tango.EventSubMode.Sync,
+                        tango.EventSubMode.Async,
                     )
                     self.direct_callbacks += call_directly(
                         self.events_proxy, event_id, callback
@@ -510,9 +513,15 @@ class DeviceLink:
     # -- reading --------------------------------------------------------------------------
 
     async def _poll_loop(self) -> None:
-        """Read, in one call per period, what events do not deliver."""
+        """Read, in one call per period, what events do not deliver (metadata
+        too, every ``meta_period``, for attributes without configuration
+        events)."""
         next_poll = time.monotonic() + self.settings.poll_period
+        next_meta = time.monotonic() + self.settings.meta_period
         while True:
+            if time.monotonic() >= next_meta:
+                next_meta = time.monotonic() + self.settings.meta_period
+                await self._read_meta()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), self.settings.confirm_period)
             self._wake.clear()
@@ -535,6 +544,29 @@ class DeviceLink:
                 state.confirm_read = False
             if due:
                 await self._read(due)
+
+    async def _read_meta(self) -> None:
+        """Read the configuration of the attributes that have no configuration
+        events, in one call; publish what changed."""
+        states = [s for s in self.attrs.values() if s.exists and s.conf_id is None]
+        if not states:
+            return
+        try:
+            infos = await asyncio.wait_for(
+                self._blocking(
+                    self.proxy.get_attribute_config_ex,
+                    [self.names[s.name] for s in states],
+                ),
+                self.settings.read_timeout,
+            )
+        except (TimeoutError, tango.DevFailed) as exc:
+            log.info("%s: metadata not read: %s", self.url, _describe(exc))
+            return
+        for state, info in zip(states, infos, strict=True):
+            meta = metadata(info)
+            if meta != state.meta and self.attrs.get(state.name) is state:
+                state.meta = meta
+                self.sink.meta(state.channel, meta)
 
     async def _read_group(self, states: list[AttrState], budget: float) -> bool:
         """One ``read_attributes``; False when it took longer than ``budget``."""

@@ -61,6 +61,19 @@ SECTION_SCHEMA: dict[str, Any] = {
             "description": "Subscribe attribute configuration events (metadata).",
             "type": "boolean",
         },
+        "config_events_max": {
+            "description": "Devices with more monitored attributes than this get "
+            "no configuration events: their metadata is read again every "
+            "meta_period instead (thousands of event subscriptions stall every "
+            "event of the process while they are made).",
+            "type": "integer",
+            "minimum": 0,
+        },
+        "meta_period": {
+            "description": "Seconds between metadata reads of attributes without "
+            "configuration events.",
+            **_SECONDS,
+        },
         "threads": {
             "description": "Threads for blocking Tango calls.",
             "type": "integer",
@@ -94,6 +107,8 @@ class TangoSettings:
     ping_timeout: float = 2.0
     retry_period: float = 2.0
     config_events: bool = True
+    config_events_max: int = 200
+    meta_period: float = 10.0
     threads: int = 64
 
     @classmethod

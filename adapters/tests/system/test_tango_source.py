@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import tango
 from tango_support import READY, CollectingSink, SimServer, start_sim, started_source
 
 from synoptic_adapters.tango.settings import TangoSettings
@@ -264,3 +265,28 @@ async def test_with_a_tango_database(tmp_path: Path) -> None:
         if server is not None:
             server.proc.stop()
         database.stop()
+
+
+async def test_metadata_read_again_without_configuration_events(
+    sim: SimServer, sink: CollectingSink
+) -> None:
+    """A device with more attributes than ``config_events_max`` gets no
+    configuration events; a changed unit still arrives, by periodic reads."""
+    settings = sim.settings(config_events_max=0, meta_period=0.3)
+    source = await started_source(settings, sink)
+    proxy = tango.DeviceProxy(f"tango://{sim.hostport}/sim/test/1#dbase=no")
+    info = proxy.get_attribute_config("alarm")
+    try:
+        alarm = sim.channel("alarm")
+        await source.monitor([alarm])
+        await sink.wait(lambda: sink.last(alarm, "meta") is not None)
+        assert sink.last(alarm, "meta").meta["unit"] == "A"
+        (link,) = source.links.values()
+        assert link.attrs["alarm"].conf_id is None  # no configuration events
+        info.unit = "mA"
+        proxy.set_attribute_config(info)
+        await sink.wait(lambda: sink.last(alarm, "meta").meta.get("unit") == "mA")
+    finally:
+        info.unit = "A"
+        proxy.set_attribute_config(info)
+        await source.stop()
