@@ -151,6 +151,7 @@ async def _publish(nats_url: str, records: int) -> None:
     names = [subjects.val(parse_channel(f"ca://BENCH:CNT:{i:0{width}d}")).encode()
              for i in range(records)]  # fmt: skip
     ep = int(time.time() * 1000)
+    hb_subject = subjects.hb("bench-publisher").encode()
     print("publisher ready", flush=True)
     seq = 0
     next_tick = time.monotonic()
@@ -158,6 +159,10 @@ async def _publish(nats_url: str, records: int) -> None:
         seq += 1
         t = time.time_ns()
         parts = []
+        if seq % int(RATE_HZ) == 1:  # a heartbeat a second, as an adapter sends
+            beat = encode({"ver": 1, "id": "bench-publisher", "proto": "ca", "ep": ep,
+                           "t": t, "period": 1.0, "n": records, "conn": records})  # fmt: skip
+            parts.append(b"PUB %s %d\r\n%s\r\n" % (hb_subject, len(beat), beat))
         for subject in names:
             payload = encode({"ver": 1, "v": float(seq), "t": t, "sev": 0,
                               "st": "NO_ALARM", "seq": seq, "ep": ep, "c": True})  # fmt: skip

@@ -67,7 +67,13 @@ async def run(channels: list[int], repeat: int, rate: float) -> dict[str, Any]:
                 await nc.flush()
                 await asyncio.sleep(1.0 / rate)
 
+        async def beats() -> None:  # the source is alive (no stale marks)
+            while not stop.is_set():
+                await publisher.heartbeat()
+                await asyncio.sleep(1.0)
+
         updater = asyncio.create_task(updates()) if rate > 0 else None
+        beater = asyncio.create_task(beats())
         try:
             for mode in ("--snapshot-barrier", "--no-snapshot-barrier"):
                 gateway = start_gateway(server.url, mode)
@@ -83,9 +89,10 @@ async def run(channels: list[int], repeat: int, rate: float) -> dict[str, Any]:
                     gateway.stop()
         finally:
             stop.set()
-            if updater is not None:
-                with contextlib.suppress(Exception):
-                    await updater
+            for task in (updater, beater):
+                if task is not None:
+                    with contextlib.suppress(Exception):
+                        await task
             await nc.close()
     return results
 

@@ -91,6 +91,13 @@ class Publisher:
         await self.nc.publish(self.subjects.val(parse_channel(uri)), encode(msg))
         return seq
 
+    async def heartbeat(self, adapter_id: str = "test-publisher") -> None:
+        """Say this publisher's epoch is alive, as an adapter does every second."""
+        msg = {"ver": 1, "id": adapter_id, "proto": "ca", "ep": self.ep,
+               "t": time.time_ns(), "period": 1.0, "n": len(self.seq),
+               "conn": len(self.seq)}  # fmt: skip
+        await self.nc.publish(self.subjects.hb(adapter_id), encode(msg))
+
     async def meta(self, uri: str, unit: str = "mA") -> None:
         msg = {"ver": 1, "dt": "f8", "shape": [], "w": True, "t": time.time_ns(),
                "ep": self.ep, "unit": unit}  # fmt: skip

@@ -6,6 +6,7 @@ values (new epoch) clear the mark."""
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import time
 from collections.abc import Iterator
@@ -16,8 +17,9 @@ import pytest
 from synoptic_adapters.testing import EpicsAdapter, SimIoc, eventually
 from synoptic_bus.connect import NatsClient
 from synoptic_bus.natsserver import NatsServer
+from synoptic_bus.store import StoreConfig, ensure_store
 from synoptic_gateway.client import GatewayClient, Subscription
-from synoptic_gateway.testing import GatewayProc
+from synoptic_gateway.testing import GatewayProc, Publisher
 from synoptic_schemas import Subjects, decode_heartbeat
 
 pytestmark = pytest.mark.system
@@ -163,3 +165,24 @@ async def test_hung_adapter_goes_stale_and_comes_back_when_it_beats_again(
         assert sub.value(uris[0])["ep"] == ep
     finally:
         await watcher.close()
+
+
+async def test_a_source_that_never_beats_goes_stale_after_the_grace(
+    gateway: GatewayProc, nc: NatsClient, names: list[str]
+) -> None:
+    await ensure_store(nc, StoreConfig())
+    mute, beating = Publisher(nc), Publisher(nc, ep=Publisher(nc).ep + 1)
+    for uri in names[:2]:
+        await mute.value(uri)
+    for uri in names[2:4]:
+        await beating.value(uri)
+    await beating.heartbeat("test-beating")
+    async with GatewayClient(gateway.ws_url) as client:
+        sub = await client.subscribe(names[:4])
+        seen = time.monotonic()
+        while time.monotonic() - seen < 6.0 and sub.stale_channels != sorted(names[:2]):
+            await beating.heartbeat("test-beating")
+            with contextlib.suppress(TimeoutError):
+                await sub.wait_for(lambda s: bool(s.stale), timeout=0.5)
+        assert sub.stale_channels == sorted(names[:2])
+        assert time.monotonic() - seen <= TOLD_WITHIN
