@@ -51,6 +51,10 @@ log = logging.getLogger(__name__)
 
 #: Reads of a store replica that answered short of the barrier before giving up.
 BARRIER_RETRIES = 8
+#: Seconds a barrier may take (normally < 1 ms; a NATS user not allowed to publish
+#: it gets no answer at all), and before one is tried again after a failure.
+BARRIER_TIMEOUT = 1.0
+BARRIER_RETRY_AFTER = 60.0
 
 
 class UnavailableError(Exception):
@@ -243,7 +247,7 @@ class Hub:
         self.liveness = Liveness(settings.liveness_misses, settings.heartbeat_period)
         self._liveness_task: asyncio.Task[None] | None = None
         self._stale_channels = 0  # channels whose value has no live source
-        self._barrier_ok = True  # False once the stream refused a barrier
+        self._barrier_after = 0.0  # no barrier tried before (a failure backs off)
 
     # ----------------------------------------------------------- lifecycle
 
@@ -389,12 +393,16 @@ class Hub:
         it would then be neither in the snapshot nor live (a one-update gap). An
         acknowledged publish into the stream after the SUB is stored after it."""
         timeout = self.settings.snapshot_timeout
-        if self.settings.snapshot_barrier and self._barrier_ok:
+        if self.settings.snapshot_barrier and time.monotonic() >= self._barrier_after:
             try:
-                return await self.bus.barrier(timeout)
+                return await self.bus.barrier(min(timeout, BARRIER_TIMEOUT))
             except StoreError as exc:  # an older stream layout, or permissions
-                self._barrier_ok = False
-                log.warning("no store barrier (snapshots may miss one update): %s", exc)
+                self._barrier_after = time.monotonic() + BARRIER_RETRY_AFTER
+                log.warning(
+                    "no store barrier for %.0f s (snapshots may miss one update; "
+                    "does the stream take %s, may this user publish it?): %s",
+                    BARRIER_RETRY_AFTER, self.bus.barrier_subject, exc,
+                )  # fmt: skip
         await self.bus.flush(timeout)
         return 0
 
