@@ -17,6 +17,13 @@ log = logging.getLogger(__name__)
 
 DEFAULT_URL = "nats://127.0.0.1:4222"
 
+#: Seconds between the client's PINGs to its server (nats-py's default is 120 s).
+PING_INTERVAL_S = 5.0
+#: Unanswered PINGs after which the server counts as hung: the client drops the
+#: connection and reconnects to another server of the cluster. With the defaults a
+#: hung (e.g. SIGSTOPped) server is left after 10-15 s instead of 4-6 minutes.
+MAX_OUTSTANDING_PINGS = 2
+
 
 def nats_url(url: str | None = None) -> str:
     """The NATS URL(s): the argument, else ``$SYNOPTIC_NATS_URL``, else localhost.
@@ -48,14 +55,23 @@ async def connect(
     connect_timeout: float = 5.0,
     retry_on_failed_connect: bool = True,
     max_reconnect_attempts: int = -1,
+    ping_interval: float | None = None,
+    max_outstanding_pings: int = MAX_OUTSTANDING_PINGS,
 ) -> NatsClient:
     """Connect to NATS with endless reconnects (1 s apart, jittered by nats-py);
     the first connection is retried with exponential backoff and jitter too unless
     ``retry_on_failed_connect`` is false.
 
     ``on_reconnect`` runs after every successful reconnect (republish state there);
-    ``on_disconnect`` when the connection drops.
+    ``on_disconnect`` when the connection drops. A server that leaves
+    ``max_outstanding_pings`` PINGs sent every ``ping_interval`` seconds
+    (``$SYNOPTIC_NATS_PING_INTERVAL``, else :data:`PING_INTERVAL_S`) unanswered is
+    hung: the connection is dropped and re-established elsewhere.
     """
+    if ping_interval is None:
+        ping_interval = float(
+            os.environ.get("SYNOPTIC_NATS_PING_INTERVAL", PING_INTERVAL_S)
+        )
 
     async def _disconnected() -> None:
         if nc.is_closed or nc.is_draining:
@@ -90,6 +106,8 @@ async def connect(
                 reconnected_cb=_reconnected,
                 error_cb=_error,
                 pending_size=64 * 1024 * 1024,
+                ping_interval=ping_interval,
+                max_outstanding_pings=max_outstanding_pings,
             )
         except Exception as exc:  # NoServersError, OSError, TimeoutError
             if not retry_on_failed_connect:
@@ -105,6 +123,8 @@ async def connect(
 
 __all__ = [
     "DEFAULT_URL",
+    "MAX_OUTSTANDING_PINGS",
+    "PING_INTERVAL_S",
     "NatsClient",
     "connect",
     "nats",
