@@ -35,6 +35,7 @@ from __future__ import annotations
 import math
 import os
 import signal
+import sys
 import threading
 import time
 from dataclasses import dataclass
@@ -63,24 +64,19 @@ SPECTRUM_LEN = 128
 IMAGE_SHAPE = (24, 32)
 DOUBLE_LIMITS = (-1000.0, 1000.0)
 WRITE_HOLD_TICKS = 50  # a written value is read back for this many ticks
-#: Seconds Tango's own shutdown gets after SIGTERM/SIGINT before the process exits
-#: anyway (Tango waits for requests in progress, and clients keep reading the slow
-#: attributes).
-SHUTDOWN_GRACE_S = 2.0
-
-#: Set when the server was asked to stop: slow reads return at once.
-_stopping = threading.Event()
 
 
-def _exit_soon() -> None:
-    """Stop the slow reads now and exit after :data:`SHUTDOWN_GRACE_S` at most
-    (status 0: a stop asked for, not a failure)."""
-    if _stopping.is_set():
-        return
-    _stopping.set()
-    timer = threading.Timer(SHUTDOWN_GRACE_S, os._exit, args=(0,))
-    timer.daemon = True
-    timer.start()
+def _exit_now() -> None:
+    """Exit at once, status 0 (a stop asked for, not a failure).
+
+    Tango's own shutdown waits for the requests in progress (clients keep reading
+    the 2 s and 6 s attributes, so it could take forever) and then races with
+    requests still arriving while it deletes the devices (seen here: SIGSEGV in
+    ``Util::find_device_name_core``). A simulator has nothing to save: the
+    operating system closes its sockets, and clients see the server gone."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 #: Scalar attributes with events: name -> (Tango type, writable).
@@ -255,10 +251,10 @@ class SynopticSim(Device):
             self.register_signal(signo)
 
     def signal_handler(self, signo: int) -> None:
-        """SIGTERM/SIGINT: Tango shuts the server down after this returns; make
-        sure that ends in a bounded time (see :func:`_exit_soon`)."""
+        """SIGTERM/SIGINT: exit now (see :func:`_exit_now`), before Tango's own
+        shutdown starts."""
         if signo in (signal.SIGTERM, signal.SIGINT):
-            _exit_soon()
+            _exit_now()
 
     def initialize_dynamic_attributes(self) -> None:
         settings = SimSettings.from_env()
@@ -357,11 +353,11 @@ class SynopticSim(Device):
         return f"poll {self._tick}"
 
     def _read_slow(self) -> float:
-        _stopping.wait(SLOW_READ_S)
+        time.sleep(SLOW_READ_S)
         return float(self._tick)
 
     def _read_timeout(self) -> float:
-        _stopping.wait(TIMEOUT_READ_S)
+        time.sleep(TIMEOUT_READ_S)
         return float(self._tick)
 
 
@@ -396,9 +392,8 @@ def serve(
     use_database: bool = False,
     host: str = "127.0.0.1",
 ) -> None:
-    """Run the device server in this process until SIGTERM or SIGINT (it exits
-    within :data:`SHUTDOWN_GRACE_S`, status 0, even while clients read the slow
-    attributes) or until killed.
+    """Run the device server in this process until SIGTERM or SIGINT (it exits at
+    once, status 0, even while clients read the slow attributes) or until killed.
 
     Without a database (the default) the devices answer on ``host:port`` and
     clients name them ``tango://host:port/<device>#dbase=no``; with

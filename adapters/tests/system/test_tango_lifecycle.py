@@ -26,7 +26,7 @@ SUBJECTS = Subjects()
 
 async def test_sim_server_exits_on_sigterm_while_slow_reads_run() -> None:
     """A client reading the 2 s and 6 s attributes does not keep the simulated
-    server alive after SIGTERM: it exits by itself, status 0, within seconds."""
+    server alive after SIGTERM: it exits by itself, status 0, within seconds (no SIGKILL needed)."""
     server = start_sim(rate=10.0)
     sink = CollectingSink()
     source = await started_source(server.settings(), sink)
