@@ -17,6 +17,8 @@ const SUSTAIN_S = Number(process.env.BENCH_SUSTAIN_S ?? 20);
 const STEP_S = Number(process.env.BENCH_STEP_S ?? 10);
 const RATES = (process.env.BENCH_RATES ?? '20,40,80').split(',').map(Number);
 /** which parts to run (default all): open, sustained, breaking, charts */
+/** extra query parameters of the UI (e.g. `budget=3`, the commit budget in ms per frame) */
+const QUERY = process.env.BENCH_QUERY ? `&${process.env.BENCH_QUERY}` : '';
 const PARTS = new Set((process.env.BENCH_PARTS ?? 'open,sustained,breaking,charts').split(','));
 
 const uri = (kind: string, i: number) => `sim://BENCH:${kind.toUpperCase()}:${String(i).padStart(5, '0')}`;
@@ -174,7 +176,7 @@ test('browser benchmarks', async ({ page }) => {
     const opens: number[] = [];
     const marks: Record<string, number>[] = [];
     for (let run = 0; PARTS.has('open') && run < OPEN_RUNS; run++) {
-      await page.goto(`${bench.base}/?run=${run}#/screen/bench-1000`);
+      await page.goto(`${bench.base}/?run=${run}${QUERY}#/screen/bench-1000`);
       await page.waitForFunction(() => (window as any).__openMs !== undefined, null, { timeout: 30_000 });
       opens.push(await page.evaluate(() => (window as any).__openMs));
       marks.push(await page.evaluate(() => {
@@ -185,7 +187,7 @@ test('browser benchmarks', async ({ page }) => {
     }
     // the same once more, counting the CPU the renderer spent (the wall time above includes waiting for a busy machine)
     const openCpu = await rendererCpu(page, async () => {
-      await page.goto(`${bench.base}/?run=cpu#/screen/bench-1000`);
+      await page.goto(`${bench.base}/?run=cpu${QUERY}#/screen/bench-1000`);
       await page.waitForFunction(() => (window as any).__openMs !== undefined, null, { timeout: 30_000 });
     }, false);
     if (PARTS.has('open')) results.screen_open_ms = { runs: opens.map((x) => Math.round(x)), median: pct(opens, 50), target: 300, milestones: marks, renderer_cpu_ms: openCpu };
@@ -211,7 +213,7 @@ test('browser benchmarks', async ({ page }) => {
     if (PARTS.has('charts')) {
       const scalars = await bench.publisher(50, 10);
       const arrays = await bench.publisher(10, 10, 'array', 10_000);
-      await page.goto(`${bench.base}/#/screen/bench-charts`);
+      await page.goto(`${bench.base}/?charts${QUERY}#/screen/bench-charts`);
       await page.waitForFunction(() => (window as any).__synoptic?.stats.commits > 20, null, { timeout: 30_000 });
       await page.waitForTimeout(2000);
       results.charts = { ...(await sample(page, SUSTAIN_S)), published_scalars: await bench.stopPublisher(scalars), published_arrays: await bench.stopPublisher(arrays) };
