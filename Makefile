@@ -52,6 +52,10 @@ bench-tango: install ## Tango adapter subscription time, throughput, latency
 bench-gateway: install ## gateway fan-out against the peers' workload
 	$(PY) -m synoptic_gateway.bench
 
+.PHONY: bench-gateway-open
+bench-gateway-open: install ## gateway screen open (fresh groups of 100/1000 channels, store barrier on/off; JSON)
+	$(PY) -m synoptic_gateway.bench_open
+
 # --- deployment: docker/, docker-compose.yml, k8s/ (docs/operations.md) ---
 # Validation tools, pinned and built once into .tools/deploy (git-ignored).
 KUSTOMIZE_VERSION := v5.8.2
