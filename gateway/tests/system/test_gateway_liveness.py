@@ -117,8 +117,8 @@ async def test_killed_adapter_marks_its_channels_stale_and_a_restart_clears_them
         assert metrics["synoptic_gateway_stale_channels"] == len(uris)
 
         # a late viewer is told in its snapshot: a join of the existing group, and a
-        # fresh group on part of the channels
-        async with GatewayClient(gateway.ws_url) as late:
+        # fresh group on part of the channels (a JSON-mode client: the JSON snap)
+        async with GatewayClient(gateway.ws_url, json_mode=True) as late:
             joined = await late.subscribe(uris)
             assert len(joined.stale) == len(uris)
             fresh = await late.subscribe(uris[:2])
