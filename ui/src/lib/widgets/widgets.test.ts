@@ -85,6 +85,28 @@ describe('stale marker from liveness', () => {
   });
 });
 
+describe('form widget', () => {
+  it('shows a row per channel with value, unit and alarm, painted once per frame', () => {
+    const { gw, frame, snap, upd } = setup(['ca://A', 'ca://B']);
+    const { container } = show(gw, { type: 'form', channels: ['ca://A', 'ca://B'] });
+    snap([val(1.5), val(7)], [{ dt: 'f8', shape: [], w: false, unit: 'mm', prec: 1 }, { dt: 'i4', shape: [], w: false }]);
+    const cell = (uri: string) => container.querySelector(`tr[data-channel="${uri}"] td.val`)!;
+    expect(cell('ca://A').textContent).toBe('1.5');
+    expect(cell('ca://A').nextElementSibling!.textContent).toBe('mm');
+    expect(cell('ca://B').textContent).toBe('7');
+    expect(cell('ca://A').getAttribute('data-stale')).toBe('false');
+    upd(0, val(2.25, 1));
+    expect(cell('ca://A').textContent).toBe('1.5');
+    frame();
+    expect(cell('ca://A').textContent).toBe('2.3');
+    expect(cell('ca://A').classList.contains('sev-minor')).toBe(true);
+    gw.handle({ op: 'src', sid: 1, i: [1], up: false });
+    frame();
+    expect(cell('ca://B').getAttribute('data-stale')).toBe('true');
+    expect(cell('ca://A').getAttribute('data-stale')).toBe('false');
+  });
+});
+
 describe('LED widget', () => {
   it('shows the Tango DevState label and colour', () => {
     const { gw, snap } = setup(['tango://h:10000/a/b/c/state']);
