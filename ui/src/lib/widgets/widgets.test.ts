@@ -185,6 +185,15 @@ describe('chart widgets render with ECharts (SVG)', () => {
     expect(container.querySelector('button.follow')).toBeNull();
   });
 
+  it('gauge draws its dial and shows the value', async () => {
+    const { gw, snap } = setup(['ca://G']);
+    const { container } = show(gw, { type: 'gauge', channels: ['ca://G'] });
+    await vi.waitFor(() => expect(container.querySelector('.chart svg')).not.toBeNull(), { timeout: 15_000 });
+    snap([val(3)], [{ dt: 'f8', shape: [], w: false, unit: 'V', prec: 1, disp: [0, 10] }]);
+    expect(container.querySelector('[data-role=value]')!.textContent).toMatch(/3\.0\s*V/);
+    await vi.waitFor(() => expect(container.querySelectorAll('.chart svg path').length).toBeGreaterThan(3)); // scale, ticks, pointer
+  });
+
   it('spectrum takes a typed array', async () => {
     const { gw, snap } = setup(['ca://SIM:WF1K']);
     const { container } = show(gw, { type: 'spectrum', channels: ['ca://SIM:WF1K'] });
