@@ -12,8 +12,13 @@ Guarantees:
   then the attribute is read every ``confirm_period`` (and once more after a
   data-less confirmation, as ``EventSubMode.Async`` sends), so no change is lost in
   between. Configuration events (metadata changes) are subscribed once a device's
-  change events have settled: they share Tango's one subscription thread, and
-  values come first (metadata is read at connection anyway).
+  change events have settled, in paced chunks (cppTango holds every event of the
+  process back while it subscribes; values come first, and metadata is read at
+  connection anyway), and only on devices with at most ``config_events_max``
+  monitored attributes; the metadata of the others is read again every
+  ``meta_period``, in one call per device.
+- Released attributes publish nothing more; their subscriptions are undone in the
+  background, paced (:mod:`synoptic_adapters.tango.unsubscriber`).
 - Attributes that send no events are read every ``poll_period``: one
   ``read_attributes`` for all of them per device. An attribute that makes a read
   slower than ``slow_after`` (or time out) moves to its own read group with its
