@@ -8,8 +8,12 @@ channel for that group (conflation) until the mailbox has drained, then gets a
 fresh ``snap`` and a ``stats`` frame saying what it missed. An update frame that
 waited longer than ``mailbox_age``, or whose group conflates, is not sent but
 conflated the same way, so a slow reader never reads data older than that plus its
-kernel buffers' worth, and never sees a gap before the catch-up ``snap``. A send
-blocked longer than ``stall_timeout`` closes the socket with 4001.
+kernel buffers' worth, and never sees a gap before the catch-up ``snap``. Data
+already written but not yet received by the peer counts too
+(:mod:`synoptic_gateway.inflight`): while more than ``mailbox_age`` of the peer's
+drain rate is in flight (a slow link), updates are conflated and the catch-up waits.
+A send blocked, or a peer over that budget, for longer than ``stall_timeout``
+closes the socket with 4001.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ import numpy as np
 from starlette.websockets import WebSocket
 
 from synoptic_gateway.auth import Principal
+from synoptic_gateway.inflight import InflightBudget
 from synoptic_gateway.limits import TokenBucket
 from synoptic_schemas import (
     SCHEMA_VERSION,
@@ -50,6 +55,10 @@ MAX_PUTS_IN_FLIGHT = 16
 #: bound, up to this many times ``mailbox_bytes``; beyond it the socket is closed
 #: as a slow consumer (4001).
 HARD_LIMIT_FACTOR = 4
+#: Seconds between two looks at a behind socket's in-flight data before catching up.
+INFLIGHT_POLL = 0.1
+#: Bytes a socket may always have in flight, however slowly its peer reads.
+INFLIGHT_FLOOR = 16 * 1024
 
 
 class State(enum.Enum):
@@ -74,6 +83,11 @@ def _put_value_ok(value: Any) -> bool:
     if isinstance(value, list) and len(value) <= 1_000_000:
         return all(isinstance(v, bool | int | float | str) for v in value)
     return False
+
+
+def _ws_header_bytes(payload: int) -> int:
+    """Bytes of the (unmasked, server → client) WebSocket header of a frame."""
+    return 2 if payload < 126 else 4 if payload < 65536 else 10
 
 
 class Session:
@@ -103,6 +117,12 @@ class Session:
         self._puts: set[asyncio.Task[None]] = set()
         self._sender: asyncio.Task[None] | None = None
         self._loop = asyncio.get_running_loop()
+        self._inflight = InflightBudget(
+            ws.scope.get("synoptic.transport"),
+            horizon=settings.mailbox_age,
+            floor=INFLIGHT_FLOOR,
+            ceiling=4 * max(settings.ws_send_buffer, 256 * 1024),
+        )
 
     # ------------------------------------------------------------ outgoing
 
@@ -188,9 +208,21 @@ class Session:
         send = self.ws.send
         stats = self._stats
         max_age = self._settings.mailbox_age
+        inflight = self._inflight
+        behind_since: float | None = None
         while True:
             if not self._queue:
                 if self._conflating:
+                    now = self._loop.time()
+                    if inflight.over(now):  # what is in flight must reach it first
+                        if behind_since is None:
+                            behind_since = now
+                        elif now - behind_since > self._settings.stall_timeout:
+                            self.close_slow()  # its peer took too little for too long
+                            return
+                        await asyncio.sleep(INFLIGHT_POLL)
+                        continue
+                    behind_since = None
                     self._catch_up()
                     continue
                 self._drained.set()
@@ -201,8 +233,12 @@ class Session:
             self._queued_bytes -= len(frame)
             now = self._loop.time()
             if batch is not None and (
-                now - queued_at > max_age or batch.sid in self._conflating
-            ):  # too old, or its group is behind: the catch-up snap replaces it
+                now - queued_at > max_age
+                or batch.sid in self._conflating
+                or inflight.over(now)
+            ):  # too old, its group is behind, or more than mailbox_age of the
+                # peer's drain rate is already on its way (a slow link): the
+                # catch-up snap replaces it
                 self._skip_stale(batch)
                 continue
             self.sending_since = now
@@ -211,6 +247,7 @@ class Session:
             else:
                 await send({"type": "websocket.send", "text": frame})
             self.sending_since = None
+            inflight.wrote(len(frame) + _ws_header_bytes(len(frame)))
             stats.frames_out += 1
             stats.bytes_out += len(frame)
             if batch is not None:

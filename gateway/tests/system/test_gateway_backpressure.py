@@ -4,6 +4,7 @@ one is closed, and neither changes what the other sockets receive."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import socket
 import time
 from collections.abc import Iterator
@@ -12,7 +13,10 @@ import numpy as np
 import psutil
 import pytest
 from websockets.asyncio.client import ClientConnection, connect
+from websockets.client import ClientProtocol
 from websockets.exceptions import ConnectionClosed
+from websockets.frames import Frame, Opcode
+from websockets.uri import parse_uri
 
 from synoptic_bus.connect import NatsClient
 from synoptic_bus.natsserver import NatsServer
@@ -235,3 +239,84 @@ async def test_slow_reader_gets_stats_and_no_stale_data_healthy_one_everything(
     assert gaps == []  # it skips values only behind a catch-up snap
     assert seen == list(range(first_seq + 1, publisher.seq[uri] + 1))  # no gap
     assert healthy_sub.missed == 0 and healthy_sub.conflated == 0
+
+
+class _SlowLink:
+    """A WebSocket client behind a slow link: it takes ``rate`` bytes per second
+    off a socket with a small receive buffer and parses frames from them
+    (websockets' sans-I/O protocol), so the gateway sees the link's pace."""
+
+    def __init__(self, url: str, rate: int) -> None:
+        self.protocol = ClientProtocol(parse_uri(url), max_size=None)
+        self.sock = socket.socket()
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 * 1024)
+        self.sock.setblocking(False)
+        self.rate = rate
+        self.frames: asyncio.Queue[dict] = asyncio.Queue()
+        self._loop = asyncio.get_running_loop()
+
+    async def open(self, host: str, port: int) -> None:
+        await self._loop.sock_connect(self.sock, (host, port))
+        self.protocol.send_request(self.protocol.connect())
+        await self._flush()
+
+    async def send(self, frame: dict) -> None:
+        self.protocol.send_binary(frames.pack(frame))
+        await self._flush()
+
+    async def _flush(self) -> None:
+        for data in self.protocol.data_to_send():
+            if data:
+                await self._loop.sock_sendall(self.sock, data)
+
+    async def pump(self) -> None:
+        """Take ``rate / 10`` bytes every 100 ms, forever."""
+        chunk = max(1, self.rate // 10)
+        while True:
+            data = await self._loop.sock_recv(self.sock, chunk)
+            if not data:
+                return
+            self.protocol.receive_data(data)
+            for event in self.protocol.events_received():
+                if isinstance(event, Frame) and event.opcode is Opcode.BINARY:
+                    self.frames.put_nowait(frames.unpack(event.data))
+            await self._flush()
+            await asyncio.sleep(0.1)
+
+
+async def test_reader_on_a_slow_link_reads_recent_data_not_a_full_send_buffer(
+    gateway, publisher, names, nc: NatsClient
+) -> None:
+    """A peer that takes 40 KiB/s of a ~600 KiB/s stream (a slow link): without a
+    bound on what is in flight it would read the gateway's whole send buffer (~0.5
+    MiB, ~13 s) behind; the in-flight budget (``mailbox_age`` of its drain rate)
+    keeps what it reads recent, and it is told what it missed."""
+    uri = names[0]
+    payload = np.zeros(2560, dtype="<f8")  # 20 KiB per update
+    await publisher.value(uri, payload)
+    link = _SlowLink(gateway.ws_url, rate=40 * 1024)
+    await link.open("127.0.0.1", gateway.port)
+    pump = asyncio.create_task(link.pump())
+    assert (await asyncio.wait_for(link.frames.get(), 10))["op"] == "hello"
+    await link.send(frames.sub(1, [uri]))
+    start = time.monotonic()
+    while time.monotonic() < start + 16:  # ~30 Hz
+        await publisher.value(uri, payload)
+        await asyncio.sleep(1 / 30)
+    pump.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await pump
+    link.sock.close()
+    ages: list[float] = []
+    stats = []
+    while not link.frames.empty():  # all it parsed, in order
+        frame = link.frames.get_nowait()
+        if frame["op"] in ("upd", "snap") and frame["val"][0]:
+            ages.append(frame["val"][0]["t"] / 1e9)
+        elif frame["op"] == "stats":
+            stats.append(frame)
+    assert stats and stats[0]["missed"] > 0
+    end = time.time()
+    assert ages and end - ages[-1] <= 6.0, (
+        f"read data {end - ages[-1]:.1f} s old at the end"
+    )
