@@ -166,9 +166,11 @@ def create_app(settings: Settings) -> FastAPI:
         return gateway.screens.list()
 
     @app.get("/api/screens/{name}")
-    async def get_screen(name: str) -> dict[str, object]:
+    async def get_screen(name: str) -> Response:
         try:
-            return gateway.screens.get(name)
+            return Response(
+                gateway.screens.get_json(name), media_type="application/json"
+            )
         except ScreenError as exc:
             raise HTTPException(404 if exc.missing else 422, str(exc)) from None
 

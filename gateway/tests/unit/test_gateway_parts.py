@@ -65,6 +65,26 @@ def test_screens_are_listed_validated_and_confined(tmp_path: Path) -> None:
     assert ScreenStore(tmp_path / "absent").list() == []
 
 
+def test_screens_are_validated_once_per_version_and_edits_show(tmp_path: Path) -> None:
+    path = tmp_path / "live.json"
+    path.write_text(json.dumps(SCREEN))
+    store = ScreenStore(tmp_path)
+    first = store.get("live")
+    assert store.get("live") is first  # the same version: not read again
+    assert json.loads(store.get_json("live")) == SCREEN
+    path.write_text(json.dumps({**SCREEN, "title": "Edited title"}))
+    assert store.get("live")["title"] == "Edited title"
+    assert json.loads(store.get_json("live"))["title"] == "Edited title"
+    path.write_text(json.dumps({"widgets": "nope"}))  # broken by an edit
+    with pytest.raises(ScreenError) as info:
+        store.get_json("live")
+    assert not info.value.missing
+    path.unlink()
+    with pytest.raises(ScreenError) as info:
+        store.get("live")
+    assert info.value.missing
+
+
 def test_settings_announce_limits_and_keep_uvicorn_above_them() -> None:
     settings = Settings(max_frame_bytes=1000)
     assert settings.limits()["frame_bytes"] == 1000
