@@ -402,9 +402,6 @@ def serve(
     """
     os.environ[ENV_RATE] = str(rate_hz)
     os.environ[ENV_BULK] = str(bulk)
-    # events the server's ZeroMQ socket may queue per client before it drops
-    # (default 1000): benchmarks push thousands per poll on a busy machine
-    os.environ.setdefault("TANGO_DS_EVENT_BUFFER_HWM", "100000")
     args = ["SynopticSim", instance]
     if use_database:
         register_in_database(instance, devices)

@@ -35,11 +35,12 @@ from synoptic_schemas.messages import PutReplyMsg
 #: (default 5); slow reads hold one each, so allow more.
 ORB_CONNECTIONS = "32"
 #: Events cppTango's ZeroMQ socket may hold before it drops (default 1000, i.e.
-#: 50 ms at 20 000 events/s). Event delivery stalls while cppTango subscribes
-#: (its event thread waits for every subscription call in progress), and a drop
-#: there is a lost change: hold up to ~10 s of events at the target rate instead
-#: (at most a few tens of MB, only while stalled).
-EVENT_BUFFER_HWM = "200000"
+#: 50 ms at 20 000 events/s). Event delivery stalls while cppTango subscribes,
+#: and a drop there is a lost change: hold ~1 s at the target rate. Not more: a
+#: backlog of many seconds delays Tango's own heartbeat events too, cppTango then
+#: declares the event channels dead and resubscribes everything (seen with
+#: 200 000: 4000 attributes fell to ~700 events/s).
+EVENT_BUFFER_HWM = "20000"
 #: Seconds ``stop`` waits for devices to unsubscribe.
 STOP_TIMEOUT = 5.0
 
