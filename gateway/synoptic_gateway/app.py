@@ -7,6 +7,7 @@ Routes: ``/ws`` (the protocol of ``docs/protocol.md``), ``/api/screens``,
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import secrets
@@ -52,6 +53,7 @@ class Gateway:
         self.hub = Hub(self.bus, settings, self.stats, self.id)
         self.auth = Authenticator(settings)
         self.screens = ScreenStore(settings.screens_dir)
+        self._screens_warmed: asyncio.Task[object] | None = None
         self.registry = make_registry(self.stats, self.hub.gauges)
 
     async def _bus_down(self) -> None:
@@ -63,6 +65,8 @@ class Gateway:
     async def start(self) -> None:
         self.bus.start()
         self.hub.start()
+        # validate every screen once, off the event loop, before the first viewer
+        self._screens_warmed = asyncio.create_task(asyncio.to_thread(self.screens.list))
 
     def going_away(self) -> None:
         """Ask every client to reconnect elsewhere (before a shutdown)."""
