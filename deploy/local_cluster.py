@@ -134,10 +134,9 @@ class LocalCluster:
         self.adapters: dict[str, Process] = {}
         self._router: threading.Thread | None = None
         self._stopping = threading.Event()
-        #: cleared: the health router leaves nginx as it is (tests of nginx's own
-        #: passive health checks)
-        self.routing = threading.Event()
-        self.routing.set()
+        self._routing = threading.Event()  # cleared: the router leaves nginx be
+        self._routing.set()
+        self._route_round = threading.Lock()  # held during one routing round
         self._down: set[str] = set()
         self._applied: frozenset[str] = frozenset()
 
@@ -373,31 +372,44 @@ http {{
 """
         )
 
+    def pause_routing(self) -> None:
+        """Stop the health router (after its round in progress, if any): nginx
+        keeps its configuration and only its own passive checks act."""
+        self._routing.clear()
+        with self._route_round:
+            pass
+
+    def resume_routing(self) -> None:
+        self._routing.set()
+
     def _route(self) -> None:
         """Health router: mark failing gateways and nodes down, reload nginx;
         :attr:`down` changes once nginx runs the new configuration."""
         while not self._stopping.wait(0.5):
-            if not self.routing.is_set():
-                continue
-            down = {g.name for g in self.gateways if not http_ok(g.port, "/readyz")}
-            down |= {
-                n.name for n in self.nodes if not http_ok(n.monitor_port, "/healthz")
-            }
-            if len(down) == len(self.gateways) + len(self.nodes):
-                continue  # everything down: keep routing rather than route nowhere
-            nginx = self.nginx
-            if down == self._down or nginx is None or not nginx.alive():
-                continue
-            previous, self._down = self._down, down
-            self.write_nginx_config()
-            mark = nginx.mark()
-            nginx.signal(signal.SIGHUP)  # graceful reload
-            try:
-                nginx.wait_for(r"start worker process", 10, since=mark)
-            except ProcessError:
-                self._down = previous  # not applied: retry on the next round
-                continue
-            self._applied = frozenset(down)
+            with self._route_round:
+                if self._routing.is_set():
+                    self._route_once()
+
+    def _route_once(self) -> None:
+        """One round of the health router."""
+        down = {g.name for g in self.gateways if not http_ok(g.port, "/readyz")}
+        down |= {n.name for n in self.nodes if not http_ok(n.monitor_port, "/healthz")}
+        if len(down) == len(self.gateways) + len(self.nodes):
+            return  # everything down: keep routing rather than route nowhere
+        nginx = self.nginx
+        if down == self._down or nginx is None or not nginx.alive():
+            return
+        previous, self._down = self._down, down
+        self.write_nginx_config()
+        mark = nginx.mark()
+        nginx.signal(signal.SIGHUP)  # graceful reload
+        try:  # applied once the old worker stops accepting (it logs this first)
+            nginx.wait_for(r"start worker process", 10, since=mark)
+            nginx.wait_for(r"gracefully shutting down", 10, since=mark)
+        except ProcessError:
+            self._down = previous  # not applied: retry on the next round
+            return
+        self._applied = frozenset(down)
 
     # -- simulators, adapters, gateways -----------------------------------------
     @property
