@@ -50,7 +50,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--storm-s", type=float)
     parser.add_argument("--churn-ms", type=int)
     parser.add_argument("--slow", type=int, help="slow consumer sockets")
-    parser.add_argument("--slow-read-ms", type=int)
+    parser.add_argument("--slow-read-bps", type=int)
     parser.add_argument("--out", type=Path, help="result folder")
     parser.add_argument("--echo", action="store_true", help="echo server output")
     return parser.parse_args(argv)
@@ -59,7 +59,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def make_plan(args: argparse.Namespace) -> Plan:
     values = dict(DEFAULTS[args.scenario])
     for key in ("vus", "channels", "rate", "format", "screen_channels",
-                "screen_count", "storm_s", "churn_ms", "slow", "slow_read_ms"):  # fmt: skip
+                "screen_count", "storm_s", "churn_ms", "slow", "slow_read_bps"):  # fmt: skip
         if getattr(args, key) is not None:
             values[key] = getattr(args, key)
     if args.duration is not None:
@@ -70,6 +70,7 @@ def make_plan(args: argparse.Namespace) -> Plan:
     if plan.scenario == "fanout-distinct":
         plan.screen_count = plan.vus
     plan.window_ms = window_ms(plan.duration_s + plan.storm_s)
+    plan.nats_nodes = args.nats_nodes
     return plan
 
 
@@ -80,7 +81,7 @@ def start_slow_clients(plan: Plan, out_dir: Path) -> Process | None:
     channels_file.write_text(json.dumps(plan.screens[0]))
     argv = [sys.executable, str(KIT / "slowclient.py"), "--url", plan.gateways[0],
             "--count", str(plan.slow), "--channels-file", str(channels_file),
-            "--read-ms", str(plan.slow_read_ms)]  # fmt: skip
+            "--read-bps", str(plan.slow_read_bps)]  # fmt: skip
     process = Process("slow-clients", argv)
     process.wait_for(r"slow clients ready", 60)
     return process

@@ -25,11 +25,12 @@ class Plan:
     storm_s: float = 0.0
     churn_ms: int = 0
     slow: int = 0  # slow consumer sockets (loadtest/kit/slowclient.py)
-    slow_read_ms: int = 1000
+    slow_read_bps: int = 8192  # bytes/s each slow link takes
     in_phase: bool = False  # synthetic source: every channel at the same instant
     gateways: list[str] = field(default_factory=list)
     screens: list[list[str]] = field(default_factory=list)
     window_ms: int = 1000
+    nats_nodes: int = 1  # 3: a cluster, where one snapshot gap is tolerated
 
     @property
     def script(self) -> Path:
@@ -62,7 +63,7 @@ DEFAULTS: dict[str, dict[str, object]] = {
               "format": "json", "screen_count": 10, "screen_channels": 50,
               "churn_ms": 500},
     "slow": {"vus": 10, "channels": 100, "rate": 10, "duration_s": 45,
-             "format": "msgpack", "slow": 5, "slow_read_ms": 1000},
+             "format": "msgpack", "slow": 5, "slow_read_bps": 8192},
 }  # fmt: skip
 
 

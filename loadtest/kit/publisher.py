@@ -4,7 +4,9 @@ Used when the load test should not depend on a control system (or the EPICS adap
 is not wanted): every channel is ``sim://lt:cNNNNN``; each value message carries a
 counter as ``v``, the publish time as ``t`` (ns) and a per-channel ``seq`` under one
 epoch, so viewers count gaps and latency exactly. Metadata is published once per
-channel, and the last-value stream is created, before the readiness line::
+channel, and the last-value stream is created, before the readiness line; a
+heartbeat goes out every second (``cs.hb.loadtest-publisher``) so gateways know the
+source is alive and never mark its channels stale::
 
     publisher ready: 100 channels at 10.0 Hz
 
@@ -29,6 +31,9 @@ from synoptic_schemas.subjects import Subjects
 
 #: At most this many publishing ticks per second (phased mode).
 MAX_SLOTS_PER_S = 200
+#: The adapter id of the heartbeats, and their period in seconds.
+PUBLISHER_ID = "loadtest-publisher"
+HEARTBEAT_PERIOD = 1.0
 
 
 def channel_uris(count: int) -> list[str]:
@@ -51,6 +56,19 @@ async def _ensure_store_retrying(
             await asyncio.sleep(0.5)
 
 
+async def _beat(nc: object, subjects: Subjects, epoch: int, count: int,
+                stop: asyncio.Event) -> None:  # fmt: skip
+    """A heartbeat every ``HEARTBEAT_PERIOD`` until ``stop``, as an adapter does."""
+    subject = subjects.hb(PUBLISHER_ID)
+    while not stop.is_set():
+        beat = {"ver": SCHEMA_VERSION, "id": PUBLISHER_ID, "proto": "sim", "ep": epoch,
+                "t": time.time_ns(), "period": HEARTBEAT_PERIOD, "n": count,
+                "conn": count}  # fmt: skip
+        await nc.publish(subject, encode(beat))  # type: ignore[attr-defined]
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), HEARTBEAT_PERIOD)
+
+
 async def publish(
     url: str, count: int, rate: float, prefix: str, replicas: int, phased: bool
 ) -> None:
@@ -71,6 +89,7 @@ async def publish(
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
+    beating = asyncio.create_task(_beat(nc, subjects, epoch, count, stop))
     print(f"publisher ready: {count} channels at {rate} Hz", flush=True)
 
     # Each period is cut into `slots` ticks; channel k publishes on tick k % slots.
@@ -101,6 +120,7 @@ async def publish(
             continue
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(stop.wait(), delay)
+    await beating
     with contextlib.suppress(Exception):
         await asyncio.wait_for(nc.drain(), 5)
     elapsed = time.monotonic() - started

@@ -1,10 +1,14 @@
-"""Slow consumers: N WebSocket viewers that read one frame every ``--read-ms``.
+"""Slow consumers: N WebSocket viewers behind slow links, each taking ``--read-bps``
+bytes per second off its socket.
 
 k6 reads every frame at once into an unbounded queue, so it cannot play a slow
-consumer; these sockets shrink their receive buffer and stop reading, so TCP
-back-pressure reaches the gateway. Prints ``slow clients ready`` once every socket
-got its snapshot, and on SIGTERM one JSON line with what they saw (frames, ``stats``
-frames and missed counts, close codes).
+consumer. These sockets have a small fixed receive buffer and take a bounded number
+of bytes every 100 ms, parsing frames with websockets' sans-I/O protocol (a client
+library would read hundreds of KiB ahead of the application, out of the gateway's
+sight), so TCP back-pressure reaches the gateway at the link's pace. Prints ``slow
+clients ready`` once every socket got its snapshot, and on SIGTERM one JSON line
+with what they saw (frames, ``stats`` frames and missed counts, close codes, the age
+of the data they read).
 
 Run: ``python loadtest/kit/slowclient.py --url http://H:P --count 5 --channels-file F``.
 """
@@ -22,10 +26,14 @@ from collections import Counter
 from urllib.parse import urlsplit
 
 import msgpack
-from websockets.asyncio.client import connect
-from websockets.exceptions import ConnectionClosed
+from websockets.client import ClientProtocol
+from websockets.frames import Frame, Opcode
+from websockets.protocol import State
+from websockets.uri import parse_uri
 
-RCVBUF_BYTES = 16 * 1024
+RCVBUF_BYTES = 8 * 1024
+#: Seconds between two reads of a slow link.
+TICK_S = 0.1
 
 
 class Tally:
@@ -38,25 +46,53 @@ class Tally:
         self.resnaps = 0
         self.closes: Counter[str] = Counter()
         self.open = 0
-        self.ages: list[float] = []  # age (s) of the oldest update of each upd frame
+        self.ages: list[float] = []  # age (s) of the oldest value of each frame read
 
 
-async def slow_viewer(url: str, channels: list[str], read_ms: int, tally: Tally,
+async def slow_viewer(url: str, channels: list[str], read_bps: int, tally: Tally,
                       ready: asyncio.Queue[bool]) -> None:  # fmt: skip
-    """One slow socket: subscribe, then read a frame every ``read_ms``."""
+    """One socket behind a link of ``read_bps``: subscribe, then read at that pace."""
     parts = urlsplit(url)
+    loop = asyncio.get_running_loop()
+    protocol = ClientProtocol(parse_uri(f"ws://{parts.hostname}:{parts.port}/ws"),
+                              max_size=None)  # fmt: skip
     sock = socket.socket()
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, RCVBUF_BYTES)
-    sock.connect((parts.hostname, parts.port))
-    ws_url = f"ws://{parts.hostname}:{parts.port}/ws"
+    sock.setblocking(False)
     signalled = False
+    chunk = max(1, int(read_bps * TICK_S))
+
+    async def flush() -> None:
+        for data in protocol.data_to_send():
+            if data:
+                await loop.sock_sendall(sock, data)
+
     try:
-        async with connect(ws_url, sock=sock, max_queue=2, compression=None,
-                           max_size=None) as ws:  # fmt: skip
-            tally.open += 1
-            await ws.send(msgpack.packb({"op": "sub", "id": 1, "ch": channels}))
-            while True:
-                frame = msgpack.unpackb(await ws.recv(), raw=False)
+        await loop.sock_connect(sock, (parts.hostname, parts.port))
+        protocol.send_request(protocol.connect())
+        await flush()
+        tally.open += 1
+        subscribed = False
+        while True:
+            data = await loop.sock_recv(sock, chunk)
+            if not data:
+                break
+            protocol.receive_data(data)
+            if not subscribed and protocol.state is State.OPEN:  # handshake done
+                subscribed = True
+                protocol.send_binary(
+                    msgpack.packb({"op": "sub", "id": 1, "ch": channels})
+                )
+            for event in protocol.events_received():
+                if not isinstance(event, Frame):
+                    continue
+                if event.opcode is Opcode.CLOSE:
+                    code = protocol.close_rcvd.code if protocol.close_rcvd else 1006
+                    tally.closes[str(code)] += 1
+                    return
+                if event.opcode is not Opcode.BINARY:
+                    continue
+                frame = msgpack.unpackb(event.data, raw=False)
                 tally.frames += 1
                 op = frame.get("op")
                 if op == "snap" and frame.get("id") == 1 and not signalled:
@@ -64,27 +100,29 @@ async def slow_viewer(url: str, channels: list[str], read_ms: int, tally: Tally,
                     await ready.put(True)
                 elif op == "snap":
                     tally.resnaps += 1
-                elif op == "upd":
+                if op in ("upd", "snap"):
                     stamps = [v["t"] for v in frame.get("val") or [] if v]
                     if stamps:
                         tally.ages.append(time.time() - min(stamps) / 1e9)
                 elif op == "stats":
                     tally.stats_frames += 1
                     tally.missed += int(frame.get("missed") or 0)
-                await asyncio.sleep(read_ms / 1000)
-    except ConnectionClosed as exc:
-        code = exc.rcvd.code if exc.rcvd else 1006
-        tally.closes[str(code)] += 1
+            await flush()
+            await asyncio.sleep(TICK_S)
+        tally.closes["1006"] += 1
+    except OSError:
+        tally.closes["1006"] += 1
     finally:
+        sock.close()
         tally.open -= 1 if tally.open else 0
         if not signalled:
             await ready.put(False)
 
 
-async def run(url: str, count: int, channels: list[str], read_ms: int) -> None:
+async def run(url: str, count: int, channels: list[str], read_bps: int) -> None:
     tally = Tally()
     ready: asyncio.Queue[bool] = asyncio.Queue()
-    tasks = [asyncio.create_task(slow_viewer(url, channels, read_ms, tally, ready))
+    tasks = [asyncio.create_task(slow_viewer(url, channels, read_bps, tally, ready))
              for _ in range(count)]  # fmt: skip
     ok = [await ready.get() for _ in range(count)]
     print(f"slow clients ready: {sum(ok)} of {count} subscribed", flush=True)
@@ -116,11 +154,12 @@ def main() -> None:
     parser.add_argument("--url", required=True, help="gateway base URL")
     parser.add_argument("--count", type=int, default=5)
     parser.add_argument("--channels-file", required=True, help="JSON list of URIs")
-    parser.add_argument("--read-ms", type=int, default=1000)
+    parser.add_argument("--read-bps", type=int, default=8192,
+                        help="bytes per second each link takes")  # fmt: skip
     args = parser.parse_args()
     with open(args.channels_file) as file:
         channels = json.load(file)
-    asyncio.run(run(args.url, args.count, channels, args.read_ms))
+    asyncio.run(run(args.url, args.count, channels, args.read_bps))
 
 
 if __name__ == "__main__":

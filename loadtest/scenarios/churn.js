@@ -9,7 +9,7 @@
 // gateway (p95 70 ms with JSON on the same machine).
 import exec from 'k6/execution';
 import { viewer } from '../lib/viewer.js';
-import { gatewayFor, loadPlan, scenarioStart, summaryTrendStats } from '../lib/plan.js';
+import { gatewayFor, loadPlan, scenarioStart, summaryTrendStats, snapshotGapThresholds } from '../lib/plan.js';
 
 export { handleSummary } from '../lib/plan.js';
 
@@ -31,6 +31,7 @@ export const options = {
     screens_closed: ['count>0'],
     screen_open_ms: ['p(95)<1000'],
     update_gaps: ['count==0'],
+    snapshot_gaps: snapshotGapThresholds(plan),
     protocol_errors: ['count==0'],
     unexpected_closes: ['count==0'],
   },

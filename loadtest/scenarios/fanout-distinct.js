@@ -3,7 +3,7 @@
 // socket is its own gateway group: this measures per-group encode + send cost.
 // Wire format: msgpack (what browsers use), see fanout.js.
 import { viewer } from '../lib/viewer.js';
-import { gatewayFor, loadPlan, scenarioStart, summaryTrendStats } from '../lib/plan.js';
+import { gatewayFor, loadPlan, scenarioStart, summaryTrendStats, snapshotGapThresholds } from '../lib/plan.js';
 import exec from 'k6/execution';
 
 export { handleSummary } from '../lib/plan.js';
@@ -24,6 +24,7 @@ export const options = {
   thresholds: {
     updates: ['count>0'],
     update_gaps: ['count==0'],
+    snapshot_gaps: snapshotGapThresholds(plan),
     update_regressions: ['count==0'],
     protocol_errors: ['count==0'],
     unexpected_closes: ['count==0'],

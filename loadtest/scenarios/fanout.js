@@ -4,7 +4,7 @@
 // Wire format: msgpack (what browsers use). The decode cost in k6 is budgeted in
 // docs/capacity.md; use FORMAT=json (LT plan "format") where k6 becomes the limit.
 import { viewer } from '../lib/viewer.js';
-import { gatewayFor, loadPlan, scenarioStart, summaryTrendStats } from '../lib/plan.js';
+import { gatewayFor, loadPlan, scenarioStart, summaryTrendStats, snapshotGapThresholds } from '../lib/plan.js';
 
 export { handleSummary } from '../lib/plan.js';
 
@@ -25,6 +25,7 @@ export const options = {
     // pass/fail contract: every viewer sees every update, promptly, without errors
     updates: ['count>0'],
     update_gaps: ['count==0'],
+    snapshot_gaps: snapshotGapThresholds(plan),
     update_regressions: ['count==0'],
     protocol_errors: ['count==0'],
     unexpected_closes: ['count==0'],

@@ -4,7 +4,7 @@
 // Wire format: JSON, to keep the generator's CPU low over a long run.
 import exec from 'k6/execution';
 import { viewer } from '../lib/viewer.js';
-import { gatewayFor, loadPlan, scenarioStart, summaryTrendStats } from '../lib/plan.js';
+import { gatewayFor, loadPlan, scenarioStart, summaryTrendStats, snapshotGapThresholds } from '../lib/plan.js';
 
 export { handleSummary } from '../lib/plan.js';
 
@@ -24,6 +24,7 @@ export const options = {
   thresholds: {
     updates: ['count>0'],
     update_gaps: ['count==0'],
+    snapshot_gaps: snapshotGapThresholds(plan),
     protocol_errors: ['count==0'],
     unexpected_closes: ['count==0'],
     update_latency_ms: ['p(95)<250', 'p(99)<1000'],

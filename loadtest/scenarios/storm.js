@@ -8,7 +8,7 @@
 // The source runs in phase at 1 Hz by default: the storm is about opening screens.
 import { sleep } from 'k6';
 import { viewer } from '../lib/viewer.js';
-import { gatewayFor, loadPlan, scenarioStart, summaryTrendStats } from '../lib/plan.js';
+import { gatewayFor, loadPlan, scenarioStart, summaryTrendStats, snapshotGapThresholds } from '../lib/plan.js';
 
 export { handleSummary } from '../lib/plan.js';
 
@@ -31,6 +31,7 @@ export const options = {
     protocol_errors: ['count==0'],
     unexpected_closes: ['count==0'],
     update_gaps: ['count==0'],
+    snapshot_gaps: snapshotGapThresholds(plan),
   },
 };
 
