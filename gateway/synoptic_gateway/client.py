@@ -160,8 +160,8 @@ class GatewayClient:
         max_queue: int | None = 64,
         on_frame: Callable[[dict[str, Any]], None] | None = None,
         shuffle: bool = True,
-        ping_interval: float | None = 5.0,
-        ping_timeout: float = 10.0,
+        ping_interval: float | None = 3.0,
+        ping_timeout: float = 6.0,
     ) -> None:
         self.urls = [urls] if isinstance(urls, str) else list(urls)
         self.token = token

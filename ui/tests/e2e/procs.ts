@@ -87,6 +87,11 @@ export class Proc {
     clearTimeout(timer);
   }
 
+  /** Send a signal (e.g. SIGSTOP/SIGCONT: a hung process, not a dead one). */
+  signal(sig: NodeJS.Signals): void {
+    if (this.alive) this.child.kill(sig);
+  }
+
   /** SIGKILL now (a crash); resolves when the process is gone. */
   async kill(): Promise<void> {
     if (!this.alive) return;

@@ -15,6 +15,25 @@ test('killing the gateway shows reconnecting and stale values, then recovers', a
   await expect.poll(async () => Number((await counter.textContent())!.trim())).toBeGreaterThan(before);
 });
 
+test('a hung gateway (SIGSTOP: its TCP stays up) is noticed by the page, which recovers when it runs again', async ({ page, stack }) => {
+  await openScreen(page, stack, 'epics-demo');
+  const connection = page.getByTestId('connection');
+  const counter = widget(page, 'label', stack.pv('CNT:00000')).locator('[data-role=value]');
+  await expect(counter).toHaveAttribute('data-stale', 'false');
+  stack.gateway.signal('SIGSTOP');
+  try {
+    const stopped = Date.now();
+    // pings every 3 s, silence limit 6 s: noticed within 9 s
+    await expect(connection).toHaveAttribute('data-state', 'reconnecting', { timeout: 15_000 });
+    expect(Date.now() - stopped).toBeLessThanOrEqual(12_000);
+    await expect(counter).toHaveAttribute('data-stale', 'true');
+  } finally {
+    stack.gateway.signal('SIGCONT');
+  }
+  await expect(connection).toHaveAttribute('data-state', 'live', { timeout: 30_000 });
+  await expect(counter).toHaveAttribute('data-stale', 'false');
+});
+
 test('a disconnected IOC shows disconnected widgets, then live ones again', async ({ page, stack }) => {
   await openScreen(page, stack, 'epics-demo');
   const sine = widget(page, 'label', stack.pv('SINE')).locator('[data-role=value]');

@@ -41,6 +41,14 @@ export interface GatewayOptions {
    * one long frame. 0 = commit everything every frame.
    */
   frameBudgetMs?: number;
+  /** ms between application pings on an open socket (0: none) */
+  pingMs?: number;
+  /**
+   * ms without any frame (after a ping) or without opening, after which the
+   * gateway counts as hung (process stopped, host frozen: TCP stays up) and the
+   * client drops the socket and reconnects
+   */
+  silenceMs?: number;
 }
 
 /** Counters and receipt-to-commit lags, read by the benchmarks. */
@@ -110,6 +118,9 @@ export class Gateway implements Liveness {
   #json = false;
   /** hello received on the current socket */
   #greeted = false;
+  /** performance.now() of the last frame received (or of the connect) */
+  #heardAt = 0;
+  #watchdog: ReturnType<typeof setInterval> | null = null;
 
   constructor(opts: GatewayOptions = {}) {
     this.#opts = {
@@ -118,6 +129,8 @@ export class Gateway implements Liveness {
       putTimeoutMs: 10_000,
       schedule: (cb) => requestAnimationFrame(() => cb()),
       frameBudgetMs: 0,
+      pingMs: 3_000,
+      silenceMs: 6_000,
       ...opts,
     };
     this.#json = (opts.url ?? '').includes('format=json');
@@ -137,6 +150,7 @@ export class Gateway implements Liveness {
   close(): void {
     this.#closed = true;
     if (this.#timer) clearTimeout(this.#timer);
+    this.#stopWatchdog();
     this.#ws?.close(1000);
     this.#ws = null;
     this.state = 'closed';
@@ -211,16 +225,50 @@ export class Gateway implements Liveness {
       ws.onopen = () => performance.mark('synoptic:open');
     }
     this.#ws = ws;
-    ws.onmessage = (ev) => this.#onMessage(ev.data);
+    this.#heardAt = performance.now();
+    this.#startWatchdog(ws);
+    ws.onmessage = (ev) => {
+      this.#heardAt = performance.now();
+      this.#onMessage(ev.data);
+    };
     ws.onclose = (ev) => {
       if (this.#ws !== ws) return;
       this.#ws = null;
+      this.#stopWatchdog();
       this.#onDown(ev.code, `closed (${ev.code}${ev.reason ? `: ${ev.reason}` : ''})`);
     };
     ws.onerror = () => {
       /* onclose follows and reconnects */
     };
     if (early) for (const data of early.frames.splice(0)) this.#onMessage(data);
+  }
+
+  /**
+   * Ping every `pingMs`; a socket that stays silent for `silenceMs` (or never
+   * opens) belongs to a hung gateway: drop it and reconnect. Any frame counts as
+   * an answer (on a busy socket the pong queues behind data).
+   */
+  #startWatchdog(ws: WebSocket): void {
+    this.#stopWatchdog();
+    const { pingMs, silenceMs } = this.#opts;
+    if (!pingMs) return;
+    this.#watchdog = setInterval(() => {
+      if (this.#ws !== ws) return;
+      if (performance.now() - this.#heardAt > silenceMs) {
+        this.#ws = null;
+        this.#stopWatchdog();
+        ws.onmessage = ws.onclose = null;
+        ws.close();
+        this.#onDown(1006, `no answer from the gateway for ${Math.round(silenceMs / 1000)} s`);
+      } else if (ws.readyState === 1) {
+        this.#send({ op: 'ping', id: nextId++ });
+      }
+    }, pingMs);
+  }
+
+  #stopWatchdog(): void {
+    if (this.#watchdog) clearInterval(this.#watchdog);
+    this.#watchdog = null;
   }
 
   #onDown(code: number, why: string): void {

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { Gateway } from './gateway.svelte';
 import type { MetaMsg, ValueMsg } from './protocol';
 
@@ -124,5 +124,110 @@ describe('Gateway state from frames', () => {
   it('answers a put without a connection with a disconnected error', async () => {
     const { gw } = gatewayWithFrames();
     expect(await gw.put('ca://A', 1)).toMatchObject({ ok: false, err: 'disconnected' });
+  });
+});
+
+/** A WebSocket the test drives: it opens, speaks and goes silent on demand. */
+class FakeSocket {
+  static made: FakeSocket[] = [];
+  readyState = 0;
+  binaryType = '';
+  sent: string[] = [];
+  closed = false;
+  onopen: (() => void) | null = null;
+  onmessage: ((ev: { data: unknown }) => void) | null = null;
+  onclose: ((ev: { code: number; reason: string }) => void) | null = null;
+  onerror: (() => void) | null = null;
+  constructor(readonly url: string) {
+    FakeSocket.made.push(this);
+  }
+  send(data: string) {
+    this.sent.push(data);
+  }
+  close() {
+    this.closed = true;
+  }
+  open() {
+    this.readyState = 1;
+    this.onopen?.();
+  }
+  receive(frame: object) {
+    this.onmessage?.({ data: JSON.stringify(frame) });
+  }
+  pings() {
+    return this.sent.filter((d) => JSON.parse(d).op === 'ping').length;
+  }
+}
+
+describe('Gateway watchdog (a hung gateway keeps its TCP connection up)', () => {
+  const opts = {
+    url: 'ws://gw.test/ws?format=json',
+    WebSocket: FakeSocket as unknown as typeof WebSocket,
+    pingMs: 1000,
+    silenceMs: 2500,
+    backoffMs: 100,
+    schedule: () => {},
+  };
+
+  it('pings a quiet gateway and stays while it answers', () => {
+    vi.useFakeTimers();
+    try {
+      FakeSocket.made = [];
+      const gw = new Gateway(opts);
+      gw.start();
+      const ws = FakeSocket.made[0];
+      ws.open();
+      ws.receive({ op: 'hello', ver: 1, gw: 'g', user: 'u', write: false });
+      for (let k = 0; k < 10; k++) {
+        vi.advanceTimersByTime(1000);
+        ws.receive({ op: 'pong', id: null });
+      }
+      expect(ws.pings()).toBe(10);
+      expect(gw.state).toBe('live');
+      expect(FakeSocket.made).toHaveLength(1);
+      gw.close();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('drops a gateway silent after a ping and reconnects', () => {
+    vi.useFakeTimers();
+    try {
+      FakeSocket.made = [];
+      const gw = new Gateway(opts);
+      gw.start();
+      const ws = FakeSocket.made[0];
+      ws.open();
+      ws.receive({ op: 'hello', ver: 1, gw: 'g', user: 'u', write: false });
+      vi.advanceTimersByTime(2000); // pings go out, nothing comes back
+      expect(gw.state).toBe('live');
+      vi.advanceTimersByTime(1000);
+      expect(gw.state).toBe('reconnecting');
+      expect(ws.closed).toBe(true);
+      expect(gw.lastError).toBeNull();
+      vi.advanceTimersByTime(200); // the backoff
+      expect(FakeSocket.made).toHaveLength(2);
+      gw.close();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('gives up on a socket that never opens (the hung process accepts TCP only)', () => {
+    vi.useFakeTimers();
+    try {
+      FakeSocket.made = [];
+      const gw = new Gateway(opts);
+      gw.start();
+      vi.advanceTimersByTime(3000);
+      expect(FakeSocket.made[0].closed).toBe(true);
+      expect(gw.state).toBe('reconnecting');
+      vi.advanceTimersByTime(200);
+      expect(FakeSocket.made).toHaveLength(2);
+      gw.close();
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
