@@ -232,10 +232,13 @@ def _reference_run(kind: str, spec: dict[str, Any]) -> dict[str, Any]:
         return {"error": str(exc).splitlines()[0]}
 
 
-def _in_shards(spec: dict[str, Any], shards: int) -> dict[str, float]:
+def _in_shards(
+    spec: dict[str, Any], shards: int, by_device: bool = False
+) -> dict[str, float]:
     """The adapter's subscription timing split over ``shards`` processes (as
-    ``--shard i/n`` replicas split channels), all started at the same moment;
-    times until the slowest shard is done."""
+    ``--shard i/n`` replicas split channels, or, ``by_device``, whole devices
+    dealt out in turn, as one adapter per device server would), all started at
+    the same moment; times until the slowest shard is done."""
     from synoptic_adapters.sharding import Shard
     from synoptic_schemas import parse_channel
 
@@ -245,7 +248,12 @@ def _in_shards(spec: dict[str, Any], shards: int) -> dict[str, float]:
     try:
         for index in range(shards):
             shard = Shard(index, shards)
-            own = [u for u in spec["uris"] if shard.owns(parse_channel(u))]
+            if by_device:
+                devices = sorted({parse_channel(u).tango_device for u in spec["uris"]})
+                mine = set(devices[index::shards])
+                own = [u for u in spec["uris"] if parse_channel(u).tango_device in mine]
+            else:
+                own = [u for u in spec["uris"] if shard.owns(parse_channel(u))]
             path = os.path.join(folder, f"spec-{index}.json")
             with open(path, "w") as handle:
                 json.dump({**spec, "uris": own, "go_file": go_file}, handle)
@@ -287,11 +295,15 @@ def subscription_case(
         }  # fmt: skip
         if shards > 1:
             runs[f"adapter_{shards}_shards"] = []
+            runs[f"adapter_{shards}_device_groups"] = []
         for _ in range(reps):
             runs["adapter"].append(_in_child("adapter", spec_adapter))
             if shards > 1:
                 runs[f"adapter_{shards}_shards"].append(
                     _in_shards(spec_adapter, shards)
+                )
+                runs[f"adapter_{shards}_device_groups"].append(
+                    _in_shards(spec_adapter, shards, by_device=True)
                 )
             runs["pytango_one_by_one"].append(_reference_run("sync", spec_pytango))
             runs["pytango_asyncread"].append(_reference_run("asyncread", spec_pytango))
