@@ -32,6 +32,20 @@ def test_the_hash_is_the_same_in_another_process() -> None:
     assert int(out.stdout) == channel_hash(parse_channel("ca://SR:DCCT"))
 
 
+def test_a_tango_device_has_one_owner_and_devices_spread() -> None:
+    devices = [f"tango://h:10000/sim/bench/{d}" for d in range(40)]
+    shards = [Shard(i, 4) for i in range(4)]
+    owners_by_device = {}
+    for device in devices:
+        attributes = [parse_channel(f"{device}/attr{a}") for a in range(50)]
+        owners = {
+            i for i, shard in enumerate(shards) for ch in attributes if shard.owns(ch)
+        }
+        assert len(owners) == 1, device  # every attribute of a device: one shard
+        owners_by_device[device] = owners.pop()
+    assert set(owners_by_device.values()) == {0, 1, 2, 3}  # devices still spread
+
+
 def test_parse_and_reject() -> None:
     assert Shard.parse("2/4") == Shard(2, 4)
     assert str(Shard.parse(" 0/1 ")) == "0/1"
