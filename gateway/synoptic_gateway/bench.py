@@ -337,7 +337,12 @@ def run_case(
     rss = {n: p.memory_info().rss / 2**20 for n, p in watched.items()}
     results = []
     for worker in workers:
-        results.append(json.loads(worker.wait_for(r"^\{.*", window + 60).group(0)))
+        line = worker.wait_for(r"^\{.*", window + 60).group(0)
+        try:
+            results.append(json.loads(line))
+        except ValueError as exc:  # something wrote into the middle of the line
+            around = line[max(0, exc.pos - 300) : exc.pos + 300]
+            raise RuntimeError(f"worker result unreadable: {exc}: …{around}…") from None
         worker.stop()
     delivered = sum(r["delivered"] for r in results)
     latencies = [x for r in results for x in r["latencies"]]
