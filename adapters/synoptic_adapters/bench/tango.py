@@ -254,6 +254,8 @@ def _in_shards(
                 own = [u for u in spec["uris"] if parse_channel(u).tango_device in mine]
             else:
                 own = [u for u in spec["uris"] if shard.owns(parse_channel(u))]
+            if not own:  # whole devices hash to shards: one may get none
+                continue
             path = os.path.join(folder, f"spec-{index}.json")
             with open(path, "w") as handle:
                 json.dump({**spec, "uris": own, "go_file": go_file}, handle)
