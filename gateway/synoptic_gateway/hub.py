@@ -209,19 +209,26 @@ class Group:
     def snap_for(self, session: Session, req_id: Any) -> bytes | str:
         return self.snap_json(req_id) if session.json else self.snap_packed(req_id)
 
+    def push_to_members(
+        self, packed: Callable[[], bytes], text: Callable[[], str]
+    ) -> None:
+        """Queue one control frame for every member, encoded at most once per
+        format (``packed()`` / ``text()`` are called only if a member needs it)."""
+        packed_frame: bytes | None = None
+        text_frame: str | None = None
+        for session in self.members:
+            if session.json:
+                text_frame = text_frame or text()
+                session.push_control(text_frame)
+            else:
+                packed_frame = packed_frame or packed()
+                session.push_control(packed_frame)
+
     def send_src(self, indexes: list[int], up: bool) -> None:
         """Tell every member that these channels lost (or regained) their source:
         one frame encoded once (per format) for the whole group."""
         frame = frames.src(self.sid, indexes, up)
-        packed: bytes | None = None
-        text: str | None = None
-        for session in self.members:
-            if session.json:
-                text = text or frames.to_json(frame)
-                session.push_control(text)
-            else:
-                packed = packed or frames.pack(frame)
-                session.push_control(packed)
+        self.push_to_members(lambda: frames.pack(frame), lambda: frames.to_json(frame))
 
 
 class Hub:
@@ -559,15 +566,9 @@ class Hub:
             session.push_control(text if session.json else packed)
         for group in list(self.groups.values()):
             group.flush()
-            snap_packed: bytes | None = None
-            snap_text: str | None = None
-            for session in group.members:
-                if session.json:
-                    snap_text = snap_text or group.snap_json(None)
-                    session.push_control(snap_text)
-                else:
-                    snap_packed = snap_packed or group.snap_packed(None)
-                    session.push_control(snap_packed)
+            group.push_to_members(
+                lambda g=group: g.snap_packed(None), lambda g=group: g.snap_json(None)
+            )
 
     # ----------------------------------------------------------- liveness
 

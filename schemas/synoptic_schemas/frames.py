@@ -320,12 +320,8 @@ def bus(up: bool) -> dict[str, Any]:
 # ------------------------------------------------- forwarding bus payloads
 
 
-def value_order(data: bytes) -> tuple[int, int, int]:
-    """``(ep, seq, t)`` of a ``ValueMsg`` payload, for a forwarder that orders
-    payloads and passes their bytes on: checks the schema version and these keys
-    only (about half the cost of :func:`synoptic_schemas.decode_value`; typed
-    arrays are not unpacked). Raises :class:`DecodeError` (or
-    :class:`VersionError`)."""
+def _versioned_map(data: bytes) -> dict[str, Any]:
+    """The map of a bus payload of this schema version (nothing else checked)."""
     try:
         msg = msgpack.unpackb(data, raw=False)
     except Exception as exc:  # msgpack raises a zoo of types for bad input
@@ -337,6 +333,16 @@ def value_order(data: bytes) -> tuple[int, int, int]:
         if type(ver) is int:
             raise VersionError(ver, SCHEMA_VERSION)
         raise DecodeError(f"payload has no valid 'ver' (got {ver!r})")
+    return msg
+
+
+def value_order(data: bytes) -> tuple[int, int, int]:
+    """``(ep, seq, t)`` of a ``ValueMsg`` payload, for a forwarder that orders
+    payloads and passes their bytes on: checks the schema version and these keys
+    only (about half the cost of :func:`synoptic_schemas.decode_value`; typed
+    arrays are not unpacked). Raises :class:`DecodeError` (or
+    :class:`VersionError`)."""
+    msg = _versioned_map(data)
     ep, seq, t = msg.get("ep"), msg.get("seq"), msg.get("t")
     if type(ep) is not int or type(seq) is not int or type(t) is not int:
         raise DecodeError("value payload needs integer 'ep', 'seq' and 't'")
@@ -347,17 +353,7 @@ def meta_order(data: bytes) -> tuple[int, int]:
     """``(ep, t)`` of a ``MetaMsg`` payload (which of two is newer), checking the
     schema version and these keys only, like :func:`value_order`. Raises
     :class:`DecodeError` (or :class:`VersionError`)."""
-    try:
-        msg = msgpack.unpackb(data, raw=False)
-    except Exception as exc:  # msgpack raises a zoo of types for bad input
-        raise DecodeError(f"malformed msgpack payload: {exc}") from None
-    if type(msg) is not dict:
-        raise DecodeError("payload is not a map")
-    ver = msg.get("ver")
-    if ver != SCHEMA_VERSION:
-        if type(ver) is int:
-            raise VersionError(ver, SCHEMA_VERSION)
-        raise DecodeError(f"payload has no valid 'ver' (got {ver!r})")
+    msg = _versioned_map(data)
     ep, t = msg.get("ep"), msg.get("t")
     if type(ep) is not int or type(t) is not int:
         raise DecodeError("metadata payload needs integer 'ep' and 't'")
