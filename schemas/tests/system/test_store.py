@@ -14,6 +14,7 @@ from synoptic_bus.store import (
     StoreError,
     ensure_store,
     fetch_last,
+    store_barrier,
 )
 from synoptic_schemas import Subjects, decode_value, encode, parse_channel
 
@@ -27,9 +28,12 @@ def value(v: float, seq: int) -> bytes:
 
 
 async def publish_many(nc: NatsClient, subjects: list[str], seq: int) -> None:
+    """Publish like an adapter (core NATS), then wait until the stream has stored
+    it all: JetStream ingests asynchronously, so a read right after a flush can
+    still miss the last messages (the window the store barrier closes)."""
     for i, subject in enumerate(subjects):
         await nc.publish(subject, value(float(i), seq))
-    await nc.flush()
+    await store_barrier(nc, CONFIG.barrier_subject)
 
 
 async def test_ensure_store_is_idempotent_and_repairs_drift(nc: NatsClient) -> None:
