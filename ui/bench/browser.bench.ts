@@ -19,6 +19,8 @@ const RATES = (process.env.BENCH_RATES ?? '20,40,80').split(',').map(Number);
 /** which parts to run (default all): open, sustained, breaking, charts */
 /** extra query parameters of the UI (e.g. `budget=3`, the commit budget in ms per frame) */
 const QUERY = process.env.BENCH_QUERY ? `&${process.env.BENCH_QUERY}` : '';
+/** the built UI the gateway serves (default ui/dist; another build for A/B runs) */
+const UI_DIR = process.env.BENCH_UI_DIR ?? join(ROOT, 'ui/dist');
 const PARTS = new Set((process.env.BENCH_PARTS ?? 'open,sustained,breaking,charts').split(','));
 
 const uri = (kind: string, i: number) => `sim://BENCH:${kind.toUpperCase()}:${String(i).padStart(5, '0')}`;
@@ -54,12 +56,16 @@ async function rendererCpu(page: Page, during: () => Promise<void>, perSecond = 
   for (const e of events) if (e.ph === 'M' && e.name === 'thread_name') names.set(`${e.pid}:${e.tid}`, e.args.name);
   const cpu = new Map<string, number>();
   const main = new Map<string, number>();
+  const mainTasks: number[] = [];
   for (const e of events) {
     if (e.ph !== 'X' || !e.tdur) continue;
     const thread = (names.get(`${e.pid}:${e.tid}`) ?? 'other').replace(/\d+$/, '');
-    if (e.name === 'RunTask') cpu.set(thread, (cpu.get(thread) ?? 0) + e.tdur / 1000);
+    if (e.name === 'RunTask') {
+      cpu.set(thread, (cpu.get(thread) ?? 0) + e.tdur / 1000);
+      if (thread === 'CrRendererMain') mainTasks.push(e.tdur / 1000);
+    }
     // where the main thread's time goes (nested events: shares, not a sum)
-    else if (thread === 'CrRendererMain' && ['FunctionCall', 'FireAnimationFrame', 'Layout', 'UpdateLayoutTree', 'Paint', 'PrePaint', 'Layerize'].includes(e.name)) {
+    else if (thread === 'CrRendererMain' && ['FunctionCall', 'FireAnimationFrame', 'Layout', 'UpdateLayoutTree', 'Paint', 'PrePaint', 'Layerize', 'MinorGC', 'MajorGC'].includes(e.name)) {
       main.set(e.name, (main.get(e.name) ?? 0) + e.tdur / 1000);
     }
   }
@@ -67,6 +73,9 @@ async function rendererCpu(page: Page, during: () => Promise<void>, perSecond = 
   const scale = (v: number) => Math.round(perSecond ? v / seconds : v);
   for (const [k, v] of [...cpu.entries()].sort((a, b) => b[1] - a[1]).slice(0, 4)) out[k] = scale(v);
   for (const [k, v] of main) out[`main.${k}`] = scale(v);
+  // the longest main-thread tasks (CPU ms): what a long frame gap is made of
+  out['main.task_p99_ms'] = pct(mainTasks, 99) ?? 0;
+  out['main.task_max_ms'] = Math.round(Math.max(0, ...mainTasks) * 10) / 10;
   return out;
 }
 
@@ -130,7 +139,7 @@ class Bench {
     const nats = new Proc('nats', [join(VENV, 'nats-server'), '-js', '-a', '127.0.0.1', '-p', String(natsPort), '-sd', join(this.dir, 'js')]);
     this.procs.push(nats);
     await nats.waitFor(/Server is ready/, 20_000);
-    const gw = new Proc('gateway', [join(VENV, 'synoptic'), 'gateway', '--host', '127.0.0.1', '--port', String(httpPort), '--nats', this.natsUrl, '--screens', this.dir, '--ui', join(ROOT, 'ui/dist')]);
+    const gw = new Proc('gateway', [join(VENV, 'synoptic'), 'gateway', '--host', '127.0.0.1', '--port', String(httpPort), '--nats', this.natsUrl, '--screens', this.dir, '--ui', UI_DIR]);
     this.procs.push(gw);
     await gw.waitFor(/ready on/, 60_000);
   }
@@ -182,7 +191,7 @@ test('browser benchmarks', async ({ page }) => {
       marks.push(await page.evaluate(() => {
         const at = (name: string) => Math.round(performance.getEntriesByName(name)[0]?.startTime ?? -1);
         const nav = performance.getEntriesByType('navigation')[0] as PerformanceNavigationTiming;
-        return { dom_content_loaded: Math.round(nav.domContentLoadedEventEnd), connect: at('synoptic:connect'), open: at('synoptic:open'), hello: at('synoptic:hello'), screen: at('synoptic:screen'), sub: at('synoptic:sub'), mounted: at('synoptic:mounted'), snapshot: at('synoptic:snap') };
+        return { dom_content_loaded: Math.round(nav.domContentLoadedEventEnd), connect: at('synoptic:connect'), open: at('synoptic:open'), hello: at('synoptic:hello'), screen: at('synoptic:screen'), sub: at('synoptic:sub'), mounted: at('synoptic:mounted'), snapshot_rx: at('synoptic:snap-rx'), snapshot: at('synoptic:snap') };
       }));
     }
     // the same once more, counting the CPU the renderer spent (the wall time above includes waiting for a busy machine)

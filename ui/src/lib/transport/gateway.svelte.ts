@@ -314,6 +314,7 @@ export class Gateway implements Liveness {
   }
 
   #onMessage(data: unknown): void {
+    const received = performance.now();
     let frame: ServerFrame;
     try {
       if (typeof data === 'string') {
@@ -328,6 +329,8 @@ export class Gateway implements Liveness {
       return;
     }
     this.stats.frames++;
+    // open milestone: when the snapshot's bytes reached the page (before its decode)
+    if (frame.op === 'snap') performance.mark('synoptic:snap-rx', { startTime: received });
     this.handle(frame);
   }
 
