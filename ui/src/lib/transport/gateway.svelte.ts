@@ -118,6 +118,12 @@ export class Gateway implements Liveness {
   #json = false;
   /** hello received on the current socket */
   #greeted = false;
+  /**
+   * the current socket carries subscriptions: set when it opens, without waiting
+   * for `hello` (the gateway queues its hello before it reads a frame, so a `sub`
+   * sent on open saves a round trip through both event loops on a screen's open)
+   */
+  #subsFlow = false;
   /** performance.now() of the last frame received (or of the connect) */
   #heardAt = 0;
   #watchdog: ReturnType<typeof setInterval> | null = null;
@@ -175,7 +181,7 @@ export class Gateway implements Liveness {
       unique.map((u) => this.channel(u)),
     );
     this.#subs.add(sub);
-    if (this.#greeted) this.#sendSub(sub);
+    if (this.#subsFlow) this.#sendSub(sub);
     return sub;
   }
 
@@ -222,9 +228,14 @@ export class Gateway implements Liveness {
       performance.mark('synoptic:connect');
       ws = new (this.#opts.WebSocket ?? WebSocket)(url);
       ws.binaryType = 'arraybuffer';
-      ws.onopen = () => performance.mark('synoptic:open');
     }
     this.#ws = ws;
+    this.#subsFlow = false;
+    ws.onopen = () => {
+      performance.mark('synoptic:open');
+      this.#startSubs();
+    };
+    if (ws.readyState === 1) this.#startSubs(); // the early socket opened while the code loaded
     this.#heardAt = performance.now();
     this.#startWatchdog(ws);
     ws.onmessage = (ev) => {
@@ -273,6 +284,7 @@ export class Gateway implements Liveness {
 
   #onDown(code: number, why: string): void {
     this.#greeted = false;
+    this.#subsFlow = false;
     for (const ch of this.channels.values()) ch.markStale();
     for (const sub of this.#subs) {
       sub.ready = false;
@@ -303,6 +315,13 @@ export class Gateway implements Liveness {
     const ws = this.#ws;
     if (!ws || ws.readyState !== 1) return;
     ws.send(this.#json ? JSON.stringify(frame) : encodeFrame(frame));
+  }
+
+  /** Send every subscription once on the current socket (on open, or on hello at the latest). */
+  #startSubs(): void {
+    if (this.#subsFlow) return;
+    this.#subsFlow = true;
+    for (const sub of this.#subs) this.#sendSub(sub);
   }
 
   #sendSub(sub: Subscription): void {
@@ -345,7 +364,7 @@ export class Gateway implements Liveness {
         this.attempts = 0;
         this.state = 'live';
         this.lastError = null;
-        for (const sub of this.#subs) this.#sendSub(sub);
+        this.#startSubs(); // when `open` was not seen
         break;
       case 'snap':
         this.#onSnap(frame);

@@ -231,3 +231,29 @@ describe('Gateway watchdog (a hung gateway keeps its TCP connection up)', () => 
     }
   });
 });
+
+describe('Gateway subscriptions on a new socket', () => {
+  it('go out when the socket opens, before hello (one round trip less on a screen open), once', () => {
+    FakeSocket.made = [];
+    const gw = new Gateway({
+      url: 'ws://gw.test/ws?format=json',
+      WebSocket: FakeSocket as unknown as typeof WebSocket,
+      pingMs: 0,
+      schedule: () => {},
+    });
+    const a = gw.subscribe(['sim://A']);
+    gw.start();
+    const ws = FakeSocket.made[0];
+    const subs = () => ws.sent.map((d) => JSON.parse(d)).filter((f) => f.op === 'sub');
+    expect(subs()).toEqual([]); // not before the socket is open
+    ws.open();
+    expect(subs()).toEqual([{ op: 'sub', id: a.requestId, ch: ['sim://A'] }]);
+    ws.receive({ op: 'hello', ver: 1, gw: 'g', user: 'u', write: false });
+    expect(subs()).toHaveLength(1); // hello does not repeat them
+    gw.subscribe(['sim://B']);
+    expect(subs().map((f) => f.ch)).toEqual([['sim://A'], ['sim://B']]);
+    ws.receive({ op: 'snap', id: a.requestId, sid: 1, ch: ['sim://A'], val: [{ v: 1, t: 0, sev: 0, c: true }], meta: [null] });
+    expect(a.ready).toBe(true);
+    gw.close();
+  });
+});
