@@ -398,8 +398,10 @@ def main(argv: list[str] | None = None) -> int:
 
         spec = json.loads(Path(args.spec).read_text())
         out = Path(args.spec).with_suffix(".result.json")
-        out.write_text(json.dumps(uvloop.run(_worker(spec))))
+        result = json.dumps(uvloop.run(_worker(spec)))
+        out.write_text(result)
         print(f"result in {out}", flush=True)
+        print(result, flush=True)  # (as one line too, for bench_peers)
         return 0
     if args.cmd == "publish":
         import uvloop
