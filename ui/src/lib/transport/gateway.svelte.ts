@@ -471,7 +471,9 @@ export class Gateway implements Liveness {
     sub.error = null;
     this.#snapPending = true;
     performance.mark('synoptic:snap');
-    this.#schedule();
+    // committed now, not at the next animation frame: the values are in the DOM
+    // before the frame that lays out and paints the revealed screen
+    this.flush();
   }
 
   /** Queue a channel for the next commit. */
