@@ -31,6 +31,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="built UI folder (default $SYNOPTIC_UI_DIR, else ui/dist of a "
                         "source checkout, else ./ui/dist)")  # fmt: skip
     p.add_argument("--batch-ms", type=float, default=d.batch_ms)
+    p.add_argument("--batch-max", type=int, default=d.batch_max,
+                   help="updates that send a group's batch before its window ends")  # fmt: skip
     p.add_argument("--stall-timeout", type=float, default=d.stall_timeout)
     p.add_argument("--max-channels", type=int, default=d.max_channels)
     p.add_argument("--max-frame-bytes", type=int, default=d.max_frame_bytes)
@@ -67,7 +69,8 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
     return Settings(
         nats_url=args.nats or os.environ.get("SYNOPTIC_NATS_URL", "nats://127.0.0.1:4222"),
         prefix=args.prefix, host=args.host, port=args.port, gateway_id=args.id,
-        batch_ms=args.batch_ms, stall_timeout=args.stall_timeout,
+        batch_ms=args.batch_ms, batch_max=args.batch_max,
+        stall_timeout=args.stall_timeout,
         max_channels=args.max_channels, max_frame_bytes=args.max_frame_bytes,
         rate=args.rate, burst=args.burst, mailbox_frames=args.mailbox_frames,
         mailbox_age=args.mailbox_age, ws_send_buffer=args.ws_send_buffer,

@@ -9,7 +9,8 @@ Guarantees:
   last-value store's answer may arrive in any order, the newer one wins and none is
   sent twice or out of order;
 - a group's batch is encoded once and the same bytes go to every socket of the
-  group; batches leave at most every ``batch_ms``, an idle group's update at once;
+  group; batches leave at most every ``batch_ms``, an idle group's update at once,
+  and a batch that reaches ``batch_max`` updates (a burst still being read) at once;
 - delivering to a socket never awaits (see :mod:`synoptic_gateway.session`);
 - a channel whose latest value came from an adapter epoch that stopped beating is
   reported to the group's sockets (``src`` up false, ``snap.stale``) within about
@@ -142,7 +143,10 @@ class Group:
         self._val_i.append(index)
         self._val_raw.append(raw)
         self._val_t.append(t)
-        self._schedule()
+        if len(self._val_i) >= self.hub.batch_max:  # a burst: send what is in
+            self.flush()
+        else:
+            self._schedule()
 
     def push_meta(self, index: int, raw: bytes) -> None:
         self._meta_i.append(index)
@@ -170,9 +174,7 @@ class Group:
         if self._val_i:
             batch = Batch(frames.Op.UPD, self.sid, self._val_i, self._val_raw)
             now = time.time_ns()
-            observe = stats.latency.observe
-            for t in self._val_t:
-                observe((now - t) * 1e-9)
+            stats.latency.observe_ages(now, self._val_t)
             self._val_i, self._val_raw, self._val_t = [], [], []
             for session in self.members:
                 session.deliver(batch)
@@ -243,6 +245,7 @@ class Hub:
         self.gateway_id = gateway_id
         self.subjects = Subjects(settings.prefix)
         self.batch_s = settings.batch_ms / 1000.0
+        self.batch_max = max(1, settings.batch_max)
         self.channels: dict[str, ChannelState] = {}
         self.groups: dict[tuple[str, ...], Group] = {}
         self.sessions: set[Session] = set()

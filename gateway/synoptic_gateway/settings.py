@@ -57,7 +57,10 @@ class Settings:
     # autotuning, which lets a slow socket's buffer grow to ~4 MiB of stale data
     ws_send_buffer: int = 256 * 1024
     # Fan-out
-    batch_ms: float = 10.0  # at most one frame per group per window
+    batch_ms: float = 10.0  # at most one frame per group per window ...
+    # ... unless its batch holds this many updates: a burst (an IOC scan of
+    # thousands of records) starts leaving while the rest is still being read
+    batch_max: int = 500
     mailbox_frames: int = 256  # frames queued per socket before it conflates
     mailbox_bytes: int = 4 * 1024 * 1024
     mailbox_age: float = 2.0  # seconds the oldest queued frame may wait: then conflate
