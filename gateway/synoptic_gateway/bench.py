@@ -32,7 +32,7 @@ import psutil
 
 from synoptic_bus.natsserver import NatsServer
 from synoptic_bus.procs import Process, free_udp_tcp_port
-from synoptic_gateway.testing import GatewayProc, start_gateway
+from synoptic_gateway.testing import GatewayProc, ca_env, start_gateway
 
 RATE_HZ = 10.0
 WORKER_CLIENTS = 25  # clients per worker process
@@ -92,14 +92,7 @@ class Source:
             self.procs["publisher"].wait_for(r"publisher ready", 30)
             return
         port = free_udp_tcp_port()
-        env = {
-            "EPICS_CA_SERVER_PORT": str(port), "EPICS_CAS_SERVER_PORT": str(port),
-            "EPICS_CA_REPEATER_PORT": str(port + 1), "EPICS_CAS_BEACON_PORT": str(port + 1),
-            "EPICS_CA_ADDR_LIST": "127.0.0.1", "EPICS_CA_AUTO_ADDR_LIST": "NO",
-            "EPICS_CAS_INTF_ADDR_LIST": "127.0.0.1",
-            "EPICS_CAS_BEACON_ADDR_LIST": "127.0.0.1",
-            "EPICS_CAS_AUTO_BEACON_ADDR_LIST": "NO",
-        }  # fmt: skip
+        env = ca_env(port)
         ioc = [_synoptic(), "sim", "ioc", "--records", str(records), "--rate", "10",
                "--prefix", prefix, "--port", str(port), "--no-extras"]  # fmt: skip
         self.procs["ioc"] = Process("ioc", ioc, env=env, keep_stdin_open=True)

@@ -43,7 +43,7 @@ import numpy as np
 from synoptic_bus.natsserver import NatsServer
 from synoptic_bus.procs import Process, ProcessError, free_port, free_udp_tcp_port
 from synoptic_gateway.peers.procstat import CpuMeter
-from synoptic_gateway.testing import start_gateway
+from synoptic_gateway.testing import ca_env, start_gateway
 
 RATE_HZ = 10.0
 CLIENTS_PER_WORKER = 5
@@ -67,18 +67,6 @@ class Case:
 
 
 CASES = [Case("1x100", 1, 100), Case("10x100", 10, 100), Case("1x1000", 1, 1000)]
-
-
-def ca_env(port: int) -> dict[str, str]:
-    """CA settings of a private IOC on loopback ``port`` (server and clients)."""
-    return {
-        "EPICS_CA_SERVER_PORT": str(port), "EPICS_CAS_SERVER_PORT": str(port),
-        "EPICS_CA_REPEATER_PORT": str(port + 1), "EPICS_CAS_BEACON_PORT": str(port + 1),
-        "EPICS_CA_ADDR_LIST": "127.0.0.1", "EPICS_CA_AUTO_ADDR_LIST": "NO",
-        "EPICS_CAS_INTF_ADDR_LIST": "127.0.0.1",
-        "EPICS_CAS_BEACON_ADDR_LIST": "127.0.0.1",
-        "EPICS_CAS_AUTO_BEACON_ADDR_LIST": "NO",
-    }  # fmt: skip
 
 
 def _synoptic() -> str:

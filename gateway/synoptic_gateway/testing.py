@@ -102,3 +102,16 @@ class Publisher:
         msg = {"ver": 1, "dt": "f8", "shape": [], "w": True, "t": time.time_ns(),
                "ep": self.ep, "unit": unit}  # fmt: skip
         await self.nc.publish(self.subjects.meta(parse_channel(uri)), encode(msg))
+
+
+def ca_env(port: int) -> dict[str, str]:
+    """CA settings of a private soft IOC on loopback ``port`` (for the IOC and its
+    clients), as the benchmarks start one."""
+    return {
+        "EPICS_CA_SERVER_PORT": str(port), "EPICS_CAS_SERVER_PORT": str(port),
+        "EPICS_CA_REPEATER_PORT": str(port + 1), "EPICS_CAS_BEACON_PORT": str(port + 1),
+        "EPICS_CA_ADDR_LIST": "127.0.0.1", "EPICS_CA_AUTO_ADDR_LIST": "NO",
+        "EPICS_CAS_INTF_ADDR_LIST": "127.0.0.1",
+        "EPICS_CAS_BEACON_ADDR_LIST": "127.0.0.1",
+        "EPICS_CAS_AUTO_BEACON_ADDR_LIST": "NO",
+    }  # fmt: skip
