@@ -16,6 +16,7 @@ import logging
 import signal
 import socket
 import time
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from nats.aio.client import Client as NatsClient
@@ -268,8 +269,10 @@ async def run_adapter(
     shard: Shard | None = None,
     adapter_id: str | None = None,
     stop: asyncio.Event | None = None,
+    on_ready: Callable[[Adapter], Awaitable[None]] | None = None,
 ) -> int:
-    """Run one adapter until SIGTERM/SIGINT (or ``stop`` is set); return 0."""
+    """Run one adapter until SIGTERM/SIGINT (or ``stop`` is set); return 0.
+    ``on_ready(adapter)`` is awaited once it serves, before the ready line."""
     stop = stop or asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -278,6 +281,8 @@ async def run_adapter(
     adapter = Adapter(source, config, shard=shard, adapter_id=adapter_id)
     try:
         await adapter.start()
+        if on_ready is not None:
+            await on_ready(adapter)
         print(
             f"adapter {adapter.id} ready: {len(adapter.configured)} configured "
             f"channels, shard {adapter.shard}, epoch {adapter.epoch_ms}",

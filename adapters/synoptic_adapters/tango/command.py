@@ -16,7 +16,15 @@ from synoptic_adapters.sharding import Shard
 
 def register(adapters: argparse._SubParsersAction) -> None:
     """Add ``tango`` to ``synoptic adapter``."""
-    add_adapter_parser(adapters, "tango", "Tango Controls adapter (pytango)", run)
+    parser = add_adapter_parser(
+        adapters, "tango", "Tango Controls adapter (pytango)", run
+    )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        help="subscription worker processes (whole devices dealt out evenly; "
+        "default: tango.workers of the configuration, else 1 = one process)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -32,6 +40,16 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if args.nats:
         config.nats_url = args.nats
+    workers = args.workers if args.workers is not None else settings.workers
+    if workers < 1:
+        print(f"synoptic adapter tango: --workers {workers}: expected >= 1")
+        return 2
+    if workers > 1:
+        from synoptic_adapters.tango.supervisor import supervise
+
+        return supervise(
+            config, str(args.config), workers, shard=shard, adapter_id=args.id
+        )
     from synoptic_adapters.runner import run_adapter
     from synoptic_adapters.tango.source import TangoSource
 

@@ -74,6 +74,15 @@ SECTION_SCHEMA: dict[str, Any] = {
             "configuration events.",
             **_SECONDS,
         },
+        "workers": {
+            "description": "Subscription worker processes of this adapter "
+            "instance: whole devices are dealt out evenly to them (cppTango makes "
+            "one event subscription at a time per process). 1: no workers, one "
+            "process (default).",
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 64,
+        },
         "threads": {
             "description": "Threads for blocking Tango calls.",
             "type": "integer",
@@ -110,6 +119,7 @@ class TangoSettings:
     config_events_max: int = 200
     meta_period: float = 10.0
     threads: int = 64
+    workers: int = 1
 
     @classmethod
     def from_section(cls, section: dict[str, Any]) -> TangoSettings:

@@ -1,0 +1,395 @@
+"""The supervising process of a Tango adapter instance with subscription workers.
+
+``synoptic adapter tango --workers N`` (or ``tango.workers: N``) runs this process
+and N worker processes (:mod:`synoptic_adapters.tango.worker`), each a whole adapter
+for the devices dealt to it (ADR 0014). This process imports no Tango and serves
+no channel itself. Guarantees:
+
+- Whole devices are dealt out evenly (:class:`~.assignment.Assignment`): the
+  configured ones at start, a demanded or written device of no worker yet when its
+  first ``want``/``put`` arrives. The supervisor hands the device to its worker (a
+  request on the worker's control subject, with the demand) and, for a put,
+  publishes the request again, unchanged, once the worker has taken the device, so
+  that worker answers it. Every later want and put of the device is served by its
+  worker directly.
+- A worker that exits is started again (after 0.5 s, doubling to 10 s while it
+  keeps dying within 10 s), with every device it had; its configured channels come
+  back at once, its demanded channels with the leases the supervisor saw (it
+  replays them to the new worker). Meanwhile the channels of the dead worker are
+  published disconnected (``adapter worker <i> exited: …``) under this process's
+  own id and epoch, and this process beats on ``cs.hb.<id>``.
+- SIGTERM/SIGINT: every worker gets SIGTERM (SIGKILL after
+  :data:`STOP_TIMEOUT`), then this process exits 0. Workers get SIGTERM from the
+  kernel if this process dies (``PR_SET_PDEATHSIG``), and watch their parent pid.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ctypes
+import json
+import logging
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from synoptic_adapters.config import AdapterConfig
+from synoptic_adapters.publisher import Publisher
+from synoptic_adapters.runner import default_adapter_id
+from synoptic_adapters.sharding import Shard
+from synoptic_adapters.tango.assignment import Assignment
+from synoptic_adapters.tango.worker import control_subject
+from synoptic_bus.connect import connect
+from synoptic_schemas import (
+    SCHEMA_VERSION,
+    Channel,
+    ChannelError,
+    ContractError,
+    DecodeError,
+    Subjects,
+    encode,
+    parse_channel,
+)
+from synoptic_schemas.codec import decode_want
+
+log = logging.getLogger(__name__)
+
+#: Seconds a stopping worker gets before SIGKILL.
+STOP_TIMEOUT = 15.0
+#: First and longest pause before a dead worker is started again, seconds.
+RESTART_DELAY, RESTART_DELAY_MAX = 0.5, 10.0
+#: Seconds after a device was handed to a worker during which wants of that
+#: device are still forwarded to it (a want may have reached the worker before
+#: the device did; a forwarded duplicate only renews a lease).
+HANDOVER_GRACE = 2.0
+#: Timeout of one control request, seconds.
+CONTROL_TIMEOUT = 2.0
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> None:  # runs in the child between fork and exec
+    with contextlib.suppress(Exception):
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
+async def _exited(proc: subprocess.Popen[bytes]) -> int:
+    """Wait for ``proc`` to exit (a pidfd watched by the loop); its status."""
+    fd = os.pidfd_open(proc.pid)
+    loop = asyncio.get_running_loop()
+    done = loop.create_future()
+    loop.add_reader(fd, lambda: done.done() or done.set_result(None))
+    try:
+        if proc.poll() is None:
+            await done
+    finally:
+        loop.remove_reader(fd)
+        os.close(fd)
+    return proc.wait()
+
+
+@dataclass
+class Worker:
+    """One worker process and what the supervisor knows of it."""
+
+    index: int
+    proc: subprocess.Popen[bytes] | None = None
+    started_at: float = 0.0
+    restarts: int = 0
+    delay: float = RESTART_DELAY
+    handed: dict[str, float] = field(default_factory=dict)  # device -> monotonic
+
+
+class Supervisor:
+    """N subscription workers of one Tango adapter instance."""
+
+    def __init__(
+        self,
+        config: AdapterConfig,
+        config_path: str,
+        workers: int,
+        *,
+        shard: Shard | None = None,
+        adapter_id: str | None = None,
+    ) -> None:
+        self.config = config
+        self.config_path = config_path
+        self.shard = shard or Shard()
+        self.id = adapter_id or config.id or default_adapter_id("tango", self.shard)
+        self.subjects = Subjects(config.prefix)
+        self.epoch_ms = time.time_ns() // 1_000_000
+        self.assignment = Assignment(workers)
+        self.configured = [c for c in config.channels if self.shard.owns(c)]
+        self.assignment.deal(self.configured)
+        self.workers = [Worker(i) for i in range(workers)]
+        for device, index in self.assignment.owner.items():
+            self.workers[index].handed[device] = float("-inf")  # in its file
+        self.leases: dict[Channel, float] = {}  # demanded channel -> monotonic expiry
+        self.folder = Path(tempfile.mkdtemp(prefix="synoptic-tango-workers-"))
+        self.nc: Any = None
+        self.publisher: Publisher | None = None
+        self.stopping = False
+        self._tasks: list[asyncio.Task[None]] = []
+
+    # -- lifecycle ------------------------------------------------------------------
+
+    async def run(self, stop: asyncio.Event) -> int:
+        """Serve until ``stop`` is set; return 0."""
+        self.nc = await connect(self.config.nats_url, name=self.id)
+        self.publisher = Publisher(self.nc, self.subjects, self.id, self.epoch_ms)
+        await self.publisher.start()
+        if self.config.demand_enabled:
+            await self.nc.subscribe(self.subjects.want("tango"), cb=self._on_want)
+        if self.config.put_enabled:
+            await self.nc.subscribe(
+                self.subjects.all_of("put", "tango"), cb=self._on_put
+            )
+        await self.nc.flush()
+        for worker in self.workers:
+            self._spawn(worker)
+        self._tasks.append(asyncio.create_task(self._heartbeat(), name="heartbeat"))
+        self._tasks += [
+            asyncio.create_task(self._supervise(w), name=f"worker {w.index}")
+            for w in self.workers
+        ]
+        try:
+            await asyncio.wait_for(
+                asyncio.gather(*(self._until_serving(w) for w in self.workers)), 120
+            )
+            print(
+                f"adapter {self.id} ready: {len(self.configured)} configured "
+                f"channels over {len(self.workers)} workers, shard {self.shard}, "
+                f"epoch {self.epoch_ms}",
+                flush=True,
+            )
+        except TimeoutError:
+            log.warning("not every worker serves after 120 s")
+        await stop.wait()
+        log.info("adapter %s stopping its %d workers", self.id, len(self.workers))
+        await self.stop()
+        return 0
+
+    async def stop(self) -> None:
+        """Stop every worker (SIGTERM, then SIGKILL), then NATS."""
+        self.stopping = True
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        procs = [w.proc for w in self.workers if w.proc and w.proc.poll() is None]
+        for proc in procs:
+            with contextlib.suppress(ProcessLookupError):
+                proc.send_signal(signal.SIGTERM)
+        for _ in range(int(STOP_TIMEOUT / 0.05)):
+            if all(p.poll() is not None for p in procs):
+                break
+            await asyncio.sleep(0.05)
+        for proc in procs:
+            if proc.poll() is None:
+                log.warning("worker pid %d did not stop: killed", proc.pid)
+                proc.kill()
+                proc.wait()
+        for name in os.listdir(self.folder):
+            os.unlink(self.folder / name)
+        os.rmdir(self.folder)
+        if self.publisher is not None:
+            await self.publisher.stop()
+        with contextlib.suppress(Exception):
+            await self.nc.flush(timeout=2)
+        with contextlib.suppress(Exception):
+            await self.nc.close()
+
+    def _spawn(self, worker: Worker) -> None:
+        devices = self.folder / f"devices-{worker.index}.json"
+        devices.write_text(json.dumps(self.assignment.devices_of(worker.index)))
+        argv = [
+            sys.executable, "-m", "synoptic_adapters.tango.worker",
+            "--config", self.config_path, "--shard", str(self.shard),
+            "--instance", self.id, "--worker", str(worker.index),
+            "--workers", str(len(self.workers)), "--devices", str(devices),
+        ]  # fmt: skip
+        if self.config.nats_url:
+            argv += ["--nats", self.config.nats_url]
+        worker.proc = subprocess.Popen(argv, preexec_fn=_die_with_parent)
+        worker.started_at = time.monotonic()
+        log.info("worker %d started: pid %d", worker.index, worker.proc.pid)
+
+    async def _supervise(self, worker: Worker) -> None:
+        """Restart ``worker`` whenever it exits."""
+        while True:
+            assert worker.proc is not None
+            code = await _exited(worker.proc)
+            if self.stopping:  # a signal to the whole group: no restart
+                return
+            how = f"signal {-code}" if code < 0 else f"status {code}"
+            log.warning("worker %d (pid %d) exited: %s; restarting",
+                        worker.index, worker.proc.pid, how)  # fmt: skip
+            self._orphaned(worker, f"adapter worker {worker.index} exited: {how}")
+            if time.monotonic() - worker.started_at < 10.0:
+                worker.delay = min(worker.delay * 2, RESTART_DELAY_MAX)
+            else:
+                worker.delay = RESTART_DELAY
+            await asyncio.sleep(worker.delay)
+            if self.stopping:
+                return
+            worker.restarts += 1
+            self._spawn(worker)
+            await self._until_serving(worker, replay=True)
+
+    def _orphaned(self, worker: Worker, reason: str) -> None:
+        """Publish the channels of a dead worker as disconnected."""
+        assert self.publisher is not None
+        mine = set(self.assignment.devices_of(worker.index))
+        now = time.monotonic()
+        channels = [c for c in self.configured if c.tango_device in mine]
+        channels += [
+            c for c, until in self.leases.items()
+            if until > now and c.tango_device in mine and c not in channels
+        ]  # fmt: skip
+        for channel in channels:
+            self.publisher.disconnected(channel, reason)
+            self.publisher.forget(channel)
+
+    async def _until_serving(self, worker: Worker, replay: bool = False) -> None:
+        """Wait until ``worker`` answers on its control subject; with ``replay``
+        hand it the leases of its demanded channels again."""
+        mine = set(self.assignment.devices_of(worker.index))
+        now = time.monotonic()
+        leased = {c: u - now for c, u in self.leases.items() if u > now}
+        channels = [c for c in leased if c.tango_device in mine] if replay else []
+        while worker.proc is not None and worker.proc.poll() is None:
+            # one request per remaining lease, rounded up to a second
+            groups: dict[int, list[str]] = {}
+            for channel in channels:
+                groups.setdefault(int(leased[channel]) + 1, []).append(channel.uri)
+            requests = [{"devices": []}] if not groups else [
+                {"devices": [], "want": {"ch": uris, "lease": lease}}
+                for lease, uris in groups.items()
+            ]  # fmt: skip
+            if await self._control(worker, requests[0]):
+                for request in requests[1:]:
+                    await self._control(worker, request)
+                return
+            await asyncio.sleep(0.1)
+
+    async def _control(self, worker: Worker, request: dict[str, Any]) -> bool:
+        subject = control_subject(self.config.prefix, self.id, worker.index)
+        try:
+            await self.nc.request(
+                subject, json.dumps(request).encode(), timeout=CONTROL_TIMEOUT
+            )
+        except Exception:  # no responders yet, timeout, NATS away
+            return False
+        return True
+
+    # -- routing of devices that no worker has yet -------------------------------------
+
+    async def _on_want(self, msg: Any) -> None:
+        try:
+            want = decode_want(msg.data)
+        except DecodeError:
+            return  # the workers log it
+        channels = []
+        for uri in want["ch"]:
+            with contextlib.suppress(ChannelError):
+                channel = parse_channel(uri)
+                if channel.proto == "tango" and self.shard.owns(channel):
+                    channels.append(channel)
+        lease = min(max(float(want["lease"]), 0.0), self.config.max_lease)
+        until = time.monotonic() + lease
+        configured = set(self.configured)
+        for channel in channels:
+            if channel not in configured and until > self.leases.get(channel, 0.0):
+                self.leases[channel] = until
+        self.assignment.deal(channels)
+        now = time.monotonic()
+        forward: dict[int, list[Channel]] = {}
+        for channel in channels:
+            index = self.assignment.owner[channel.tango_device]
+            handed = self.workers[index].handed.get(channel.tango_device)
+            if handed is None or now - handed < HANDOVER_GRACE:
+                forward.setdefault(index, []).append(channel)
+        await asyncio.gather(
+            *(self._hand(self.workers[i], chs, lease) for i, chs in forward.items())
+        )
+
+    async def _hand(
+        self, worker: Worker, channels: list[Channel], lease: float | None
+    ) -> bool:
+        """Give ``worker`` the devices of ``channels`` (and their demand)."""
+        devices = sorted({c.tango_device for c in channels})
+        request: dict[str, Any] = {"devices": devices}
+        if lease is not None:
+            request["want"] = {"ch": [c.uri for c in channels], "lease": lease}
+        ok = await self._control(worker, request)
+        if ok:
+            now = time.monotonic()
+            for device in devices:
+                worker.handed.setdefault(device, now)
+        return ok
+
+    async def _on_put(self, msg: Any) -> None:
+        if not msg.reply:
+            return
+        try:
+            kind, channel = self.subjects.parse(msg.subject)
+        except ContractError:
+            return  # a worker answers bad requests
+        if kind != "put" or not self.shard.owns(channel):
+            return
+        if channel.tango_device in self.assignment.owner:
+            return  # its worker answers
+        self.assignment.deal([channel])
+        worker = self.workers[self.assignment.owner[channel.tango_device]]
+        if await self._hand(worker, [channel], None):
+            await self.nc.publish(msg.subject, msg.data, reply=msg.reply)
+
+    # -- liveness ---------------------------------------------------------------------
+
+    async def _heartbeat(self) -> None:
+        subject = self.subjects.hb(self.id)
+        period = self.config.heartbeat_period
+        while True:
+            beat = {
+                "ver": SCHEMA_VERSION, "id": self.id, "proto": "tango",
+                "ep": self.epoch_ms, "t": time.time_ns(), "period": period,
+                "n": 0, "conn": 0,
+            }  # fmt: skip
+            if self.nc.is_connected:
+                with contextlib.suppress(Exception):
+                    await self.nc.publish(subject, encode(beat))
+            await asyncio.sleep(period)
+
+
+def supervise(
+    config: AdapterConfig,
+    config_path: str,
+    workers: int,
+    *,
+    shard: Shard | None = None,
+    adapter_id: str | None = None,
+) -> int:
+    """Run the supervisor until SIGTERM/SIGINT; return its exit status."""
+    import uvloop
+
+    async def main() -> int:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        supervisor = Supervisor(
+            config, config_path, workers, shard=shard, adapter_id=adapter_id
+        )
+
+        def on_signal() -> None:
+            supervisor.stopping = True  # before any worker's exit is seen
+            stop.set()
+
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, on_signal)
+        return await supervisor.run(stop)
+
+    return uvloop.run(main())
