@@ -8,7 +8,7 @@ test('the Tango screen shows live values, the DevState and a spectrum', async ({
   const first = await double.textContent();
   await expect.poll(() => double.textContent()).not.toBe(first);
   const state = widget(page, 'led', stack.attr('devstate'));
-  await expect(state.locator('.v')).toHaveText(/^(ON|OFF|CLOSE|OPEN|INSERT|EXTRACT|MOVING|STANDBY|FAULT|INIT|RUNNING|ALARM|DISABLE|UNKNOWN)$/);
+  await expect(state.locator('[data-role=value]')).toHaveText(/^(ON|OFF|CLOSE|OPEN|INSERT|EXTRACT|MOVING|STANDBY|FAULT|INIT|RUNNING|ALARM|DISABLE|UNKNOWN)$/);
   await expect(widget(page, 'spectrum', stack.attr('spectrum')).locator('canvas').first()).toBeVisible();
   await expect(widget(page, 'form', stack.attr('boolean')).locator('tbody tr')).toHaveCount(17);
 });

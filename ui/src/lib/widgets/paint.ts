@@ -20,8 +20,9 @@ export function describe(ch: ChannelState): string {
   return `${ch.uri}\n${severityText(ch.current)}${stale ? `\n${stale}` : ''}`;
 }
 
-/** A text node as the only child of `el` (created when missing). */
-function textNode(el: Element): Text {
+/** `el` itself when it is a text node, else a text node as the only child of `el` (created when missing). */
+function textNode(el: Element | Text): Text {
+  if (el instanceof Text) return el;
   if (el.firstChild instanceof Text && el.childNodes.length === 1) return el.firstChild;
   el.textContent = '';
   return el.appendChild(document.createTextNode(''));
@@ -41,16 +42,17 @@ function alarmBox(el: HTMLElement, base: string, ch: ChannelState): (sev: string
 }
 
 /**
- * A formatted value with its unit and alarm state. `el` holds the value text;
- * `valueEl` (default `el`) the number, `unitEl` the unit (when absent the unit
- * follows the number in `valueEl`).
+ * A formatted value with its unit and alarm state. `el` holds the value text and
+ * carries the alarm classes (`base` + severity + stale); `valueEl` (default `el`)
+ * is the number (an element, or the text node itself), `unitEl` the unit (when
+ * absent the unit follows the number in `valueEl`).
  */
 export function valuePainter(
   el: HTMLElement,
   base: string,
   ch: ChannelState,
   o: FormatOptions = {},
-  valueEl: Element = el,
+  valueEl: Element | Text = el,
   unitEl: Element | null = null,
 ): Painter {
   const box = alarmBox(el, base, ch);
@@ -71,15 +73,19 @@ export function valuePainter(
   };
 }
 
-/** An LED: lamp colour, its words (state label, enum label, on/off) and alarm state. */
+/**
+ * An LED: lamp colour, its words (state label, enum label, on/off) and alarm
+ * state. `el` is the LED (class `w-led`, `base` its classes): its first child is
+ * the words' text node, the lamp is drawn by CSS (`::before`) in `--lamp`.
+ */
 export function ledPainter(
   el: HTMLElement,
   ch: ChannelState,
   o: { bit?: number; invert?: boolean; on_color?: string; off_color?: string } = {},
+  base = 'w-led',
 ): Painter {
-  const box = alarmBox(el, 'w-led', ch);
-  const lamp = el.querySelector<HTMLElement>('.lamp')!;
-  const text = textNode(el.querySelector('.v')!);
+  const box = alarmBox(el, base, ch);
+  const text = el.firstChild instanceof Text ? el.firstChild : el.insertBefore(document.createTextNode(''), el.firstChild);
   let colour = '';
   let on = '';
   let shown = text.data;
@@ -88,7 +94,7 @@ export function ledPainter(
     const led = ledState(value, c.currentMeta, o);
     const disconnected = value?.c === false;
     const col = disconnected ? 'transparent' : led.colour;
-    if (col !== colour) lamp.style.background = colour = col;
+    if (col !== colour) el.style.setProperty('--lamp', (colour = col));
     const words = disconnected ? 'disconnected' : led.text;
     if (words !== shown) text.data = shown = words;
     const lit = String(led.on);

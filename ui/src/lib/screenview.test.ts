@@ -1,0 +1,112 @@
+import { render } from '@testing-library/svelte';
+import { flushSync } from 'svelte';
+import { describe, expect, it } from 'vitest';
+import ScreenHost from './testing/ScreenHost.svelte';
+import { Gateway } from './transport/gateway.svelte';
+import type { MetaMsg, ValueMsg } from './transport/protocol';
+import type { Screen } from './screen';
+
+const val = (v: unknown, sev = 0): ValueMsg => ({ v, t: Date.now() * 1e6, sev, c: true, st: '' });
+
+const screen: Screen = {
+  title: 't',
+  layout: { columns: 4 },
+  widgets: [
+    { type: 'label', channels: ['ca://A'], w: 1, h: 1, options: { compact: true } },
+    { type: 'led', channels: ['ca://B'], w: 1, h: 1, options: { compact: true } },
+    { type: 'bar', channels: ['ca://A'], w: 2, h: 1 },
+    { type: 'label', channels: ['ca://C'], x: 1, y: 2, w: 2, h: 1 },
+  ],
+};
+
+/** An open socket that keeps what the page sends (JSON mode). */
+class Socket {
+  static last: Socket;
+  readyState = 1;
+  binaryType = '';
+  sent: { op: string; id: number; ch?: string[] }[] = [];
+  onopen: (() => void) | null = null;
+  onmessage: ((ev: { data: unknown }) => void) | null = null;
+  onclose: ((ev: { code: number; reason: string }) => void) | null = null;
+  onerror: (() => void) | null = null;
+  constructor(readonly url: string) {
+    Socket.last = this;
+  }
+  send(data: string) {
+    this.sent.push(JSON.parse(data));
+  }
+  close() {}
+}
+
+function open() {
+  const pending: (() => void)[] = [];
+  const gw = new Gateway({ url: 'ws://gw.test/ws?format=json', WebSocket: Socket as unknown as typeof WebSocket, pingMs: 0, schedule: (cb) => pending.push(cb) });
+  gw.start();
+  gw.handle({ op: 'hello', ver: 1, gw: 'g', user: 'u', write: false });
+  const view = render(ScreenHost, { props: { gateway: gw, screen } });
+  flushSync();
+  const sub = Socket.last.sent.find((f) => f.op === 'sub')!;
+  expect(sub.ch).toEqual(['ca://A', 'ca://B', 'ca://C']);
+  const snap = (val: ValueMsg[], meta: (MetaMsg | null)[]) => {
+    gw.handle({ op: 'snap', id: sub.id, sid: 7, ch: sub.ch!, val, meta });
+    flushSync();
+  };
+  return { gw, view, snap, frame: () => pending.splice(0).forEach((cb) => cb()) };
+}
+
+describe('screen grid', () => {
+  it('builds every widget in screen order; a compact label or LED is one cell that is its value box', () => {
+    const { view } = open();
+    const cells = [...view.container.querySelectorAll('.grid > section.cell')] as HTMLElement[];
+    expect(cells.map((c) => `${c.dataset.widget} ${c.dataset.channel}`)).toEqual(['label ca://A', 'led ca://B', 'bar ca://A', 'label ca://C']);
+    const [label, led, bar, captioned] = cells;
+    expect(label.getAttribute('data-role')).toBe('value');
+    expect(label.getAttribute('style')).toBeNull(); // 1×1, auto-placed
+    expect(label.firstChild).toBeInstanceOf(Text);
+    expect(label.childElementCount).toBe(1); // the unit
+    expect(led.getAttribute('data-role')).toBe('value');
+    expect(led.childElementCount).toBe(0); // the lamp is CSS
+    expect(bar.getAttribute('style')).toContain('span 2');
+    expect(captioned.getAttribute('style')).toBe('grid-column: 1 / span 2; grid-row: 2 / span 1');
+    expect(captioned.querySelector('header')!.textContent).toBe('C');
+    expect(captioned.querySelector('[data-role=value]')!.classList.contains('w-label')).toBe(true);
+    for (const c of [label, led]) expect(c.getAttribute('data-stale')).toBe('true');
+  });
+
+  it('paints values, units, alarms and staleness into the plain cells, once per frame, in place', () => {
+    const { gw, view, snap, frame } = open();
+    snap([val(1.5), val(1), val(3)], [{ dt: 'f8', shape: [], w: false, unit: 'mm', prec: 2 }, null, null]);
+    const label = view.container.querySelector('[data-channel="ca://A"][data-widget=label]') as HTMLElement;
+    const led = view.container.querySelector('[data-channel="ca://B"]') as HTMLElement;
+    const text = label.firstChild as Text;
+    expect(text.data).toBe('1.50');
+    expect(label.querySelector('.u')!.textContent).toBe('mm');
+    expect(label.className).toBe('cell t-label w-label sev-ok');
+    expect(label.getAttribute('data-stale')).toBe('false');
+    expect(led.textContent).toBe('on');
+    expect(led.getAttribute('data-on')).toBe('true');
+    expect(led.style.getPropertyValue('--lamp')).not.toBe('');
+    expect(view.container.querySelector('.grid')!.getAttribute('data-ready')).toBe('true');
+    gw.handle({ op: 'upd', sid: 7, i: [0, 1], val: [val(2.25, 2), val(0)] });
+    expect(text.data).toBe('1.50'); // not before the frame
+    frame();
+    expect(label.firstChild).toBe(text); // painted in place
+    expect(text.data).toBe('2.25');
+    expect(label.className).toBe('cell t-label w-label sev-major');
+    expect(led.textContent).toBe('off');
+    gw.handle({ op: 'src', sid: 7, i: [0], up: false });
+    frame();
+    expect(label.getAttribute('data-stale')).toBe('true');
+    expect(label.classList.contains('stale')).toBe(true);
+  });
+
+  it('stops painting when the screen goes', () => {
+    const { gw, view, snap, frame } = open();
+    snap([val(1), val(1), val(1)], [null, null, null]);
+    const label = view.container.querySelector('[data-channel="ca://A"][data-widget=label]') as HTMLElement;
+    view.unmount();
+    gw.handle({ op: 'upd', sid: 7, i: [0], val: [val(5)] });
+    frame();
+    expect(label.firstChild!.textContent).toBe('1.000'); // the snapshot's, not 5
+  });
+});

@@ -1,0 +1,96 @@
+/**
+ * Labels and LEDs as plain DOM: the bulk of a large screen (1000 values). A
+ * screen builds their cells by cloning one template each, with no component
+ * instance per widget, and each cell is as few nodes as it can be: without a
+ * caption the grid cell itself is the value box (`data-role=value`), its first
+ * child the value's text node, then the unit (labels; an LED's lamp is CSS).
+ * Fewer nodes to create, style, lay out and paint when the screen opens.
+ * Every other widget type is a component (Widget.svelte).
+ */
+import { shortName } from '../transport/channels';
+import type { ChannelState } from '../transport/channel.svelte';
+import type { FormatOptions } from '../format';
+import type { WidgetSpec } from '../screen';
+import { ledPainter, valuePainter } from './paint';
+
+/** Widget types built as plain cells. */
+export const PLAIN_TYPES: ReadonlySet<string> = new Set(['label', 'led']);
+
+/** A built cell: its element and the function that stops its painting. */
+export interface PlainCell {
+  el: HTMLElement;
+  release: () => void;
+}
+
+/** The grid placement of a widget (`grid-column`/`grid-row`), '' for the default 1×1 auto-placed cell. */
+export function placement(spec: WidgetSpec, w: number, h: number): string {
+  if (!spec.x && !spec.y && w === 1 && h === 1) return '';
+  const column = spec.x ? `${spec.x} / span ${w}` : `span ${w}`;
+  const row = spec.y ? `${spec.y} / span ${h}` : `span ${h}`;
+  return `grid-column: ${column}; grid-row: ${row}`;
+}
+
+/** The caption shown above a widget's value: null for compact widgets and text. */
+export function captionOf(spec: WidgetSpec, channels: readonly ChannelState[]): string | null {
+  if (spec.type === 'text' || (spec.options as { compact?: boolean } | undefined)?.compact) return null;
+  return spec.title ?? (channels.length === 1 ? shortName(channels[0].uri) : null);
+}
+
+/** The value box of a label (`—` and an empty unit until painted). */
+export const LABEL_HTML = '—<span class="u"></span>';
+/** The value box of an LED (the lamp is its `::before`). */
+export const LED_HTML = '—';
+
+const templates = new Map<string, HTMLElement>();
+
+/** A fresh copy of the value box of `type`, with `classes` (cloned from a template made once). */
+function valueBox(type: 'label' | 'led', tag: string, classes: string): HTMLElement {
+  const key = `${tag} ${classes}`;
+  let proto = templates.get(key);
+  if (!proto) {
+    proto = document.createElement(tag);
+    proto.className = `${classes} sev-none stale`;
+    proto.setAttribute('data-role', 'value');
+    proto.setAttribute('data-stale', 'true');
+    if (type === 'led') proto.setAttribute('data-on', 'false');
+    proto.innerHTML = type === 'label' ? LABEL_HTML : LED_HTML;
+    templates.set(key, proto);
+  }
+  return proto.cloneNode(true) as HTMLElement;
+}
+
+/**
+ * The grid cell of a label or LED widget with its painter watching its channel,
+ * or null for any other widget type (or one with no channel).
+ */
+export function plainCell(spec: WidgetSpec, channels: readonly ChannelState[], size: [number, number] = [1, 1]): PlainCell | null {
+  const type = spec.type;
+  const ch = channels[0];
+  if ((type !== 'label' && type !== 'led') || !ch) return null;
+  const caption = captionOf(spec, channels);
+  const kind = type === 'label' ? 'w-label' : 'w-led';
+  // the cell is the value box itself when there is no caption
+  const cellClasses = `cell t-${type}`;
+  const cell = caption === null ? valueBox(type, 'section', `${cellClasses} ${kind}`) : document.createElement('section');
+  let box = cell;
+  if (caption !== null) {
+    cell.className = cellClasses;
+    const header = document.createElement('header');
+    header.textContent = caption;
+    header.title = channels.map((c) => c.uri).join('\n');
+    box = valueBox(type, 'div', kind);
+    cell.append(header, box);
+  }
+  const base = caption === null ? `${cellClasses} ${kind}` : kind;
+  cell.setAttribute('data-widget', type);
+  cell.setAttribute('data-channel', ch.uri);
+  const [w, h] = [spec.w ?? size[0], spec.h ?? size[1]];
+  const place = placement(spec, w, h);
+  if (place) cell.setAttribute('style', place);
+  const o = (spec.options ?? {}) as FormatOptions & { bit?: number; invert?: boolean };
+  const painter =
+    type === 'label'
+      ? valuePainter(box, base, ch, o, box.firstChild as Text, box.lastElementChild)
+      : ledPainter(box, ch, o, base);
+  return { el: cell, release: ch.watch(painter) };
+}
