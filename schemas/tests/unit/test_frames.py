@@ -156,3 +156,84 @@ def test_value_order_reads_the_order_key_and_checks_the_version() -> None:
 def test_value_order_raises_only_decode_errors(data: bytes) -> None:
     with contextlib.suppress(DecodeError):  # anything else fails the test
         frames.value_order(data)
+
+
+def _generic_order(data: bytes) -> tuple[int, int, int] | type[Exception]:
+    """value_order's answer through the generic path (the map decoded)."""
+    try:
+        msg = frames._versioned_map(data)
+    except Exception as exc:
+        return type(exc)
+    ep, seq, t = msg.get("ep"), msg.get("seq"), msg.get("t")
+    if type(ep) is not int or type(seq) is not int or type(t) is not int:
+        return DecodeError
+    return ep, seq, t
+
+
+def _order_or_error(data: bytes) -> tuple[int, int, int] | type[Exception]:
+    try:
+        return frames.value_order(data)
+    except Exception as exc:
+        return type(exc)
+
+
+_scalars = (
+    st.none() | st.booleans() | st.integers(-(2**63), 2**64 - 1)
+    | st.floats(allow_nan=False) | st.text(max_size=40)
+)  # fmt: skip
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    v=_scalars,
+    t=st.integers(0, 2**64 - 1),
+    sev=st.integers(0, 200),
+    status=st.text(max_size=40),
+    seq=st.integers(0, 2**64 - 1),
+    ep=st.integers(0, 2**64 - 1),
+    c=st.booleans(),
+)
+def test_value_order_of_an_adapter_payload_equals_the_generic_read(
+    v: object, t: int, sev: int, status: str, seq: int, ep: int, c: bool
+) -> None:
+    """The fast path (a match of the adapters' layout) answers what decoding the
+    map answers, for every scalar value, status, width of integer and flag."""
+    data = encode({"ver": 1, "v": v, "t": t, "sev": sev, "st": status, "seq": seq,
+                   "ep": ep, "c": c})  # fmt: skip
+    assert _order_or_error(data) == _generic_order(data) == (ep, seq, t)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.data())
+def test_value_order_of_a_damaged_adapter_payload_equals_the_generic_read(
+    data: st.DataObject,
+) -> None:
+    """Cut, extended or with one byte changed, an adapter's payload gets the same
+    answer (or the same error type) from value_order as from decoding its map."""
+    raw = bytearray(encode(VALUE))
+    action = data.draw(st.sampled_from(["flip", "cut", "extend"]))
+    if action == "flip":
+        raw[data.draw(st.integers(0, len(raw) - 1))] = data.draw(st.integers(0, 255))
+    elif action == "cut":
+        del raw[data.draw(st.integers(0, len(raw) - 1)) :]
+    else:
+        raw += data.draw(st.binary(min_size=1, max_size=9))
+    assert _order_or_error(bytes(raw)) == _generic_order(bytes(raw))
+
+
+def test_value_order_fast_path_covers_the_adapters_payloads() -> None:
+    """What the EPICS/Tango publishers and the bench send takes the fast path."""
+    for v in (1.5, 7, -1, None, True, "OPEN", "x" * 31):
+        for status in ("NO_ALARM", "HIHI", ""):
+            data = encode({**VALUE, "v": v, "st": status})
+            assert frames._CANONICAL_VALUE.fullmatch(data) is not None, data
+    for not_canonical in (
+        {**VALUE, "v": np.arange(3.0)},  # typed arrays: generic path
+        {**VALUE, "st": "é"},  # non-ASCII text: UTF-8 checked by the generic path
+        {**VALUE, "v": [1, 2]},
+        {**VALUE, "t": 5},  # a t of 5 ns is no uint64 field
+        dict(reversed(VALUE.items())),
+    ):
+        data = encode(not_canonical)
+        assert frames._CANONICAL_VALUE.fullmatch(data) is None
+        assert _order_or_error(data) == _generic_order(data)
