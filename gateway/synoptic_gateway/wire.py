@@ -36,6 +36,9 @@ YIELD_AFTER = 0.002
 #: A parse call that starts this long after the previous one returned follows a
 #: turn of the loop (nats-py's reader returns at once while its buffer has data).
 RESUMED_AFTER = 0.0002
+#: Messages between two looks at the clock (~3 µs each with the gateway's handler:
+#: the yield comes at most ~50 µs late; a clock read per message cost ~5 %).
+CLOCK_EVERY = 16
 
 _MSG = b"MSG "
 _HMSG = b"HMSG "
@@ -73,18 +76,22 @@ class FastParser:
             buf.extend(data)
             data = bytes(buf)
             buf.clear()
-        live = self._live
+        live_get = self._live.get
+        find = data.find
+        startswith = data.startswith
         clock = time.perf_counter
         began = clock()
         if began - self._returned > RESUMED_AFTER:  # the loop ran meanwhile
             self._yielded = began
+        yield_at = self._yielded + YIELD_AFTER
+        countdown = CLOCK_EVERY
         pos = 0
         size = len(data)
         while pos < size:
-            end = data.find(_CRLF, pos)
+            end = find(_CRLF, pos)
             if end < 0:
                 break  # a partial line: wait for more
-            if data.startswith(_MSG, pos):
+            if startswith(_MSG, pos):
                 args = data[pos + 4 : end].split()
                 start = end + 2
                 stop = start + int(args[-1])
@@ -92,7 +99,7 @@ class FastParser:
                     break  # a partial payload: wait for more
                 pos = stop + 2
                 sid = int(args[1])
-                entry = live.get(sid)
+                entry = live_get(sid)
                 if entry is not None:
                     entry[1](args[0], data[start:stop])
                 else:
@@ -101,18 +108,22 @@ class FastParser:
                     await self._nc._process_msg(sid, args[0], reply, payload, None)
             else:
                 stop = end + 2
-                if data.startswith(_HMSG, pos):
+                if startswith(_HMSG, pos):
                     stop += int(data[pos:end].split()[-1]) + 2
                     if stop > size:
                         break
                 if not await self._dispatch_slow(data[pos:stop], buf):
                     return  # the connection was reset meanwhile
                 pos = stop
-            if clock() - self._yielded > YIELD_AFTER:
-                await asyncio.sleep(0)  # (the rest stays in ``data`` meanwhile)
-                if ps.buf is not buf:
-                    return  # reset meanwhile (reconnect)
-                self._yielded = clock()
+            countdown -= 1
+            if not countdown:
+                countdown = CLOCK_EVERY
+                if clock() > yield_at:
+                    await asyncio.sleep(0)  # (the rest stays in ``data`` meanwhile)
+                    if ps.buf is not buf:
+                        return  # reset meanwhile (reconnect)
+                    self._yielded = clock()
+                    yield_at = self._yielded + YIELD_AFTER
         if pos < size:
             buf.extend(data[pos:] if pos else data)
         self._returned = clock()
