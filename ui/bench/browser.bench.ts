@@ -22,6 +22,8 @@ const QUERY = process.env.BENCH_QUERY ? `&${process.env.BENCH_QUERY}` : '';
 /** the built UI the gateway serves (default ui/dist; another build for A/B runs) */
 const UI_DIR = process.env.BENCH_UI_DIR ?? join(ROOT, 'ui/dist');
 const PARTS = new Set((process.env.BENCH_PARTS ?? 'open,sustained,breaking,charts').split(','));
+/** a file to save the traced open's Chromium trace in (chrome://tracing, Perfetto) */
+const TRACE_FILE = process.env.BENCH_TRACE;
 
 const uri = (kind: string, i: number) => `sim://BENCH:${kind.toUpperCase()}:${String(i).padStart(5, '0')}`;
 
@@ -45,13 +47,15 @@ const pct = (xs: number[], p: number) => {
  * CPU time (not wall time: the machine is shared) that the renderer's threads
  * spent while `during` ran, in ms per second, from a Chromium trace.
  */
-async function rendererCpu(page: Page, during: () => Promise<void>, perSecond = true): Promise<Record<string, number>> {
+async function rendererCpu(page: Page, during: () => Promise<void>, perSecond = true, traceFile?: string): Promise<Record<string, number>> {
   const browser = page.context().browser()!;
-  await browser.startTracing(page, { categories: ['devtools.timeline', 'disabled-by-default-devtools.timeline'] });
+  await browser.startTracing(page, { categories: ['devtools.timeline', 'disabled-by-default-devtools.timeline', 'blink.user_timing'] });
   const t0 = Date.now();
   await during();
   const seconds = (Date.now() - t0) / 1000;
-  const events = JSON.parse((await browser.stopTracing()).toString()).traceEvents as any[];
+  const trace = await browser.stopTracing();
+  if (traceFile) writeFileSync(traceFile, trace);
+  const events = JSON.parse(trace.toString()).traceEvents as any[];
   const names = new Map<string, string>();
   for (const e of events) if (e.ph === 'M' && e.name === 'thread_name') names.set(`${e.pid}:${e.tid}`, e.args.name);
   const cpu = new Map<string, number>();
@@ -196,14 +200,14 @@ test('browser benchmarks', async ({ page }) => {
       marks.push(await page.evaluate(() => {
         const at = (name: string) => Math.round(performance.getEntriesByName(name)[0]?.startTime ?? -1);
         const nav = performance.getEntriesByType('navigation')[0] as PerformanceNavigationTiming;
-        return { dom_content_loaded: Math.round(nav.domContentLoadedEventEnd), connect: at('synoptic:connect'), open: at('synoptic:open'), hello: at('synoptic:hello'), screen: at('synoptic:screen'), sub: at('synoptic:sub'), mounted: at('synoptic:mounted'), snapshot_rx: at('synoptic:snap-rx'), snapshot: at('synoptic:snap') };
+        return { html_request: Math.round(nav.requestStart), html_response: Math.round(nav.responseStart), dom_content_loaded: Math.round(nav.domContentLoadedEventEnd), connect: at('synoptic:connect'), open: at('synoptic:open'), hello: at('synoptic:hello'), screen: at('synoptic:screen'), sub: at('synoptic:sub'), mounted: at('synoptic:mounted'), snapshot_rx: at('synoptic:snap-rx'), snapshot: at('synoptic:snap') };
       }));
     }
     // the same once more, counting the CPU the renderer spent (the wall time above includes waiting for a busy machine)
     const openCpu = await rendererCpu(page, async () => {
       await page.goto(`${bench.base}/?run=cpu${QUERY}#/screen/bench-1000`);
       await page.waitForFunction(() => (window as any).__openMs !== undefined, null, { timeout: 30_000 });
-    }, false);
+    }, false, TRACE_FILE);
     if (PARTS.has('open')) results.screen_open_ms = { runs: opens.map((x) => Math.round(x)), median: pct(opens, 50), target: 300, milestones: marks, renderer_cpu_ms: openCpu };
 
     // 2. sustained: N channels × 10 Hz
