@@ -14,6 +14,11 @@ A gateway that hangs (process stopped, host frozen, a half-open TCP connection)
 closes nothing: the client sends an application ``ping`` every ``ping_interval``
 seconds and, if nothing at all (no ``pong``, no other frame) arrives within
 ``ping_timeout`` seconds of it, drops the connection and reconnects the same way.
+
+:attr:`GatewayClient.received_ns` is the wall-clock time (ns) at which the frame
+being dispatched reached this process: noted when the socket's bytes are parsed
+into a message, before the message waits behind earlier ones, is decoded or handed
+to callbacks (latency measurements: ``received_ns - value["t"]``).
 """
 
 from __future__ import annotations
@@ -24,11 +29,14 @@ import itertools
 import logging
 import random
 import time
+from collections import deque
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
+from websockets.frames import Frame, Opcode
+from websockets.protocol import Event
 
 from synoptic_schemas import frames, parse_channel
 from synoptic_schemas.frames import CloseCode, Op
@@ -45,6 +53,26 @@ class GatewayError(Exception):
         super().__init__(f"{frame.get('code')}: {frame.get('msg')}")
         self.code: str = frame.get("code", "")
         self.frame = frame
+
+
+class ArrivalStampedConnection(ClientConnection):
+    """A client connection that notes when each data message starts to arrive
+    (``time.time_ns()``, in :attr:`arrivals`, oldest first): when the event loop
+    hands the socket's bytes to the protocol, before the message is queued behind
+    others, decoded or handled."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        #: arrival times of the data messages not yet taken by the reader
+        self.arrivals: deque[int] = deque()
+
+    def process_event(self, event: Event) -> None:
+        if type(event) is Frame and event.opcode in _MESSAGE_STARTS:
+            self.arrivals.append(time.time_ns())
+        super().process_event(event)
+
+
+_MESSAGE_STARTS = frozenset({Opcode.BINARY, Opcode.TEXT})
 
 
 class Subscription:
@@ -178,6 +206,9 @@ class GatewayClient:
         self.hung_closes = 0  # connections dropped because the gateway went silent
         self.hello: dict[str, Any] = {}
         self.url: str | None = None
+        #: wall-clock ns at which the frame being dispatched reached this process
+        #: (before it was decoded; see :class:`ArrivalStampedConnection`)
+        self.received_ns = 0
         self.connects = 0
         self.bus_up = True
         self._bus_changed = asyncio.Event()
@@ -231,6 +262,7 @@ class GatewayClient:
             compression=None,
             max_queue=self.max_queue,
             ping_interval=None,
+            create_connection=ArrivalStampedConnection,
         )
         self.url = url
         self.connects += 1
@@ -311,8 +343,10 @@ class GatewayClient:
     async def _read(self, ws: ClientConnection) -> None:
         unpack = frames.from_json if self.json_mode else frames.unpack
         received = self._received
+        arrivals: deque[int] = getattr(ws, "arrivals", deque())
         try:
             async for data in ws:
+                self.received_ns = arrivals.popleft() if arrivals else time.time_ns()
                 received.set()
                 self._dispatch(unpack(data))
         except ConnectionClosed:
