@@ -23,7 +23,9 @@ import shutil
 import sys
 import tempfile
 import time
+from array import array
 from dataclasses import dataclass
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +38,11 @@ from synoptic_gateway.testing import GatewayProc, ca_env, start_gateway
 
 RATE_HZ = 10.0
 WORKER_CLIENTS = 25  # clients per worker process
+#: The synthetic publisher writes after every this many encoded records of a tick,
+#: as the adapters' ``Publisher`` does: it hands each encoded record to nats-py and
+#: yields to the loop every 2000 (``publisher._YIELD_EVERY``), when nats-py's
+#: flusher writes what is pending. (0: one write after encoding the whole tick.)
+PUBLISH_CHUNK = 2000
 
 
 @dataclass(frozen=True)
@@ -78,7 +85,14 @@ def _has_adapters() -> bool:
 class Source:
     """The processes that put N counting channels at 10 Hz on NATS."""
 
-    def __init__(self, kind: str, records: int, nats_url: str, workdir: Path) -> None:
+    def __init__(
+        self,
+        kind: str,
+        records: int,
+        nats_url: str,
+        workdir: Path,
+        chunk: int = PUBLISH_CHUNK,
+    ) -> None:
         self.kind = kind
         self.records = records
         self.procs: dict[str, Process] = {}
@@ -87,7 +101,8 @@ class Source:
         self.uris = [f"ca://{prefix}CNT:{i:0{width}d}" for i in range(records)]
         if kind == "synthetic":
             argv = [sys.executable, "-m", "synoptic_gateway.bench", "publish",
-                    "--nats", nats_url, "--records", str(records)]  # fmt: skip
+                    "--nats", nats_url, "--records", str(records),
+                    "--chunk", str(chunk)]  # fmt: skip
             self.procs["publisher"] = Process("publisher", argv)
             self.procs["publisher"].wait_for(r"publisher ready", 30)
             return
@@ -109,12 +124,14 @@ class Source:
             proc.stop()
 
 
-async def _publish(nats_url: str, records: int) -> None:
+async def _publish(nats_url: str, records: int, chunk: int = PUBLISH_CHUNK) -> None:
     """The synthetic source: N counters, all published every 100 ms.
 
-    Speaks the NATS text protocol on a plain socket and writes each tick's PUBs in
-    one call (~10x less CPU than a publish call per message), so that the source,
-    not the gateway, is never what saturates on a small machine."""
+    Each tick is one IOC scan: one time stamp ``t`` for all N records, taken before
+    the first is encoded. Speaks the NATS text protocol on a plain socket and writes
+    the PUBs of every ``chunk`` records in one call (~10x less CPU than a publish
+    call per message), so that the source, not the gateway, is never what saturates
+    on a small machine; ``chunk`` 0 writes the whole tick at once."""
     from urllib.parse import urlparse
 
     from synoptic_bus.connect import connect
@@ -148,65 +165,233 @@ async def _publish(nats_url: str, records: int) -> None:
     print("publisher ready", flush=True)
     seq = 0
     next_tick = time.monotonic()
+    first_ms: list[float] = []  # per tick: stamp -> first write, stamp -> last
+    last_ms: list[float] = []
     while not pinger.done():
         seq += 1
         t = time.time_ns()
         parts = []
+        every = chunk or records + 1
         if seq % int(RATE_HZ) == 1:  # a heartbeat a second, as an adapter sends
             beat = encode({"ver": 1, "id": "bench-publisher", "proto": "ca", "ep": ep,
                            "t": t, "period": 1.0, "n": records, "conn": records})  # fmt: skip
             parts.append(b"PUB %s %d\r\n%s\r\n" % (hb_subject, len(beat), beat))
-        for subject in names:
+        for n, subject in enumerate(names, 1):
             payload = encode({"ver": 1, "v": float(seq), "t": t, "sev": 0,
                               "st": "NO_ALARM", "seq": seq, "ep": ep, "c": True})  # fmt: skip
             parts.append(b"PUB %s %d\r\n%s\r\n" % (subject, len(payload), payload))
-        writer.write(b"".join(parts))
+            if n == every:
+                writer.write(b"".join(parts))
+                parts.clear()
+                every += chunk
+                if len(first_ms) < len(last_ms) + 1:
+                    first_ms.append((time.time_ns() - t) / 1e6)
+        if parts:
+            writer.write(b"".join(parts))
+        last_ms.append((time.time_ns() - t) / 1e6)
+        if len(first_ms) < len(last_ms):
+            first_ms.append(last_ms[-1])
+        if len(last_ms) == int(RATE_HZ):  # one line a second, for the runner
+            print("publisher ticks " + json.dumps({"at": t / 1e9, "first_ms": first_ms,
+                  "last_ms": last_ms}), flush=True)  # fmt: skip
+            first_ms, last_ms = [], []
         await writer.drain()
         next_tick += 1 / RATE_HZ
         await asyncio.sleep(max(0.0, next_tick - time.monotonic()))
 
 
+def _publisher_stages(source: Source, start: float, end: float) -> dict[str, Any]:
+    """Stamp -> first / last write of the synthetic publisher's ticks in [start,
+    end) (ms, p50 and max): the source's own share of a burst's latency."""
+    proc = source.procs.get("publisher")
+    if proc is None:
+        return {}
+    first: list[float] = []
+    last: list[float] = []
+    for line in proc.output().splitlines():
+        if line.startswith("publisher ticks "):
+            ticks = json.loads(line.removeprefix("publisher ticks "))
+            if start <= ticks["at"] < end:
+                first += ticks["first_ms"]
+                last += ticks["last_ms"]
+    if not last:
+        return {}
+    return {
+        "first_write_ms": {"p50": round(float(np.median(first)), 2),
+                           "max": round(max(first), 2)},
+        "last_write_ms": {"p50": round(float(np.median(last)), 2),
+                          "max": round(max(last), 2)},
+    }  # fmt: skip
+
+
+async def _probe(spec: dict[str, Any]) -> dict[str, Any]:
+    """A raw NATS subscriber of every value subject: latency = the read that
+    brought a message - its stamp ``t``, for the messages read in [start, end).
+    What any subscriber gets from the source and nats-server, before a gateway."""
+    from urllib.parse import urlparse
+
+    from synoptic_schemas import Subjects
+    from synoptic_schemas.frames import value_order
+
+    url = urlparse(spec["nats"])
+    reader, writer = await asyncio.open_connection(url.hostname, url.port)
+    await reader.readline()  # INFO
+    subject = Subjects().prefix + ".val.>"
+    writer.write(b'CONNECT {"verbose":false,"pedantic":false,"name":"bench-probe"}'
+                 b"\r\nSUB %s 1\r\nPING\r\n" % subject.encode())  # fmt: skip
+    while not (await reader.readline()).startswith(b"PONG"):
+        pass
+    print("probe ready", flush=True)
+    start_ns, end_ns = int(spec["start"] * 1e9), int(spec["end"] * 1e9)
+    latencies = array("q")
+    buf = b""
+    while chunk := await reader.read(1 << 16):
+        now = time.time_ns()
+        if now >= end_ns:
+            break
+        buf = buf + chunk if buf else chunk
+        pos = 0
+        while (eol := buf.find(b"\r\n", pos)) >= 0:
+            if buf.startswith(b"MSG ", pos):
+                stop = eol + 2 + int(buf[buf.rfind(b" ", pos, eol) + 1 : eol])
+                if stop + 2 > len(buf):
+                    break  # the rest of the payload is still to come
+                if now >= start_ns:
+                    latencies.append(now - value_order(buf[eol + 2 : stop])[2])
+                pos = stop + 2
+            else:
+                if buf.startswith(b"PING", pos):
+                    writer.write(b"PONG\r\n")
+                pos = eol + 2
+        buf = buf[pos:]
+    writer.close()
+    ms = np.frombuffer(latencies, dtype=np.int64) / 1e6
+    return {"count": len(ms),
+            "p50": round(float(np.percentile(ms, 50)), 1) if len(ms) else None,
+            "p99": round(float(np.percentile(ms, 99)), 1) if len(ms) else None}  # fmt: skip
+
+
 # --------------------------------------------------------------------- workers
 
 
+class UpdateCounter:
+    """One client's bookkeeping of the updates it receives: delivered, gaps (a
+    ``seq`` jump within an adapter epoch: lost after the adapter), value gaps (a
+    skipped count: lost anywhere) and the latency of every update counted.
+
+    Per frame with numpy (~0.3 µs per update instead of ~1.4 in a Python loop: the
+    bench's own bookkeeping shares the cores with what it measures); a frame that
+    holds a channel twice or a non-numeric value takes the per-update loop."""
+
+    def __init__(self, channels: int) -> None:
+        self.delivered = 0
+        self.gaps = 0
+        self.value_gaps = 0
+        self.latency_parts: list[np.ndarray] = []  # ns, per counted frame
+        #: per counted frame: its arrival -> decoded and handed to the callback (ns)
+        self.decode_lags: list[int] = []
+        self._seen = np.zeros(channels, dtype=bool)
+        self._ep = np.zeros(channels, dtype=np.int64)
+        self._seq = np.zeros(channels, dtype=np.int64)
+        self._count = np.full(channels, np.nan)  # NaN: not a number
+
+    def frame(
+        self, received_ns: int, indexes: list[int], values: list[Any], counted: bool
+    ) -> None:
+        """Take one frame's updates (``counted``: it arrived in the window)."""
+        n = len(indexes)
+        if n == 0:
+            return
+        raw_counts = list(map(_GET_V, values))
+        if not set(map(type, raw_counts)) <= _NUMBERS or len(set(indexes)) < n:
+            for i, v in zip(indexes, values, strict=True):
+                self._one(i, v, counted)
+            if counted:
+                self.delivered += n
+                self.latency_parts.append(
+                    received_ns - np.fromiter(map(_GET_T, values), np.int64, n)
+                )
+            return
+        counts = np.array(raw_counts, dtype=np.float64)
+        idx = np.array(indexes, dtype=np.intp)
+        eps = np.fromiter(map(_GET_EP, values), np.int64, n)
+        seqs = np.fromiter(map(_GET_SEQ, values), np.int64, n)
+        if counted:
+            self.delivered += n
+            self.latency_parts.append(
+                received_ns - np.fromiter(map(_GET_T, values), np.int64, n)
+            )
+            seen = self._seen[idx]
+            prev_seq = self._seq[idx]
+            lost = seen & (self._ep[idx] == eps) & (seqs > prev_seq + 1)
+            self.gaps += int((seqs - prev_seq - 1)[lost].sum())
+            prev_count = self._count[idx]
+            skipped = seen & (counts > prev_count + 1)  # NaN compares False
+            self.value_gaps += int(
+                (counts - prev_count - 1)[skipped].astype(np.int64).sum()
+            )
+        self._seen[idx] = True
+        self._ep[idx] = eps
+        self._seq[idx] = seqs
+        self._count[idx] = counts
+
+    def _one(self, i: int, v: dict[str, Any], counted: bool) -> None:
+        ep, seq, count = v["ep"], v["seq"], v["v"]
+        if counted and self._seen[i]:
+            if self._ep[i] == ep and seq > self._seq[i] + 1:
+                self.gaps += int(seq - self._seq[i] - 1)
+            before = self._count[i]
+            if isinstance(count, float | int) and count > before + 1:
+                self.value_gaps += int(count - before - 1)
+        self._seen[i] = True
+        self._ep[i] = ep
+        self._seq[i] = seq
+        self._count[i] = count if isinstance(count, float | int) else np.nan
+
+    def latencies_ns(self, decoded: bool = False) -> np.ndarray:
+        """Every counted update's latency, in arrival order; ``decoded``: taken
+        when its frame had been decoded (the definition before session 3)."""
+        if not self.latency_parts:
+            return np.zeros(0, dtype=np.int64)
+        if decoded:
+            return np.concatenate(
+                [p + lag for p, lag in zip(self.latency_parts, self.decode_lags,
+                                           strict=True)]
+            )  # fmt: skip
+        return np.concatenate(self.latency_parts)
+
+
+_NUMBERS = frozenset({float, int, bool})  # what counts (None, text, arrays do not)
+_GET_V, _GET_T = itemgetter("v"), itemgetter("t")
+_GET_EP, _GET_SEQ = itemgetter("ep"), itemgetter("seq")
+
+
 async def _worker(spec: dict[str, Any]) -> dict[str, Any]:
-    """Run ``len(spec['sets'])`` clients; count within [start, end)."""
+    """Run ``len(spec['sets'])`` clients; count within [start, end).
+
+    Latency of an update = the arrival of its frame at this process
+    (``GatewayClient.received_ns``, taken before the frame is decoded) minus its
+    source stamp ``t``, for every update of the window. ``decode_lags`` = arrival
+    → the frame decoded and handed to the callback, once per frame (the client's
+    own share: waiting behind earlier frames, then decoding)."""
     from synoptic_gateway.client import GatewayClient
 
-    start, end = spec["start"], spec["end"]
-    delivered = 0
-    gaps = 0
-    value_gaps = 0
-    latencies: list[float] = []
+    start_ns, end_ns = int(spec["start"] * 1e9), int(spec["end"] * 1e9)
+    counters: list[UpdateCounter] = []
     opens: list[float] = []
     clients: list[GatewayClient] = []
     subs: list[Any] = []
 
-    def make_handler() -> Any:
-        last: dict[int, tuple[int, int, Any]] = {}
+    def make_handler(channels: int) -> Any:
+        counter = UpdateCounter(channels)
+        counters.append(counter)
 
         def on_update(sub: Any, indexes: list[int], values: list[Any]) -> None:
-            nonlocal delivered, gaps, value_gaps
-            now = time.time()
-            in_window = start <= now < end
-            now_ns = time.time_ns()
-            for i, v in zip(indexes, values, strict=False):
-                ep, seq, count = v["ep"], v["seq"], v["v"]
-                prev = last.get(i)
-                if in_window:
-                    delivered += 1
-                    if prev is not None and prev[0] == ep and seq > prev[1] + 1:
-                        gaps += seq - prev[1] - 1  # lost after the adapter
-                    counted = prev is not None and isinstance(prev[2], float | int)
-                    if (
-                        counted
-                        and isinstance(count, float | int)
-                        and count > prev[2] + 1
-                    ):
-                        value_gaps += int(count - prev[2] - 1)  # lost anywhere
-                    if len(latencies) < 200_000:
-                        latencies.append((now_ns - v["t"]) / 1e9)
-                last[i] = (ep, seq, count)
+            received = sub.client.received_ns
+            counted = start_ns <= received < end_ns
+            if counted and indexes:
+                counter.decode_lags.append(time.time_ns() - received)
+            counter.frame(received, indexes, values, counted)
 
         return on_update
 
@@ -214,19 +399,26 @@ async def _worker(spec: dict[str, Any]) -> dict[str, Any]:
         client = GatewayClient(spec["url"], max_queue=None)
         started = time.perf_counter()
         await client.connect()
-        sub = await client.subscribe(uris, on_update=make_handler())
+        sub = await client.subscribe(uris, on_update=make_handler(len(uris)))
         subs.append(sub)
         opens.append(time.perf_counter() - started)
         assert len(sub.channels) == len(uris)
         clients.append(client)
     print("subscribed", flush=True)
-    await asyncio.sleep(max(0.0, end - time.time()) + 0.2)
+    await asyncio.sleep(max(0.0, spec["end"] - time.time()) + 0.2)
     for client in clients:
         await client.close()
-    return {"delivered": delivered, "gaps": gaps, "value_gaps": value_gaps,
+    latencies = np.concatenate([c.latencies_ns() for c in counters])
+    decoded = np.concatenate([c.latencies_ns(decoded=True) for c in counters])
+    step = max(1, len(latencies) // 20000)  # evenly over the whole window
+    return {"delivered": sum(c.delivered for c in counters),
+            "gaps": sum(c.gaps for c in counters),
+            "value_gaps": sum(c.value_gaps for c in counters),
             "missed_reported": sum(sub.missed for sub in subs),
             "reconnects": sum(c.connects - 1 for c in clients), "opens": opens,
-            "latencies": latencies[:: max(1, len(latencies) // 20000)]}  # fmt: skip
+            "latencies": (latencies[::step] / 1e9).tolist(),
+            "latencies_decoded": (decoded[::step] / 1e9).tolist(),
+            "decode_lags": [x / 1e9 for c in counters for x in c.decode_lags]}  # fmt: skip
 
 
 # --------------------------------------------------------------------- runner
@@ -284,6 +476,7 @@ def run_case(
     warmup: float,
     window: float,
     workdir: Path,
+    stages: bool = False,
 ) -> dict[str, Any]:
     sets = _client_sets(case, source.uris)
     n_workers = max(1, min(4, -(-case.clients // WORKER_CLIENTS)))
@@ -304,6 +497,15 @@ def run_case(
             str(spec_file),
         ]
         workers.append(Process(f"worker-{index}", argv))
+    probe = None
+    if stages:  # a raw NATS subscriber beside the gateway
+        probe_spec = workdir / f"{case.name}-probe.json"
+        probe_spec.write_text(
+            json.dumps({"nats": nats.url, "start": start, "end": end})
+        )
+        probe = Process("probe", [sys.executable, "-m", "synoptic_gateway.bench",
+                                  "probe", str(probe_spec)])  # fmt: skip
+        probe.wait_for("probe ready", 30)
     try:
         for worker in workers:
             worker.wait_for("subscribed", subscribe_budget + 120)
@@ -335,8 +537,15 @@ def run_case(
         path = worker.wait_for(r"^result in (\S+)", window + 60).group(1)
         results.append(json.loads(Path(path).read_text()))
         worker.stop()
+    stage_report: dict[str, Any] = {}
+    if probe is not None:
+        path = probe.wait_for(r"^result in (\S+)", 60).group(1)
+        stage_report["nats_subscriber_ms"] = json.loads(Path(path).read_text())
+        probe.stop()
     delivered = sum(r["delivered"] for r in results)
     latencies = [x for r in results for x in r["latencies"]]
+    decode_lags = [x for r in results for x in r.get("decode_lags", ())]
+    decoded = [x for r in results for x in r.get("latencies_decoded", ())]
     opens = [x for r in results for x in r["opens"]]
     expected = case.clients * case.channels * RATE_HZ * window
     return {
@@ -356,10 +565,23 @@ def run_case(
             "p50": round(float(np.percentile(latencies, 50)) * 1e3, 1) if latencies else None,
             "p99": round(float(np.percentile(latencies, 99)) * 1e3, 1) if latencies else None,
         },
+        # receipt after the frame's decode (how latency_ms was taken before session 3)
+        "latency_decoded_ms": {
+            "p50": round(float(np.percentile(decoded, 50)) * 1e3, 1) if decoded else None,
+            "p99": round(float(np.percentile(decoded, 99)) * 1e3, 1) if decoded else None,
+        },
+        # the client's share: frame arrival -> decoded and handed to the callback
+        "client_decode_ms": {
+            "p50": round(float(np.percentile(decode_lags, 50)) * 1e3, 2) if decode_lags else None,
+            "p99": round(float(np.percentile(decode_lags, 99)) * 1e3, 2) if decode_lags else None,
+        },
         "gateway_latency_ms_bucket": {  # source timestamp → gateway send, upper bounds
             "p50": _bucket_percentile(hist0, hist1, 0.5),
             "p99": _bucket_percentile(hist0, hist1, 0.99),
         },
+        # where a burst's time goes: the source's writes, a raw NATS subscriber
+        "source_ms": _publisher_stages(source, start, end),
+        **stage_report,
         "cpu_pct": {n: round(100 * (cpu1[n] - cpu0[n]) / elapsed, 1) for n in watched},
         "client_workers_cpu_pct": round(
             sum(100 * (wcpu1[n] - wcpu0[n]) / elapsed for n in clients), 1
@@ -375,9 +597,12 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="cmd")
     worker = sub.add_parser("worker")
     worker.add_argument("spec")
+    probe = sub.add_parser("probe")
+    probe.add_argument("spec")
     publish = sub.add_parser("publish")
     publish.add_argument("--nats", required=True)
     publish.add_argument("--records", type=int, required=True)
+    publish.add_argument("--chunk", type=int, default=PUBLISH_CHUNK)
     parser.add_argument(
         "--source", choices=["ioc", "synthetic", "auto"], default="auto"
     )
@@ -385,6 +610,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--window", type=float, default=30.0)
     parser.add_argument("--cases", default=",".join(c.name for c in CASES),
                         help="comma-separated case names")  # fmt: skip
+    parser.add_argument(
+        "--publish-chunk",
+        type=int,
+        default=PUBLISH_CHUNK,
+        help="synthetic source: records encoded per write (0: one write per tick)",
+    )
+    parser.add_argument(
+        "--stages", action="store_true",
+        help="also run a raw NATS subscriber (latency before the gateway; adds load)",
+    )  # fmt: skip
     args = parser.parse_args(argv)
     if args.cmd == "worker":
         import uvloop
@@ -396,10 +631,18 @@ def main(argv: list[str] | None = None) -> int:
         print(f"result in {out}", flush=True)
         print(result, flush=True)  # (as one line too, for bench_peers)
         return 0
+    if args.cmd == "probe":
+        import uvloop
+
+        spec = json.loads(Path(args.spec).read_text())
+        out = Path(args.spec).with_suffix(".result.json")
+        out.write_text(json.dumps(uvloop.run(_probe(spec))))
+        print(f"result in {out}", flush=True)
+        return 0
     if args.cmd == "publish":
         import uvloop
 
-        uvloop.run(_publish(args.nats, args.records))
+        uvloop.run(_publish(args.nats, args.records, args.chunk))
         return 0
     kind = args.source
     if kind == "auto":
@@ -412,6 +655,7 @@ def main(argv: list[str] | None = None) -> int:
             "synthetic": "synthetic NATS publisher",
         }[kind],
         "rate_hz": RATE_HZ,
+        "publish_chunk": args.publish_chunk if kind == "synthetic" else None,
         "warmup_s": args.warmup,
         "window_s": args.window,
         "cpu_count": os.cpu_count(),
@@ -425,11 +669,11 @@ def main(argv: list[str] | None = None) -> int:
             for case in chosen:
                 by_pool.setdefault(case.pool, []).append(case)
             for pool, cases in sorted(by_pool.items()):
-                source = Source(kind, pool, nats.url, workdir)
+                source = Source(kind, pool, nats.url, workdir, args.publish_chunk)
                 try:
                     for case in cases:
                         result = run_case(case, gateway, source, nats, args.warmup,
-                                          args.window, workdir)  # fmt: skip
+                                          args.window, workdir, args.stages)  # fmt: skip
                         report["cases"].append(result)
                         print(json.dumps(result), file=sys.stderr, flush=True)
                 finally:
