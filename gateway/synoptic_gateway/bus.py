@@ -47,6 +47,13 @@ class Bus:
         """Whether NATS is connected now."""
         return self._nc is not None and self._nc.is_connected
 
+    @property
+    def clustered(self) -> bool:
+        """Whether the NATS server we are connected to is part of a cluster (its
+        ``INFO`` names one)."""
+        info = getattr(self._nc, "_server_info", None) or {}
+        return bool(info.get("cluster"))
+
     def start(self) -> None:
         """Begin connecting (endless retries) in the background."""
         self._task = asyncio.create_task(self._connect(), name="nats-connect")

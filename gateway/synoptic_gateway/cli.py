@@ -48,6 +48,16 @@ def register(sub: argparse._SubParsersAction) -> None:
                    default=d.snapshot_barrier,
                    help="acknowledged publish into the store before each last-value "
                         "read (closes the subscription window)")  # fmt: skip
+    p.add_argument("--settle-read", action=argparse.BooleanOptionalAction,
+                   default=d.settle_read,
+                   help="a second last-value read of new subscriptions --settle-ms "
+                        "after their snapshot (default: when NATS is a cluster)")  # fmt: skip
+    p.add_argument("--settle-ms", type=float, default=d.settle * 1000,
+                   help="delay of the settle read")  # fmt: skip
+    p.add_argument("--linger", type=float, default=d.linger,
+                   help="seconds an unwatched channel keeps its NATS subscriptions")  # fmt: skip
+    p.add_argument("--linger-max", type=int, default=d.linger_max,
+                   help="most channels lingering at once")  # fmt: skip
     p.add_argument("--jwt-secret", default=os.environ.get("SYNOPTIC_JWT_SECRET"),
                    help="HS256 secret (default $SYNOPTIC_JWT_SECRET)")  # fmt: skip
     p.add_argument("--jwt-public-key", type=Path, default=None,
@@ -75,6 +85,8 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         rate=args.rate, burst=args.burst, mailbox_frames=args.mailbox_frames,
         mailbox_age=args.mailbox_age, ws_send_buffer=args.ws_send_buffer,
         want_lease=args.want_lease, snapshot_barrier=args.snapshot_barrier,
+        settle_read=args.settle_read, settle=args.settle_ms / 1000.0,
+        linger=args.linger, linger_max=args.linger_max,
         jwt_secret=args.jwt_secret, jwt_public_key=key,
         jwt_audience=args.jwt_audience, jwt_issuer=args.jwt_issuer,
         allow_anonymous=args.allow_anonymous,

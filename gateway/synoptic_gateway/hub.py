@@ -25,6 +25,8 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable, Iterable
+from functools import partial
+from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 from synoptic_bus.store import MAX_SUBJECTS_PER_REQUEST, Snapshot, StoreError
@@ -56,6 +58,9 @@ BARRIER_RETRIES = 8
 #: it gets no answer at all), and before one is tried again after a failure.
 BARRIER_TIMEOUT = 1.0
 BARRIER_RETRY_AFTER = 60.0
+#: Seconds after a lingering channel's deadline before the sweep that drops it, so
+#: that the channels of one screen are unsubscribed together (one write).
+LINGER_SLACK = 0.1
 
 
 class UnavailableError(Exception):
@@ -68,7 +73,7 @@ class ChannelState:
 
     __slots__ = (
         "channel", "key", "listeners", "meta", "meta_key", "meta_subject", "refs",
-        "sub", "uri", "val_subject", "value", "wildcard",
+        "subs", "uri", "val_subject", "value",
     )  # fmt: skip
 
     def __init__(self, channel: Channel, prefix: str) -> None:
@@ -78,14 +83,17 @@ class ChannelState:
         tail = subject_tail(channel)
         self.val_subject = f"{prefix}.val.{tail}"
         self.meta_subject = f"{prefix}.meta.{tail}"
-        self.wildcard = f"{prefix}.*.{tail}"  # value and metadata: one subscription
         self.value: bytes | None = None
         self.key: tuple[int, int] | None = None  # (ep, seq) of value
         self.meta: bytes | None = None
         self.meta_key: tuple[int, int] | None = None  # (ep, t) of meta
         self.listeners: dict[Group, int] = {}  # group -> index in its channel list
         self.refs = 0
-        self.sub: int | None = None  # live subscription id
+        #: live subscription ids (value, metadata): two literal subjects, not one
+        #: ``<prefix>.*.<tail>`` wildcard, whose insert and removal make nats-server
+        #: walk its whole subject cache (a 1000-channel screen's wildcard SUBs held
+        #: the next store barrier 40-180 ms; literal ones 5-6 ms)
+        self.subs: tuple[int, int] | None = None
 
 
 class Batch:
@@ -233,6 +241,17 @@ class Group:
         self.push_to_members(lambda: frames.pack(frame), lambda: frames.to_json(frame))
 
 
+class FillTimes:
+    """How long the stages of one store read took (seconds), and how many values
+    it brought that were newer than known."""
+
+    __slots__ = ("barrier", "fetch", "merge", "newer")
+
+    def __init__(self) -> None:
+        self.barrier = self.fetch = self.merge = 0.0
+        self.newer = 0
+
+
 class Hub:
     """Channels, groups and sessions of one gateway."""
 
@@ -258,6 +277,12 @@ class Hub:
         self._liveness_task: asyncio.Task[None] | None = None
         self._stale_channels = 0  # channels whose value has no live source
         self._barrier_after = 0.0  # no barrier tried before (a failure backs off)
+        #: channels no group watches any more whose NATS subscriptions are kept
+        #: until a deadline (loop time), oldest first: a screen re-opened meanwhile
+        #: (a page reload) finds them subscribed and current, and a closing screen
+        #: costs no unsubscribes on the way of the next open
+        self._lingering: dict[ChannelState, float] = {}
+        self._linger_timer: asyncio.TimerHandle | None = None
 
     # ----------------------------------------------------------- lifecycle
 
@@ -276,6 +301,8 @@ class Hub:
             self._liveness_task.cancel()
         for task in list(self._tasks):
             task.cancel()
+        if self._linger_timer is not None:
+            self._linger_timer.cancel()
 
     def gauges(self) -> dict[str, float]:
         """Current sizes, for ``/metrics``."""
@@ -283,8 +310,9 @@ class Hub:
             "connections": len(self.sessions),
             "conflating_sockets": sum(1 for s in self.sessions if s.conflating),
             "groups": len(self.groups),
-            "nats_subscriptions": sum(1 for s in self.channels.values() if s.sub),
+            "nats_subscriptions": sum(1 for s in self.channels.values() if s.subs),
             "channels": len(self.channels),
+            "lingering_channels": len(self._lingering),
             "bus_up": 1.0 if self.bus.up else 0.0,
             "silent_adapters": len(self.liveness.silent_adapters(time.monotonic())),
             "stale_channels": self._stale_channels,
@@ -347,31 +375,37 @@ class Hub:
     async def _build(self, key: tuple[str, ...]) -> Group:
         if not self.bus.up:
             raise UnavailableError("the bus is down")
-        started = time.perf_counter()
+        clock = time.perf_counter
+        started = clock()
         states = [self._take(uri) for uri in key]
+        taken = clock()
         # the new channels' subscriptions in one write (no task or loop turn each)
-        fresh = [state for state in states if state.refs == 1 and state.sub is None]
+        fresh = [state for state in states if state.refs == 1 and state.subs is None]
         if fresh:
+            on_value, on_meta = self._on_value, self._on_meta
+            entries: list[tuple[str, Callable[[bytes, bytes], None]]] = []
+            for state in fresh:
+                entries.append((state.val_subject, partial(on_value, state)))
+                entries.append((state.meta_subject, partial(on_meta, state)))
             try:
-                sids = await self.bus.subscribe_many(
-                    [(state.wildcard, self._handler(state)) for state in fresh]
-                )
+                sids = await self.bus.subscribe_many(entries)
             except Exception as exc:
                 self._release(states)
                 raise UnavailableError(f"cannot subscribe: {exc}") from exc
             except BaseException:
                 self._release(states)
                 raise
-            for state, sub_id in zip(fresh, sids, strict=True):
-                state.sub = sub_id
+            for index, state in enumerate(fresh):
+                state.subs = (sids[2 * index], sids[2 * index + 1])
                 self.demand.add(state.channel)
-        subscribed = time.perf_counter()
+        subscribed = clock()
+        read = FillTimes()
         try:
             missing = [s for s in states if s.value is None or s.meta is None]
             if missing:
                 # live first, then the store (after a barrier, see _fill): a value
                 # is then either in the store's answer or delivered live
-                await self._fill(missing)
+                read = await self._fill(missing)
         except Exception as exc:
             self._release(states)
             raise UnavailableError(f"the bus did not answer: {exc}") from exc
@@ -387,11 +421,47 @@ class Hub:
             if state.key is not None and is_silent(state.key[0], now):
                 group.stale.add(index)
         self.groups[key] = group
+        if fresh and self.settle_reads:
+            self._spawn(self._settle(fresh))
+        ms = 1000.0
         log.info(
-            "group %d: %d channels, subscribed in %.3f s, store read in %.3f s",
-            sid, len(key), subscribed - started, time.perf_counter() - subscribed,
+            "group %d: %d channels (%d subscribed anew, %d read): states %.1f ms, "
+            "subscribe %.1f ms, barrier %.1f ms, read %.1f ms, merge %.1f ms",
+            sid, len(key), len(fresh), len(missing), (taken - started) * ms,
+            (subscribed - taken) * ms, read.barrier * ms, read.fetch * ms,
+            read.merge * ms,
         )  # fmt: skip
         return group
+
+    @property
+    def settle_reads(self) -> bool:
+        """Whether new subscriptions get a second store read ``settle`` s after
+        their snapshot: ``settings.settle_read``, or (unset) when the NATS server
+        is part of a cluster."""
+        wanted = self.settings.settle_read
+        return self.bus.clustered if wanted is None else wanted
+
+    async def _settle(self, states: list[ChannelState]) -> None:
+        """The second store read of channels subscribed anew (NATS cluster).
+
+        On a cluster a value published on another node just before that node
+        learns of a new subscription is not delivered live, and it may reach the
+        stream leader after the barrier (ADR 0009): neither live nor in the
+        snapshot. A route hop later it is stored; this read (after a barrier of
+        its own) merges it by ``(ep, seq)`` and a newer value goes to the groups
+        as an ordinary update, before the channel's next live update as long as
+        that comes more than ``settle`` s after the snapshot."""
+        await asyncio.sleep(self.settings.settle)
+        states = [state for state in states if state.subs is not None]
+        if not states or not self.bus.up:
+            return
+        try:
+            times = await self._fill(states)
+        except Exception as exc:  # the next live update brings the channel up to date
+            log.warning("settle read of %d channels failed: %s", len(states), exc)
+            return
+        self.stats.settle_reads += 1
+        self.stats.settle_updates += times.newer
 
     async def _store_barrier(self) -> int:
         """Make sure the store holds every message published before the
@@ -416,12 +486,16 @@ class Hub:
         await self.bus.flush(timeout)
         return 0
 
-    async def _fill(self, states: list[ChannelState]) -> None:
+    async def _fill(self, states: list[ChannelState]) -> FillTimes:
         """Read the store for ``states`` (after a barrier); newer-than-known
-        values win."""
+        values win (and go to the channels' groups as updates)."""
         subjects = [s for st in states for s in (st.val_subject, st.meta_subject)]
+        times = FillTimes()
+        clock = time.perf_counter
+        began = clock()
         barrier = await self._store_barrier()
-        started = time.perf_counter()
+        started = clock()
+        times.barrier = started - began
         # Requests of at most 1024 subjects, each consistent by itself, all at once:
         # merging by (ep, seq) per channel needs no consistency across requests.
         # Each also asks for the barrier's subject (never an empty 404 answer, which
@@ -439,14 +513,24 @@ class Hub:
                 log.warning("last-value read failed: %s", result)
             else:
                 messages.update(result.messages)
-        self.stats.snapshot_seconds.observe(time.perf_counter() - started)
+        merging = clock()
+        times.fetch = merging - started
+        self.stats.snapshot_seconds.observe(merging - started)
+        on_value, on_meta = self._on_value, self._on_meta
+        get = messages.get
+        newer = 0
         for state in states:
-            raw = messages.get(state.val_subject)
+            raw = get(state.val_subject)
             if raw is not None:
-                self._on_value(state, raw, live=False)
-            raw = messages.get(state.meta_subject)
+                known = state.key
+                on_value(state, b"", raw)
+                newer += state.key is not known
+            raw = get(state.meta_subject)
             if raw is not None:
-                self._on_meta(state, raw)
+                on_meta(state, b"", raw)
+        times.newer = newer
+        times.merge = clock() - merging
+        return times
 
     async def _fetch_after(
         self, subjects: list[str], barrier: int, timeout: float
@@ -481,40 +565,73 @@ class Hub:
             state = self.channels[uri] = ChannelState(
                 parse_channel(uri), self.subjects.prefix
             )
+        elif not state.refs:  # lingering: subscribed and current, taken back
+            self._lingering.pop(state, None)
         state.refs += 1
         return state
 
-    def _handler(self, state: ChannelState) -> Callable[[bytes, bytes], None]:
-        """The live-message handler of one channel's subscription (value and
-        metadata subjects in one wildcard)."""
-        val_subject = state.val_subject.encode()
-        meta_subject = state.meta_subject.encode()
-        on_value, on_meta = self._on_value, self._on_meta
-
-        def on_msg(subject: bytes, data: bytes) -> None:
-            if subject == val_subject:
-                on_value(state, data, live=True)
-            elif subject == meta_subject:
-                on_meta(state, data)
-
-        return on_msg
-
     def _release(self, states: Iterable[ChannelState]) -> None:
-        unsubscribe: list[int] = []
+        """One reference less each; a channel nobody watches lingers (keeps its
+        subscriptions) for ``settings.linger`` s, at most ``settings.linger_max``
+        channels (the oldest go first), then it is dropped."""
+        linger = self.settings.linger if self.bus.up else 0.0
+        lingering = self._lingering
+        deadline = asyncio.get_running_loop().time() + linger
+        dropped: list[ChannelState] = []
         for state in states:
             state.refs -= 1
             if state.refs > 0:
                 continue
+            if linger > 0 and state.subs is not None:
+                lingering[state] = deadline
+            else:
+                dropped.append(state)
+        excess = len(lingering) - max(0, self.settings.linger_max)
+        if excess > 0:
+            oldest = list(islice(lingering, excess))
+            for state in oldest:
+                del lingering[state]
+            dropped.extend(oldest)
+        self._drop(dropped)
+        self._arm_linger()
+
+    def _arm_linger(self) -> None:
+        if self._linger_timer is None and self._lingering:
+            first = next(iter(self._lingering.values()))
+            self._linger_timer = asyncio.get_running_loop().call_at(
+                first + LINGER_SLACK, self._sweep_linger
+            )
+
+    def _sweep_linger(self) -> None:
+        """Drop the lingering channels whose time is up (in one unsubscribe)."""
+        self._linger_timer = None
+        now = asyncio.get_running_loop().time()
+        expired: list[ChannelState] = []
+        for state, deadline in self._lingering.items():
+            if deadline > now:
+                break  # in deadline order
+            expired.append(state)
+        for state in expired:
+            del self._lingering[state]
+        self._drop(expired)
+        self._arm_linger()
+
+    def _drop(self, states: list[ChannelState]) -> None:
+        """Forget channels nobody watches; their subscriptions go in one write."""
+        unsubscribe: list[int] = []
+        for state in states:
             if self.channels.get(state.uri) is state:
                 del self.channels[state.uri]
             self.demand.remove(state.channel)
-            if state.sub is not None:
-                unsubscribe.append(state.sub)
-                state.sub = None
+            if state.subs is not None:
+                unsubscribe.extend(state.subs)
+                state.subs = None
         if unsubscribe:  # in one write, from one task
             self._spawn(self._unsubscribe(unsubscribe))
 
-    def _on_value(self, state: ChannelState, raw: bytes, *, live: bool) -> None:
+    def _on_value(self, state: ChannelState, subject: bytes, raw: bytes) -> None:
+        """A value of ``state``'s channel: live (``subject`` is the NATS subject) or
+        from the store (``subject`` empty)."""
         try:
             ep, seq, t = value_order(raw)  # the rest is forwarded as it came
         except ContractError:
@@ -528,12 +645,12 @@ class Hub:
             self.liveness.saw(ep, time.monotonic())
         state.key = key
         state.value = raw
-        if live:
+        if subject:
             self.stats.updates_in += 1
         for group, index in state.listeners.items():
             group.push_value(index, raw, t)
 
-    def _on_meta(self, state: ChannelState, raw: bytes) -> None:
+    def _on_meta(self, state: ChannelState, _subject: bytes, raw: bytes) -> None:
         try:
             key = meta_order(raw)  # the rest is forwarded as it came
         except ContractError:
@@ -549,7 +666,10 @@ class Hub:
     # ----------------------------------------------------------- bus state
 
     async def bus_down(self) -> None:
-        """NATS lost: tell every socket; they stay open."""
+        """NATS lost: tell every socket; they stay open. Lingering channels are
+        dropped (their values would need a fresh read anyway)."""
+        lingering, self._lingering = list(self._lingering), {}
+        self._drop(lingering)
         down = frames.bus(False)
         packed, text = frames.pack(down), frames.to_json(down)
         for session in list(self.sessions):

@@ -69,6 +69,17 @@ class Settings:
     # an acknowledged publish into the last-value stream before each store read
     # (closes the subscription/last-value window; off: a plain round trip)
     snapshot_barrier: bool = True
+    # a second store read of new subscriptions ``settle`` s after their snapshot,
+    # newer values sent as updates: closes the window a NATS cluster leaves (a value
+    # published on another node just before it learns of the subscription; ADR
+    # 0009). None: when the server's INFO says it is part of a cluster
+    settle_read: bool | None = None
+    settle: float = 0.025  # seconds; route round trips, well under 1/rate
+    # channels nobody watches any more keep their NATS subscriptions this long (a
+    # re-opened screen, e.g. a page reload, finds them current: no store read, no
+    # unsubscribe/subscribe), at most linger_max channels (the oldest go first)
+    linger: float = 5.0
+    linger_max: int = 20000
     # Limits (announced in hello)
     max_channels: int = 5000  # distinct channels per connection
     max_frame_bytes: int = 512 * 1024  # largest client frame (a sub of 5000 URIs fits)

@@ -12,8 +12,9 @@ from typing import Any
 import pytest
 
 from synoptic_bus.connect import NatsClient
+from synoptic_bus.natsserver import NatsServer
 from synoptic_gateway.client import GatewayClient
-from synoptic_gateway.testing import GatewayProc, Publisher
+from synoptic_gateway.testing import GatewayProc, Publisher, start_gateway
 
 pytestmark = pytest.mark.system
 
@@ -114,8 +115,9 @@ async def test_joins_of_existing_groups_under_updates_never_gap(
     assert [g for c in counters for g in c.snapshot_gaps] == []
 
 
+@pytest.mark.parametrize("linger", ["0", "5"], ids=["fresh", "lingering"])
 async def test_fresh_groups_on_hot_channels_never_gap(
-    gateway: GatewayProc, publisher: Publisher, names: list[str], nc: NatsClient
+    nats_server: NatsServer, publisher: Publisher, names: list[str], linger: str
 ) -> None:
     """Each ``sub`` creates the group anew (nobody else watches the channel): live
     subscription, then the last-value store, while the channel changes every few
@@ -124,11 +126,16 @@ async def test_fresh_groups_on_hot_channels_never_gap(
     stream's ingest queue when a Direct Get answers: neither in the snapshot nor
     live. The gateway's store barrier (an acknowledged publish into the stream
     before the read) closes that window: no gap at all. Without it this test saw
-    5-11 gaps in ~300 fresh groups (``--no-snapshot-barrier``)."""
+    5-11 gaps in ~300 fresh groups (``--no-snapshot-barrier``).
+
+    With ``--linger 5`` the same churn re-opens groups whose channels kept their
+    subscriptions (no store read at all): just as gap-free."""
+    gateway = start_gateway(nats_server.url, "--linger", linger)
     channels = names[:4]
     fillers = names[100:200]
     for uri in channels:
         await publisher.value(uri)
+        await publisher.meta(uri)  # (a channel without metadata is read each time)
     stop = asyncio.Event()
 
     async def blast() -> None:  # 1000 other values, then each hot channel
@@ -151,8 +158,15 @@ async def test_fresh_groups_on_hot_channels_never_gap(
     )
     stop.set()
     await blaster
+    metrics = gateway.metrics()
+    gateway.stop()
     joins = sum(c.joins for c in counters)
     assert joins >= 4 * 25, joins  # it churned
     assert [g for c in counters for g in c.gaps] == []
     assert [g for c in counters for g in c.snapshot_gaps] == []
-    assert gateway.metrics()["synoptic_gateway_snapshot_rereads_total"] == 0
+    assert metrics["synoptic_gateway_snapshot_rereads_total"] == 0
+    reads = metrics["synoptic_gateway_snapshot_seconds_count"]
+    if linger == "0":
+        assert reads >= joins  # every group was new: one store read each
+    else:
+        assert reads <= 4  # only the first open of each channel read the store

@@ -113,7 +113,8 @@ async def test_subscriptions_are_reference_counted_and_demand_announced(
 
     await nc.subscribe("cs.want.ca", cb=on_want)
     await nc.flush()
-    gateway = start_gateway(nats_server.url, "--want-lease", "0.9")  # renew every 0.3 s
+    # renew every 0.3 s; released channels go at once (no linger)
+    gateway = start_gateway(nats_server.url, "--want-lease", "0.9", "--linger", "0")
 
     def subs() -> float:
         return gateway.metrics()["synoptic_gateway_nats_subscriptions"]
