@@ -61,10 +61,10 @@ export async function fetchScreenList(fetcher: typeof fetch = fetch): Promise<Sc
 
 /** GET /api/screens/<name>: one screen file. */
 export async function fetchScreen(name: string, fetcher: typeof fetch = fetch): Promise<Screen> {
-  const early = fetcher === fetch ? takeEarlyScreen(name) : null; // started by index.html
-  const res = await (early ?? fetcher(`api/screens/${encodeURIComponent(name)}`));
+  const early = fetcher === fetch ? takeEarlyScreen(name) : null; // started (and parsed) by index.html
+  const res = await (early?.response ?? fetcher(`api/screens/${encodeURIComponent(name)}`));
   if (!res.ok) throw new Error(`screen '${name}': ${res.status} ${res.statusText}`);
-  const body = await res.json();
+  const body = (await (early?.body ?? res.json())) as { screen?: Screen } & Screen;
   return (body.screen ?? body) as Screen;
 }
 

@@ -7,7 +7,7 @@ import { flushSync } from 'svelte';
 import { ChannelState, type Liveness } from './channel.svelte';
 import { normaliseUri } from './channels';
 import { decodeFrame, decodeJsonFrame, encodeFrame } from './codec';
-import { takeEarlySocket } from '../early';
+import { abandonEarlySub, adoptEarlySub, earlySocketOpened, isEarlySub, takeEarlySocket } from '../early';
 import type { ClientFrame, ServerFrame, SnapFrame } from './protocol';
 
 /** What the connection is doing, as shown to the operator. */
@@ -124,6 +124,13 @@ export class Gateway implements Liveness {
    * sent on open saves a round trip through both event loops on a screen's open)
    */
   #subsFlow = false;
+  /**
+   * The answer to index.html's subscription (its `snap` or `err`, then the frames of
+   * its `sid`) while the app has not yet taken that subscription as its own
+   */
+  #earlyFrames: ServerFrame[] | null = null;
+  /** the request id of index.html's subscription when the app gave it up (its snapshot is unsubscribed) */
+  #abandonedEarly: number | null = null;
   /** performance.now() of the last frame received (or of the connect) */
   #heardAt = 0;
   #watchdog: ReturnType<typeof setInterval> | null = null;
@@ -233,6 +240,7 @@ export class Gateway implements Liveness {
     this.#subsFlow = false;
     ws.onopen = () => {
       performance.mark('synoptic:open');
+      if (early) earlySocketOpened(); // index.html's subscription, when the screen file is in
       this.#startSubs();
     };
     if (ws.readyState === 1) this.#startSubs(); // the early socket opened while the code loaded
@@ -284,6 +292,7 @@ export class Gateway implements Liveness {
 
   #onDown(code: number, why: string): void {
     this.#greeted = false;
+    this.#earlyFrames = null; // index.html's subscription went with its socket
     this.#subsFlow = false;
     for (const ch of this.channels.values()) ch.markStale();
     for (const sub of this.#subs) {
@@ -325,9 +334,21 @@ export class Gateway implements Liveness {
   }
 
   #sendSub(sub: Subscription): void {
-    const id = nextId++;
+    // the subscription index.html already sent for this screen on this socket: its answers are ours
+    const adopted = this.#ws ? adoptEarlySub(this.#ws, sub.uris) : null;
+    const id = adopted ?? nextId++;
     sub.requestId = id;
     this.#byRequest.set(id, sub);
+    const held = this.#earlyFrames;
+    this.#earlyFrames = null;
+    if (adopted !== null) {
+      for (const frame of held ?? []) this.handle(frame);
+      return;
+    }
+    const abandoned = abandonEarlySub();
+    if (abandoned !== null) this.#abandonedEarly = abandoned;
+    const snap = held?.[0];
+    if (snap?.op === 'snap' && snap.id === abandoned) this.#send({ op: 'unsub', id: nextId++, sid: snap.sid });
     performance.mark('synoptic:sub');
     this.#send({ op: 'sub', id, ch: sub.uris });
   }
@@ -355,6 +376,7 @@ export class Gateway implements Liveness {
 
   /** Apply one decoded server frame (public for tests). */
   handle(frame: ServerFrame): void {
+    if (this.#holdEarly(frame)) return;
     switch (frame.op) {
       case 'hello':
         performance.mark('synoptic:hello');
@@ -451,10 +473,33 @@ export class Gateway implements Liveness {
     }
   }
 
+  /** Keep the answers to index.html's subscription until the app adopts it (or gives it up). */
+  #holdEarly(frame: ServerFrame): boolean {
+    const held = this.#earlyFrames;
+    if (held) {
+      const first = held[0];
+      if (first.op === 'snap' && 'sid' in frame && frame.sid === first.sid) {
+        held.push(frame);
+        return true;
+      }
+      return false;
+    }
+    if ((frame.op === 'snap' || frame.op === 'err') && isEarlySub(this.#ws, frame.id)) {
+      this.#earlyFrames = [frame];
+      return true;
+    }
+    return false;
+  }
+
   #onSnap(frame: SnapFrame): void {
     let sub = frame.id === null ? undefined : this.#byRequest.get(frame.id);
     sub ??= this.#bySid.get(frame.sid);
-    if (!sub) return;
+    if (!sub) {
+      // index.html's subscription that the app gave up (another set of channels, so
+      // another sid): the gateway stops sending it
+      if (frame.id !== null && frame.id === this.#abandonedEarly) this.#send({ op: 'unsub', id: nextId++, sid: frame.sid });
+      return;
+    }
     if (sub.sid !== null && sub.sid !== frame.sid) this.#bySid.delete(sub.sid);
     sub.sid = frame.sid;
     this.#bySid.set(frame.sid, sub);
