@@ -33,6 +33,8 @@ import statistics
 import time
 from typing import Any
 
+import psutil
+
 from synoptic_bus.connect import connect
 from synoptic_bus.natsserver import NatsServer
 from synoptic_bus.store import StoreConfig, ensure_store
@@ -131,15 +133,19 @@ async def run(
         updater = asyncio.create_task(updates()) if rate > 0 else None
         beater = asyncio.create_task(beats())
         gateway = _start_gateway(server.url, *gateway_args)
+        proc = psutil.Process(gateway.proc.pid)
         try:
             for n in channels:
                 cold: list[float] = []
+                cpu = 0.0
                 for index, uris in enumerate(screens[n]):
                     hot[:] = uris
                     await asyncio.sleep(0.1)  # its updates flow
+                    before = sum(proc.cpu_times()[:2])
                     elapsed = await _open_once(gateway.ws_url, uris)
                     if index:  # the first is a warm-up
                         cold.append(elapsed)
+                        cpu += sum(proc.cpu_times()[:2]) - before
                 stages = _stage_medians(gateway.proc.output(), len(cold))
                 reopen = [
                     await _open_once(gateway.ws_url, screens[n][-1])
@@ -148,6 +154,9 @@ async def run(
                 results[f"{n}ch cold"] = {
                     **_summary(cold),
                     "gateway_stages_median_ms": stages,
+                    # gateway process CPU from socket open to snapshot decoded
+                    # (its share of the 10 Hz updates included), mean per open
+                    "gateway_cpu_ms_per_open": round(1000 * cpu / len(cold), 1),
                 }
                 results[f"{n}ch reopen"] = _summary(reopen)
         finally:

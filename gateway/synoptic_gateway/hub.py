@@ -24,7 +24,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from functools import partial
 from itertools import islice
 from typing import TYPE_CHECKING, Any
@@ -325,9 +325,16 @@ class Hub:
 
     # ----------------------------------------------------------- groups
 
-    async def join(self, session: Session, key: tuple[str, ...], req_id: Any) -> Group:
+    async def join(
+        self,
+        session: Session,
+        key: tuple[str, ...],
+        req_id: Any,
+        parsed: Mapping[str, Channel] | None = None,
+    ) -> Group:
         """Add ``session`` to the group of channel set ``key`` (creating it), and
-        queue its snapshot on the session before any update of the group."""
+        queue its snapshot on the session before any update of the group.
+        ``parsed`` may hold the channels of ``key``'s URIs already parsed."""
         while True:
             group = self.groups.get(key)
             if group is None:
@@ -335,7 +342,7 @@ class Hub:
                 if pending is not None:
                     group = await asyncio.shield(pending)
                 else:
-                    group = await self._create(key)
+                    group = await self._create(key, parsed or {})
             if group.closed:  # emptied and dropped while we waited: make anew
                 continue
             group.flush()  # members are up to date: the snapshot starts from here
@@ -355,11 +362,13 @@ class Hub:
             state.listeners.pop(group, None)
         self._release(group.states)
 
-    async def _create(self, key: tuple[str, ...]) -> Group:
+    async def _create(
+        self, key: tuple[str, ...], parsed: Mapping[str, Channel]
+    ) -> Group:
         future: asyncio.Future[Group] = asyncio.get_running_loop().create_future()
         self._creating[key] = future
         try:
-            group = await self._build(key)
+            group = await self._build(key, parsed)
         except BaseException as exc:
             future.set_exception(
                 exc if isinstance(exc, Exception) else UnavailableError()
@@ -372,12 +381,15 @@ class Hub:
         finally:
             self._creating.pop(key, None)
 
-    async def _build(self, key: tuple[str, ...]) -> Group:
+    async def _build(
+        self, key: tuple[str, ...], parsed: Mapping[str, Channel]
+    ) -> Group:
         if not self.bus.up:
             raise UnavailableError("the bus is down")
         clock = time.perf_counter
         started = clock()
-        states = [self._take(uri) for uri in key]
+        take, get = self._take, parsed.get
+        states = [take(uri, get(uri)) for uri in key]
         taken = clock()
         # the new channels' subscriptions in one write (no task or loop turn each)
         fresh = [state for state in states if state.refs == 1 and state.subs is None]
@@ -557,13 +569,14 @@ class Hub:
 
     # ----------------------------------------------------------- channels
 
-    def _take(self, uri: str) -> ChannelState:
+    def _take(self, uri: str, channel: Channel | None = None) -> ChannelState:
         """The channel's state, one reference more (created without a
-        subscription when new: :meth:`_build` subscribes those)."""
+        subscription when new: :meth:`_build` subscribes those); ``channel`` is
+        ``uri`` parsed, if the caller has it."""
         state = self.channels.get(uri)
         if state is None:
             state = self.channels[uri] = ChannelState(
-                parse_channel(uri), self.subjects.prefix
+                channel or parse_channel(uri), self.subjects.prefix
             )
         elif not state.refs:  # lingering: subscribed and current, taken back
             self._lingering.pop(state, None)

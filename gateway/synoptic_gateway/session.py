@@ -41,6 +41,7 @@ from synoptic_schemas import (
     frames,
     parse_channel,
 )
+from synoptic_schemas.channels import Channel
 from synoptic_schemas.frames import CloseCode, ErrorCode, FrameError, Op
 
 if TYPE_CHECKING:
@@ -406,14 +407,15 @@ class Session:
         from synoptic_gateway.hub import UnavailableError
 
         req_id = frame["id"]
-        uris: set[str] = set()
+        channels: dict[str, Channel] = {}  # normalised URI -> parsed (parsed once)
         for raw_uri in frame["ch"]:
             try:
-                uri = parse_channel(raw_uri).uri
+                channel = parse_channel(raw_uri)
             except ChannelError as exc:
                 raise FrameError(
                     ErrorCode.BAD_CHANNEL, str(exc), req_id=req_id, ch=raw_uri[:200]
                 ) from None
+            uri = channel.uri
             if not self.principal.may_read(uri):
                 raise FrameError(
                     ErrorCode.FORBIDDEN,
@@ -421,8 +423,8 @@ class Session:
                     req_id=req_id,
                     ch=uri,
                 )
-            uris.add(uri)
-        key = tuple(sorted(uris))
+            channels[uri] = channel
+        key = tuple(sorted(channels))
         for group in self._groups.values():
             if group.key == key:  # same set again: a fresh snapshot of the same sid
                 group.flush()
@@ -431,7 +433,7 @@ class Session:
         held: set[str] = set()
         for group in self._groups.values():
             held.update(group.key)
-        total = len(held | uris)
+        total = len(held.union(channels))
         if total > self._settings.max_channels:
             raise FrameError(
                 ErrorCode.TOO_MANY_CHANNELS,
@@ -440,7 +442,7 @@ class Session:
                 req_id=req_id,
             )
         try:
-            group = await self.hub.join(self, key, req_id)
+            group = await self.hub.join(self, key, req_id, channels)
         except UnavailableError as exc:
             raise FrameError(ErrorCode.UNAVAILABLE, str(exc), req_id=req_id) from None
         if self.state is not State.OPEN:

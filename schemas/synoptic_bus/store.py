@@ -284,6 +284,11 @@ async def _multi_last(
     def on_message(data: bytes, headers: bytes | None) -> None:
         if not headers:
             return
+        if headers.startswith(b"NATS/1.0\r\n"):  # a message (a status has a code)
+            subject = _header(headers, b"Nats-Subject")
+            if subject is not None:
+                messages[subject.decode()] = data
+            return
         status = _status(headers)
         if status is None:
             subject = _header(headers, b"Nats-Subject")
