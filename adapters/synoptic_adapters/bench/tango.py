@@ -31,6 +31,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -152,7 +153,9 @@ async def _adapter_subscription(
     }
 
 
-def _pytango_subscription(urls: list[str], bulk: int, mode: str) -> dict[str, float]:
+def _pytango_subscription(
+    urls: list[str], bulk: int, mode: str, go_file: str | None = None
+) -> dict[str, float]:
     import tango
 
     names = [f"bulk_{n:04d}" for n in range(bulk)]
@@ -172,7 +175,12 @@ def _pytango_subscription(urls: list[str], bulk: int, mode: str) -> dict[str, fl
 
         return callback
 
+    if go_file:  # one process of several: start when all of them are ready
+        print("CHILD READY", flush=True)
+        _wait_for_file(go_file)
     start = time.perf_counter()
+    started_at = time.time()
+    cpu0 = time.process_time()
     proxies = [tango.DeviceProxy(url) for url in urls]
     sub_mode = (
         tango.EventSubMode.SyncRead if mode == "sync" else tango.EventSubMode.AsyncRead
@@ -186,10 +194,13 @@ def _pytango_subscription(urls: list[str], bulk: int, mode: str) -> dict[str, fl
     returned = time.perf_counter()
     done.wait(60)
     first = time.perf_counter()
+    cpu = time.process_time() - cpu0
     return {
+        "cpu_s": cpu,
         "calls_returned_s": returned - start,
         "first_values_s": first - start,
         "subscribed_s": (returned if mode == "sync" else first) - start,
+        "started_at": started_at,
     }
 
 
@@ -200,7 +211,9 @@ def _child(args: argparse.Namespace) -> int:
             _adapter_subscription(spec["uris"], spec["hosts"], spec.get("go_file"))
         )
     else:
-        result = _pytango_subscription(spec["urls"], spec["bulk"], args.child)
+        result = _pytango_subscription(
+            spec["urls"], spec["bulk"], args.child, spec.get("go_file")
+        )
     print("RESULT " + json.dumps(result), flush=True)
     os._exit(0)  # skip Tango's slow teardown of thousands of subscriptions
 
@@ -285,7 +298,7 @@ def _in_shards(
 
 
 def subscription_case(
-    devices: int, bulk: int, reps: int, shards: int = 1
+    devices: int, bulk: int, reps: int, shards: int = 1, workers: Sequence[int] = ()
 ) -> dict[str, Any]:
     servers = Servers(devices, bulk, rate=1.0)
     try:
@@ -309,6 +322,11 @@ def subscription_case(
                 )
             runs["pytango_one_by_one"].append(_reference_run("sync", spec_pytango))
             runs["pytango_asyncread"].append(_reference_run("asyncread", spec_pytango))
+            if workers and devices > 1:
+                from synoptic_adapters.bench.tango_workers import workers_runs
+
+                for name, measured in workers_runs(servers, list(workers)).items():
+                    runs.setdefault(name, []).extend(measured)
     finally:
         servers.close()
     result: dict[str, Any] = {"devices": devices, "attributes": devices * bulk}
@@ -394,17 +412,21 @@ def throughput_case(
     warmup: float,
     window: float,
     shards: int = 1,
+    workers: int = 1,
 ) -> dict[str, Any]:
     servers = Servers(devices, bulk, rate)
     try:
         with tempfile.TemporaryDirectory(prefix="synoptic-bench-tango-") as tmp:
-            result = _through_adapter(servers, Path(tmp), warmup, window, shards)
+            result = _through_adapter(
+                servers, Path(tmp), warmup, window, shards, workers
+            )
         spec = {"urls": servers.devices_urls(), "bulk": bulk, "window": window}
         result["pytango_reference"] = _reference(spec)
     finally:
         servers.close()
     result.update(
         adapter_processes=shards,
+        workers=workers,
         devices=devices,
         attributes=devices * bulk,
         rate_hz=rate,
@@ -414,9 +436,15 @@ def throughput_case(
 
 
 def _through_adapter(
-    servers: Servers, tmp: Path, warmup: float, window: float, shards: int
+    servers: Servers,
+    tmp: Path,
+    warmup: float,
+    window: float,
+    shards: int,
+    workers: int = 1,
 ) -> dict[str, Any]:
-    """``shards`` adapter processes (``--shard i/n``) → NATS → one subscriber."""
+    """``shards`` adapter processes (``--shard i/n``, each with ``workers``
+    subscription workers) → NATS → one subscriber."""
     nats = NatsServer(store_dir=tmp / "js").start()
     adapters: list[Process] = []
     subscriber: Process | None = None
@@ -439,17 +467,24 @@ def _through_adapter(
             argv = [
                 synoptic_command(), "adapter", "tango", "--config", str(path),
                 "--shard", f"{index}/{shards}", "--id", f"bench-tango-{index}",
+                "--workers", str(workers),
             ]  # fmt: skip
             adapters.append(Process(f"adapter-tango-{index}", argv))
-        for adapter in adapters:
-            adapter.wait_for(r"adapter \S+ ready", 120)
+        for index, adapter in enumerate(adapters):
+            adapter.wait_for(rf"adapter bench-tango-{index} ready", 120)
         procs = [psutil.Process(adapter.pid) for adapter in adapters]
+        procs += [child for proc in procs for child in proc.children()]
         subscriber.wait_for("window start", warmup + 120)
+        per_process0 = [sum(proc.cpu_times()[:2]) for proc in procs]
         cpu0, servers0 = _cpu_seconds(procs), servers.cpu_seconds()
         t0 = time.monotonic()
         subscriber.wait_for("window end", window + 60)
         elapsed = time.monotonic() - t0
         cpu1, servers1 = _cpu_seconds(procs), servers.cpu_seconds()
+        per_process = [
+            round((sum(proc.cpu_times()[:2]) - before) / elapsed * 100, 1)
+            for proc, before in zip(procs, per_process0, strict=True)
+        ]
         rss = sum(proc.memory_info().rss for proc in procs)
         subscriber.wait_for("subscriber done", 60)
         sub = json.loads(out.read_text())
@@ -465,6 +500,7 @@ def _through_adapter(
         "seq_gaps": sub["seq_gaps"],
         "channels_seen": sub["channels"],
         "adapter_cpu_percent": round((cpu1 - cpu0) / elapsed * 100, 1),
+        "adapter_cpu_percent_per_process": per_process,
         "adapter_rss_mib": round(rss / 2**20, 1),
         "servers_cpu_percent": round((servers1 - servers0) / elapsed * 100, 1),
         "latency_ms": sub["latency_ms"],
@@ -519,15 +555,22 @@ def _case(text: str) -> tuple[int, int, float]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--subscription", nargs="*", default=["1x400", "10x400:4"],
+        "--subscription", nargs="*", default=["1x400", "10x400"],
         help="DEVICESxATTRIBUTES[:SHARDS] cases for subscription timing (with "
         "SHARDS, also the adapter split over that many processes)",
     )  # fmt: skip
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument(
-        "--throughput", nargs="*", default=["1x400@10", "10x400@5", "10x400@5:4"],
-        help="DEVICESxATTRIBUTES@HZ[:SHARDS] cases for throughput (SHARDS: adapter "
-        "processes, --shard i/n; default 1)",
+        "--workers", nargs="*", type=int, default=[2, 4, 5],
+        help="subscription cases of several devices also run the adapter with "
+        "each of these --workers counts, and PyTango in as many processes",
+    )  # fmt: skip
+    parser.add_argument(
+        "--throughput", nargs="*",
+        default=["1x400@10", "10x400@5", "10x400@5:w5", "10x400@5:4"],
+        help="DEVICESxATTRIBUTES@HZ[:SHARDS|:wWORKERS] cases for throughput "
+        "(SHARDS: adapter processes, --shard i/n; WORKERS: one adapter with "
+        "--workers; default 1)",
     )  # fmt: skip
     parser.add_argument(
         "--warmup", type=float, default=40.0,
@@ -552,15 +595,19 @@ def main(argv: list[str] | None = None) -> int:
     for case in args.subscription:
         shape, _, shards = case.partition(":")
         devices, bulk, _ = _case(shape)
-        result = subscription_case(devices, bulk, args.reps, int(shards or 1))
+        result = subscription_case(
+            devices, bulk, args.reps, int(shards or 1), args.workers
+        )
         print(json.dumps(result), file=sys.stderr, flush=True)
         report["subscription"].append(result)
     report["throughput"] = []
     for case in args.throughput:
-        shape, _, shards = case.partition(":")
+        shape, _, split = case.partition(":")
         devices, bulk, rate = _case(shape)
+        workers = int(split[1:]) if split.startswith("w") else 1
+        shards = 1 if split.startswith("w") else int(split or 1)
         result = throughput_case(
-            devices, bulk, rate or 10.0, args.warmup, args.window, int(shards or 1)
+            devices, bulk, rate or 10.0, args.warmup, args.window, shards, workers
         )
         print(json.dumps(result), file=sys.stderr, flush=True)
         report["throughput"].append(result)

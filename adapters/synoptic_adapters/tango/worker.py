@@ -33,7 +33,7 @@ from synoptic_schemas.subjects import escape_token
 log = logging.getLogger(__name__)
 
 #: Seconds between checks of the subscription state while some is pending.
-PROGRESS_PERIOD = 0.05
+PROGRESS_PERIOD = 0.02
 
 
 def control_subject(prefix: str, instance_id: str, worker: int) -> str:
@@ -67,25 +67,40 @@ class Progress:
     async def run(self) -> None:
         from synoptic_adapters.tango.device import Events
 
-        had_values = had_live = True
+        def no_value(a: Any) -> bool:
+            return a.last is None and not a.status
+
+        def pending(a: Any) -> bool:  # a missing attribute is done once reported
+            return a.events is Events.PENDING and (a.exists or not a.status)
+
+        size = 0
+        waiting: dict[str, list[Any]] = {"values": [], "live": []}
+        checks = {"values": no_value, "live": pending}
+        said = {
+            "values": "first value of every attribute",
+            "live": "every event subscription live",
+        }
         while True:
-            attrs = [
-                a
-                for link in list(self.source.links.values())
-                for a in link.attrs.values()
-                if a.exists
-            ]
-            values = all(a.last is not None or a.status for a in attrs)
-            live = not any(a.events is Events.PENDING for a in attrs)
-            if values and not had_values:
-                self._say("first value of every attribute", len(attrs))
-            if live and not had_live:
-                self._say("every event subscription live", len(attrs))
-            had_values, had_live = values, live
-            busy = not (values and live)
-            await asyncio.sleep(PROGRESS_PERIOD if busy else 0.5)
+            links = list(self.source.links.values())
+            count = sum(len(link.attrs) for link in links)
+            if count != size:  # attributes added or released: look at all again
+                size = count
+                attrs = [a for link in links for a in link.attrs.values()]
+                for key, check in checks.items():
+                    waiting[key] = [a for a in attrs if check(a)]
+                    if not waiting[key]:
+                        self._say(said[key], size)
+            for key, check in checks.items():
+                if waiting[key]:  # only those not done at the last look
+                    waiting[key] = [a for a in waiting[key] if check(a)]
+                    if not waiting[key]:
+                        self._say(said[key], size)
+            busy = any(waiting.values())
+            await asyncio.sleep(PROGRESS_PERIOD if busy else 0.2)
 
     def _say(self, what: str, count: int) -> None:
+        if not count:
+            return
         print(
             f"tango worker {self.name}: {what} ({count} attributes) "
             f"at {time.time():.3f}",

@@ -1,0 +1,171 @@
+"""Subscription time of ``synoptic adapter tango --workers N`` (part of
+``make bench-tango``), beside PyTango alone in N processes.
+
+The adapter instance runs with no configured channel; once it is ready the bench
+publishes one demand (``cs.want.tango``) for every attribute and takes, from the
+workers' progress lines (``tango worker …: first value of every attribute …`` and
+``… every event subscription live …``, wall-clock times), the moment the slowest
+worker had the first value of each of its attributes and every event subscription
+confirmed. The reference is PyTango's ``AsyncRead`` subscription of the same
+attributes in N processes holding the same devices (dealt out the same way),
+started at the same moment.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+from synoptic_adapters.bench.tango import Servers, _cpu_seconds
+from synoptic_adapters.tango.assignment import Assignment
+from synoptic_adapters.testing import synoptic_command
+from synoptic_bus.connect import connect
+from synoptic_bus.natsserver import NatsServer
+from synoptic_bus.procs import Process, ProcessError
+from synoptic_schemas import SCHEMA_VERSION, Subjects, encode, parse_channel
+
+#: Longest wait for one worker's milestone, seconds.
+MILESTONE_TIMEOUT = 120.0
+ADAPTER_ID = "bench-tw"
+
+
+def dealt(uris: list[str], workers: int) -> dict[int, list[str]]:
+    """The attributes per worker, as the adapter deals their devices."""
+    assignment = Assignment(workers)
+    channels = [parse_channel(u) for u in uris]
+    assignment.deal(channels)
+    per_worker: dict[int, list[str]] = {}
+    for uri, channel in zip(uris, channels, strict=True):
+        per_worker.setdefault(assignment.owner[channel.tango_device], []).append(uri)
+    return per_worker
+
+
+async def _want(url: str, uris: list[str]) -> float:
+    nc = await connect(url, name="bench-want")
+    try:
+        want = {"ver": SCHEMA_VERSION, "ch": uris, "lease": 600.0, "by": "bench"}
+        asked_at = time.time()
+        await nc.publish(Subjects().want("tango"), encode(want))
+        await nc.flush()
+        return asked_at
+    finally:
+        await nc.close()
+
+
+def adapter_with_workers(
+    servers: Servers, workers: int, settings: dict[str, Any] | None = None
+) -> dict[str, float]:
+    """Seconds from the demand to every first value / every subscription live
+    (``settings``: more of the ``tango:`` section, for A/B runs)."""
+    per_worker = dealt(servers.uris(), workers)
+    with tempfile.TemporaryDirectory(prefix="synoptic-bench-tw-") as tmp:
+        nats = NatsServer(store_dir=Path(tmp) / "js").start()
+        adapter: Process | None = None
+        try:
+            config = {
+                "id": ADAPTER_ID,
+                "nats": {"url": nats.url},
+                "tango": {
+                    "no_database_hosts": sorted(set(servers.hosts)),
+                    "workers": workers,
+                    **(settings or {}),
+                },
+            }
+            path = Path(tmp) / "tango.yaml"
+            path.write_text(json.dumps(config))  # JSON is YAML
+            argv = [synoptic_command(), "adapter", "tango", "--config", str(path)]
+            adapter = Process("adapter-tango-workers", argv)
+            adapter.wait_for(rf"adapter {ADAPTER_ID} ready", 120)
+            mark = adapter.mark()
+            procs = psutil.Process(adapter.pid).children()
+            cpu0 = _cpu_seconds(procs)
+            asked_at = asyncio.run(_want(nats.url, servers.uris()))
+            times: dict[str, list[float]] = {"first_values_s": [], "subscribed_s": []}
+            for key, what in (
+                ("first_values_s", "first value of every attribute"),
+                ("subscribed_s", "every event subscription live"),
+            ):
+                for index, uris in per_worker.items():
+                    match = adapter.wait_for(
+                        rf"tango worker {ADAPTER_ID}-w{index}: {what} "
+                        rf"\({len(uris)} attributes\) at ([\d.]+)",
+                        MILESTONE_TIMEOUT,
+                        since=mark,
+                    )
+                    times[key].append(float(match.group(1)) - asked_at)
+            cpu = _cpu_seconds(procs) - cpu0
+        finally:
+            if adapter is not None:
+                adapter.stop(30)
+            nats.close()
+    return {**{key: max(values) for key, values in times.items()}, "cpu_s": cpu}
+
+
+def pytango_in_processes(servers: Servers, workers: int) -> dict[str, float]:
+    """PyTango ``AsyncRead`` subscriptions of the same devices in ``workers``
+    processes started together; seconds until the slowest is done."""
+    urls = servers.devices_urls()
+    per_worker = dealt(servers.uris(), workers)
+    folder = tempfile.mkdtemp(prefix="synoptic-bench-pt-")
+    go_file = os.path.join(folder, "go")
+    procs: list[Process] = []
+    try:
+        url_of = {
+            f"{host}/bench/d/{i + 1}": url
+            for i, (host, url) in enumerate(zip(servers.hosts, urls, strict=True))
+        }
+        for index, uris in per_worker.items():
+            mine = sorted({url_of[parse_channel(u).tango_device] for u in uris})
+            path = os.path.join(folder, f"spec-{index}.json")
+            with open(path, "w") as handle:
+                spec = {"urls": mine, "bulk": servers.bulk, "go_file": go_file}
+                json.dump(spec, handle)
+            argv = [
+                sys.executable, "-m", "synoptic_adapters.bench.tango",
+                "--child", "asyncread", "--child-spec", f"@{path}",
+            ]  # fmt: skip
+            procs.append(Process(f"bench-pytango-{index}", argv))
+        for proc in procs:
+            proc.wait_for("CHILD READY", timeout=60)
+        go_at = time.time()
+        Path(go_file).touch()
+        results = [
+            json.loads(proc.wait_for(r"^RESULT (.*)$", timeout=120).group(1))
+            for proc in procs
+        ]
+    finally:
+        for proc in procs:
+            proc.stop(5)
+        for name in os.listdir(folder):
+            os.unlink(os.path.join(folder, name))
+        os.rmdir(folder)
+    times = {
+        key: max(r["started_at"] + r[key] for r in results) - go_at
+        for key in ("first_values_s", "subscribed_s")
+    }
+    return {**times, "cpu_s": sum(r["cpu_s"] for r in results)}
+
+
+def workers_runs(servers: Servers, workers: list[int]) -> dict[str, list[dict]]:
+    """One run of the adapter with each N of ``workers`` and of PyTango in N
+    processes (a failed run is reported, not fatal)."""
+    runs: dict[str, list[dict[str, Any]]] = {}
+    for count in workers:
+        for name, measure in (
+            (f"adapter_{count}_workers", adapter_with_workers),
+            (f"pytango_asyncread_{count}_processes", pytango_in_processes),
+        ):
+            try:
+                result = measure(servers, count)
+            except ProcessError as exc:
+                result = {"error": str(exc).splitlines()[0]}
+            runs.setdefault(name, []).append(result)
+    return runs
