@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { resolve } from 'node:path';
 import { Encoder, ExtData } from '@msgpack/msgpack';
 import { describe, expect, it } from 'vitest';
-import { decodeFrame, decodeJsonFrame, decodeNdArray, encodeFrame } from './codec';
+import { decodeFrame, decodeJsonFrame, decodeNdArray, encodeFrame, warmDecoder } from './codec';
 import type { UpdFrame } from './protocol';
 
 /** The ext payload layout of ndarray.py, built by hand. */
@@ -102,5 +102,15 @@ describe('frames', () => {
     const frame = decodeJsonFrame(JSON.stringify({ op: 'upd', sid: 1, i: [0], val: [{ v: { dtype: 'f8', shape: [2], b64 }, t: 0, sev: 0, c: true }] })) as UpdFrame;
     const arr = frame.val[0].v as { data: Float64Array };
     expect(Array.from(arr.data)).toEqual([1, 2]);
+  });
+});
+
+describe('decoder warm-up', () => {
+  it('leaves the decoder as it was: frames decode the same after it, 64-bit integers included', () => {
+    const bytes = new Encoder({ useBigInt64: true }).encode({ op: 'upd', sid: 1, i: [0, 1], val: [{ v: 18446744073709551615n, t: 1700000000000000000n, sev: 0, c: true }, { v: 1.5, t: 5, sev: 1, c: true }] });
+    const before = decodeFrame(bytes);
+    warmDecoder(16, 2);
+    expect(decodeFrame(bytes)).toEqual(before);
+    expect((before as UpdFrame).val[0].v).toBe(18446744073709551615n);
   });
 });

@@ -6,7 +6,7 @@
 import { flushSync } from 'svelte';
 import { ChannelState, type Liveness } from './channel.svelte';
 import { normaliseUri } from './channels';
-import { decodeFrame, decodeJsonFrame, encodeFrame } from './codec';
+import { decodeFrame, decodeJsonFrame, encodeFrame, warmDecoder } from './codec';
 import { abandonEarlySub, adoptEarlySub, earlySocketOpened, isEarlySub, takeEarlySocket } from '../early';
 import type { ClientFrame, ServerFrame, SnapFrame } from './protocol';
 
@@ -131,6 +131,8 @@ export class Gateway implements Liveness {
   #earlyFrames: ServerFrame[] | null = null;
   /** the request id of index.html's subscription when the app gave it up (its snapshot is unsubscribed) */
   #abandonedEarly: number | null = null;
+  /** the decoder ran over a made-up snapshot (once) */
+  #warm = false;
   /** performance.now() of the last frame received (or of the connect) */
   #heardAt = 0;
   #watchdog: ReturnType<typeof setInterval> | null = null;
@@ -260,6 +262,9 @@ export class Gateway implements Liveness {
       /* onclose follows and reconnects */
     };
     if (early) for (const data of early.frames.splice(0)) this.#onMessage(data);
+    // the first connect, while the snapshot is on its way: compile the decoder (not after a snapshot came)
+    if (this.attempts === 0 && !this.#json && !this.#warm && this.stats.frames < 2) warmDecoder();
+    this.#warm = true;
   }
 
   /**
@@ -370,7 +375,10 @@ export class Gateway implements Liveness {
     }
     this.stats.frames++;
     // open milestone: when the snapshot's bytes reached the page (before its decode)
-    if (frame.op === 'snap') performance.mark('synoptic:snap-rx', { startTime: received });
+    if (frame.op === 'snap') {
+      performance.mark('synoptic:snap-rx', { startTime: received });
+      performance.mark('synoptic:snap-decoded');
+    }
     this.handle(frame);
   }
 
