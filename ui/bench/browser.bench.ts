@@ -22,7 +22,7 @@ const QUERY = process.env.BENCH_QUERY ? `&${process.env.BENCH_QUERY}` : '';
 /** the built UI the gateway serves (default ui/dist; another build for A/B runs) */
 const UI_DIR = process.env.BENCH_UI_DIR ?? join(ROOT, 'ui/dist');
 const PARTS = new Set((process.env.BENCH_PARTS ?? 'open,sustained,breaking,charts').split(','));
-/** a file to save the traced open's Chromium trace in (chrome://tracing, Perfetto) */
+/** a file to save the traced open's Chromium trace in (chrome://tracing, Perfetto); BENCH_SCREENSHOT a PNG of the opened screen */
 const TRACE_FILE = process.env.BENCH_TRACE;
 
 const uri = (kind: string, i: number) => `sim://BENCH:${kind.toUpperCase()}:${String(i).padStart(5, '0')}`;
@@ -208,6 +208,7 @@ test('browser benchmarks', async ({ page }) => {
       await page.goto(`${bench.base}/?run=cpu${QUERY}#/screen/bench-1000`);
       await page.waitForFunction(() => (window as any).__openMs !== undefined, null, { timeout: 30_000 });
     }, false, TRACE_FILE);
+    if (process.env.BENCH_SCREENSHOT) await page.screenshot({ path: process.env.BENCH_SCREENSHOT }); // the opened screen, to look at
     if (PARTS.has('open')) results.screen_open_ms = { runs: opens.map((x) => Math.round(x)), median: pct(opens, 50), target: 300, milestones: marks, renderer_cpu_ms: openCpu };
 
     // 2. sustained: N channels × 10 Hz
