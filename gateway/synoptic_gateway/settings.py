@@ -78,7 +78,10 @@ class Settings:
     # channels nobody watches any more keep their NATS subscriptions this long (a
     # re-opened screen, e.g. a page reload, finds them current: no store read, no
     # unsubscribe/subscribe), at most linger_max channels (the oldest go first)
-    linger: float = 5.0
+    # ($SYNOPTIC_GATEWAY_LINGER: e.g. 0 for a browser bench of cold opens)
+    linger: float = field(
+        default_factory=lambda: float(os.environ.get("SYNOPTIC_GATEWAY_LINGER", "5"))
+    )
     linger_max: int = 20000
     # Limits (announced in hello)
     max_channels: int = 5000  # distinct channels per connection
