@@ -527,6 +527,7 @@ export class Gateway implements Liveness {
     // committed now, not at the next animation frame: the values are in the DOM
     // before the frame that lays out and paints the revealed screen
     this.flush();
+    performance.mark('synoptic:snap-committed');
   }
 
   /** Queue a channel for the next commit. */
