@@ -135,7 +135,7 @@ async def test_no_value_falls_between_snapshot_and_live_on_a_cluster(
                     await publisher.value(uri)  # seq 2
                     await pub_nc.flush()
                     sub = await client.subscribe([uri])
-                    await asyncio.sleep(0.15)
+                    await asyncio.sleep(0.4)
                     await publisher.value(uri)  # seq 3
                     await pub_nc.flush()
                     await sub.wait_for(lambda s, u=uri: s.value(u)["seq"] == 3)
