@@ -65,6 +65,8 @@ async def test_a_reopened_screen_reuses_lingering_channels_then_they_are_release
             await publisher.value(screen[1])
             await nc.flush()
             await sub.wait_for(lambda s: s.value(screen[1])["seq"] == 2)
+        # one node: the barrier closes the snapshot window, no settle read
+        assert gateway.metrics()["synoptic_gateway_settle_reads_total"] == 0
         # the linger ends: subscriptions and channel state are released
         await _until(lambda: _gauges(gateway) == (0, 0, 0, 0))
         received = gateway.metrics()["synoptic_gateway_updates_in_total"]
