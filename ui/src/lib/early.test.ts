@@ -4,7 +4,7 @@ import { resolve } from 'node:path';
 import { decode } from '@msgpack/msgpack';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { screenChannels, type Screen } from './screen';
-import { Gateway } from './transport/gateway.svelte';
+import { EARLY_HOLD_FRAMES, Gateway } from './transport/gateway.svelte';
 import type { ServerFrame } from './transport/protocol';
 
 const root = resolve(__dirname, '../../..');
@@ -170,6 +170,26 @@ describe('the app adopts the early subscription', () => {
     expect(ws2.sent.slice(1).map((f) => f.op)).toEqual(['sub', 'unsub']);
     expect(ws2.sent[2].sid).toBe(6);
     gw2.close();
+  });
+
+  it('stops holding when the app never takes it (the page left that screen first): unsubscribed, nothing kept', async () => {
+    const ws = boot();
+    ws.open();
+    await vi.waitFor(() => expect(ws.subs()).toHaveLength(1));
+    const gw = new Gateway({ pingMs: 0, schedule: () => {} });
+    gw.start();
+    const uris = screenChannels(screen);
+    ws.receive({ op: 'snap', id: 2147483647, sid: 5, ch: uris, val: uris.map(() => null), meta: uris.map(() => null) });
+    for (let k = 0; k < EARLY_HOLD_FRAMES; k++) ws.receive({ op: 'upd', sid: 5, i: [0], val: [{ v: k, t: k, sev: 0, c: true }] });
+    expect(ws.sent.map((f) => f.op)).toEqual(['sub', 'unsub']);
+    expect(ws.sent[1].sid).toBe(5);
+    // a later screen subscribes itself and gets its own answers
+    const sub = gw.subscribe(uris);
+    expect(ws.subs()).toHaveLength(2);
+    expect(sub.requestId).not.toBe(2147483647);
+    ws.receive({ op: 'snap', id: sub.requestId, sid: 6, ch: uris, val: uris.map(() => ({ v: 1, t: 1, sev: 0, c: true })), meta: uris.map(() => null) });
+    expect(sub.ready).toBe(true);
+    gw.close();
   });
 
   it('unsubscribes nothing else: a snapshot for a subscription dropped before it came is left alone', async () => {

@@ -86,6 +86,14 @@ export class Subscription {
 
 let nextId = 1;
 
+/**
+ * How long the answers to index.html's subscription are held for the app to adopt
+ * (frames, ms): beyond, the page left that screen before showing it, and the
+ * subscription is given up.
+ */
+export const EARLY_HOLD_FRAMES = 2000;
+export const EARLY_HOLD_MS = 10_000;
+
 /** Close codes of docs/protocol.md that change how the client reconnects. */
 const CLOSE_GOING_AWAY = 4000;
 const CLOSE_UNAUTHORIZED = 4401;
@@ -131,6 +139,8 @@ export class Gateway implements Liveness {
   #earlyFrames: ServerFrame[] | null = null;
   /** the request id of index.html's subscription when the app gave it up (its snapshot is unsubscribed) */
   #abandonedEarly: number | null = null;
+  /** performance.now() when the first of `#earlyFrames` came */
+  #earlyHeldAt = 0;
   /** the decoder ran over a made-up snapshot (once) */
   #warm = false;
   /** performance.now() of the last frame received (or of the connect) */
@@ -488,12 +498,19 @@ export class Gateway implements Liveness {
       const first = held[0];
       if (first.op === 'snap' && 'sid' in frame && frame.sid === first.sid) {
         held.push(frame);
+        // the page never showed that screen (left before its grid was built): stop holding
+        if (held.length > EARLY_HOLD_FRAMES || performance.now() - this.#earlyHeldAt > EARLY_HOLD_MS) {
+          this.#earlyFrames = null;
+          this.#abandonedEarly = abandonEarlySub();
+          this.#send({ op: 'unsub', id: nextId++, sid: first.sid });
+        }
         return true;
       }
       return false;
     }
     if ((frame.op === 'snap' || frame.op === 'err') && isEarlySub(this.#ws, frame.id)) {
       this.#earlyFrames = [frame];
+      this.#earlyHeldAt = performance.now();
       return true;
     }
     return false;
