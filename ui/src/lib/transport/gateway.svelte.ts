@@ -183,6 +183,9 @@ export class Gateway implements Liveness {
 
   /** The shared state of one channel (created on first use). */
   channel(uri: string): ChannelState {
+    // a key is its own normal form: screens name channels normalised, so most calls stop here
+    const known = this.channels.get(uri);
+    if (known) return known;
     const key = normaliseUri(uri) ?? uri;
     let ch = this.channels.get(key);
     if (!ch) {
