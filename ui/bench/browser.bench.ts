@@ -183,7 +183,8 @@ test('browser benchmarks', async ({ page }) => {
       // seen in an animation frame callback, i.e. before that frame's layout and paint:
       // the time is taken by a task queued from there, which runs after the frame is rendered
       const check = () => {
-        if (document.querySelectorAll('[data-role=value][data-stale=false]').length >= n) {
+        // every value live, and the grid revealed (not content-visibility: hidden)
+        if (document.querySelectorAll('.grid:not(.unrevealed) [data-role=value][data-stale=false]').length >= n) {
           const after = new MessageChannel();
           after.port1.onmessage = () => ((window as any).__openMs = performance.now());
           after.port2.postMessage(0);

@@ -108,6 +108,8 @@ describe('the app adopts the early subscription', () => {
     ws.receive({ op: 'snap', id: 2147483647, sid: 5, ch: uris, val: uris.map(() => ({ v: 1, t: 1, sev: 0, c: true })), meta: uris.map(() => null) });
     ws.receive({ op: 'upd', sid: 5, i: [0], val: [{ v: 2, t: 2, sev: 0, c: true }] });
     const sub = gw.subscribe(uris);
+    expect(sub.ready).toBe(false); // applied after the caller is done (a component's init)
+    await Promise.resolve();
     pending.splice(0).forEach((cb) => cb());
     expect(ws.subs()).toHaveLength(1); // index.html's only
     expect(sub.ready).toBe(true);
@@ -204,6 +206,34 @@ describe('the app adopts the early subscription', () => {
     ws.receive({ op: 'snap', id: second.requestId, sid: 3, ch: ['ca://A'], val: [null], meta: [null] });
     expect(ws.sent.map((f) => f.op)).toEqual(['sub', 'sub']);
     expect(second.ready).toBe(true);
+    gw.close();
+  });
+});
+
+describe('a screen whose snapshot came before its grid', () => {
+  it('is built once, with one subscription, and shows the held values', async () => {
+    const { render } = await import('@testing-library/svelte');
+    const { flushSync } = await import('svelte');
+    const ScreenHost = (await import('./testing/ScreenHost.svelte')).default;
+    const ws = boot();
+    ws.open();
+    await vi.waitFor(() => expect(ws.subs()).toHaveLength(1));
+    const gw = new Gateway({ pingMs: 0, schedule: () => {} });
+    gw.start();
+    const uris = screenChannels(screen);
+    ws.receive({ op: 'hello', ver: 1, gw: 'g', user: 'u', write: false });
+    ws.receive({ op: 'snap', id: 2147483647, sid: 5, ch: uris, val: uris.map(() => ({ v: 4, t: 1, sev: 0, c: true })), meta: uris.map(() => null) });
+    performance.clearMarks('synoptic:mounted');
+    const view = render(ScreenHost, { props: { gateway: gw, name: 'early' } }); // the screen page, as the app has it
+    await vi.waitFor(() => expect(performance.getEntriesByName('synoptic:mounted')).toHaveLength(1));
+    flushSync();
+    expect(performance.getEntriesByName('synoptic:mounted')).toHaveLength(1);
+    expect(ws.subs()).toHaveLength(1);
+    const cells = view.container.querySelectorAll('.grid > section.cell');
+    expect(cells).toHaveLength(screen.widgets.length);
+    const value = view.container.querySelector('[data-channel="ca://A"][data-role=value], [data-channel="ca://A"] [data-role=value]')!;
+    expect(value.getAttribute('data-stale')).toBe('false');
+    expect(value.firstChild!.textContent).toBe('4.000');
     gw.close();
   });
 });

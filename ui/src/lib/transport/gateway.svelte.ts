@@ -360,7 +360,9 @@ export class Gateway implements Liveness {
     const held = this.#earlyFrames;
     this.#earlyFrames = null;
     if (adopted !== null) {
-      for (const frame of held ?? []) this.handle(frame);
+      // applied after the caller (a screen being built: a component's init) is done,
+      // never inside it: a snapshot commits synchronously (flushSync)
+      if (held) queueMicrotask(() => held.forEach((frame) => this.handle(frame)));
       return;
     }
     const abandoned = abandonEarlySub();
