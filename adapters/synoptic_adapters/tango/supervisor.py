@@ -256,22 +256,25 @@ class Supervisor:
             self.publisher.forget(channel)
 
     async def _until_serving(self, worker: Worker, replay: bool = False) -> None:
-        """Wait until ``worker`` answers on its control subject; with ``replay``
-        hand it the leases of its demanded channels again."""
-        mine = set(self.assignment.devices_of(worker.index))
-        now = time.monotonic()
-        leased = {c: u - now for c, u in self.leases.items() if u > now}
-        channels = [c for c in leased if c.tango_device in mine] if replay else []
+        """Wait until ``worker`` answers on its control subject, handing it every
+        device dealt to it (one dealt after its file was written too); with
+        ``replay``, also the leases of its demanded channels."""
         while worker.proc is not None and worker.proc.poll() is None:
-            # one request per remaining lease, rounded up to a second
-            groups: dict[int, list[str]] = {}
-            for channel in channels:
-                groups.setdefault(int(leased[channel]) + 1, []).append(channel.uri)
-            requests = [{"devices": []}] if not groups else [
+            mine = self.assignment.devices_of(worker.index)
+            now = time.monotonic()
+            groups: dict[int, list[str]] = {}  # remaining lease (whole s) -> URIs
+            for channel, until in self.leases.items() if replay else ():
+                if until > now and channel.tango_device in mine:
+                    groups.setdefault(int(until - now) + 1, []).append(channel.uri)
+            requests: list[dict[str, Any]] = [{"devices": mine}]
+            requests += [
                 {"devices": [], "want": {"ch": uris, "lease": lease}}
                 for lease, uris in groups.items()
-            ]  # fmt: skip
+            ]
             if await self._control(worker, requests[0]):
+                now = time.monotonic()
+                for device in mine:
+                    worker.handed.setdefault(device, now)
                 for request in requests[1:]:
                     await self._control(worker, request)
                 return
@@ -363,6 +366,9 @@ class Supervisor:
             if self.nc.is_connected:
                 with contextlib.suppress(Exception):
                     await self.nc.publish(subject, encode(beat))
+            now = time.monotonic()
+            for channel in [c for c, until in self.leases.items() if until <= now]:
+                del self.leases[channel]
             await asyncio.sleep(period)
 
 
