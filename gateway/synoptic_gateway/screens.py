@@ -7,6 +7,7 @@ modification time or size changes: edits still show at the next request."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from dataclasses import dataclass
@@ -36,6 +37,8 @@ class _Loaded:
     screen: dict[str, Any] | None
     body: bytes
     error: ScreenError | None
+    #: HTTP validator of ``body`` (a strong ETag, quoted): a reload revalidates with a 304
+    etag: str = '""'
 
 
 class ScreenStore:
@@ -59,6 +62,11 @@ class ScreenStore:
     def get_json(self, name: str) -> bytes:
         """The screen ``name`` as JSON bytes, ready to send."""
         return self._load(name).body
+
+    def get_json_tagged(self, name: str) -> tuple[bytes, str]:
+        """The screen ``name`` as JSON bytes and their ETag (it changes with them)."""
+        loaded = self._load(name)
+        return loaded.body, loaded.etag
 
     def _load(self, name: str) -> _Loaded:
         path = self._path(name)
@@ -114,4 +122,5 @@ def _read(name: str, path: Path, stamp: tuple[int, int]) -> _Loaded:
         )
         return _Loaded(stamp, None, b"", error)
     body = json.dumps(screen, ensure_ascii=False, separators=(",", ":")).encode()
-    return _Loaded(stamp, screen, body, None)
+    etag = '"' + hashlib.blake2b(body, digest_size=12).hexdigest() + '"'
+    return _Loaded(stamp, screen, body, None, etag)
