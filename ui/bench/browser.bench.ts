@@ -132,20 +132,39 @@ class Bench {
   dir = mkdtempSync(join(tmpdir(), 'synoptic-uibench-'));
   procs: Proc[] = [];
   natsUrl = '';
+  /** the gateway with its default linger (5 s): a reload re-opens a warm group */
   base = '';
+  /** a second gateway on the same NATS with `SYNOPTIC_GATEWAY_LINGER=0`: every open is cold */
+  coldBase = '';
 
   async start() {
     screens(this.dir);
     const natsPort = await freePort();
-    const httpPort = await freePort();
     this.natsUrl = `nats://127.0.0.1:${natsPort}`;
-    this.base = `http://127.0.0.1:${httpPort}`;
     const nats = new Proc('nats', [join(VENV, 'nats-server'), '-js', '-a', '127.0.0.1', '-p', String(natsPort), '-sd', join(this.dir, 'js')]);
     this.procs.push(nats);
     await nats.waitFor(/Server is ready/, 20_000);
-    const gw = new Proc('gateway', [join(VENV, 'synoptic'), 'gateway', '--host', '127.0.0.1', '--port', String(httpPort), '--nats', this.natsUrl, '--screens', this.dir, '--ui', UI_DIR]);
+    this.base = await this.gateway('gateway', {});
+    this.coldBase = await this.gateway('gateway-cold', { SYNOPTIC_GATEWAY_LINGER: '0' });
+  }
+
+  /** Start a gateway serving the bench's screens and UI_DIR; its base URL. */
+  async gateway(name: string, env: Record<string, string>): Promise<string> {
+    const port = await freePort();
+    const gw = new Proc(name, [join(VENV, 'synoptic'), 'gateway', '--host', '127.0.0.1', '--port', String(port), '--nats', this.natsUrl, '--screens', this.dir, '--ui', UI_DIR], env);
     this.procs.push(gw);
     await gw.waitFor(/ready on/, 60_000);
+    return `http://127.0.0.1:${port}`;
+  }
+
+  /** Wait until the gateway at `base` holds no channel (the previous page's session is gone): the next open is cold. */
+  async drained(base: string): Promise<void> {
+    for (const t0 = Date.now(); Date.now() - t0 < 10_000; ) {
+      const text = await (await fetch(`${base}/metrics`)).text();
+      if (/^synoptic_gateway_channels 0(\.0)?$/m.test(text)) return;
+      await new Promise((r) => setTimeout(r, 20)); // polling the gateway, not a fixed wait
+    }
+    throw new Error(`the gateway at ${base} still holds channels after 10 s`);
   }
 
   async publisher(channels: number, rate: number, kind = 'scalar', points = 10_000): Promise<Proc> {
@@ -192,25 +211,43 @@ test('browser benchmarks', async ({ page }) => {
       };
       requestAnimationFrame(check);
     }, N);
-    const opens: number[] = [];
-    const marks: Record<string, number>[] = [];
-    for (let run = 0; PARTS.has('open') && run < OPEN_RUNS; run++) {
-      await page.goto(`${bench.base}/?run=${run}${QUERY}#/screen/bench-1000`);
+    /** 7 loads of the screen from `base`, each after `before()`: open times and milestones */
+    const openRuns = async (base: string, label: string, before: () => Promise<void>) => {
+      const opens: number[] = [];
+      const marks: Record<string, number>[] = [];
+      for (let run = 0; run < OPEN_RUNS; run++) {
+        await before();
+        await page.goto(`${base}/?run=${label}${run}${QUERY}#/screen/bench-1000`);
+        await page.waitForFunction(() => (window as any).__openMs !== undefined, null, { timeout: 30_000 });
+        opens.push(await page.evaluate(() => (window as any).__openMs));
+        marks.push(await page.evaluate(() => {
+          const at = (name: string) => Math.round(performance.getEntriesByName(name)[0]?.startTime ?? -1);
+          const nav = performance.getEntriesByType('navigation')[0] as PerformanceNavigationTiming;
+          return { html_request: Math.round(nav.requestStart), html_response: Math.round(nav.responseStart), dom_content_loaded: Math.round(nav.domContentLoadedEventEnd), connect: at('synoptic:connect'), open: at('synoptic:open'), hello: at('synoptic:hello'), screen: at('synoptic:screen'), sub: at('synoptic:sub'), mounted: at('synoptic:mounted'), snapshot_rx: at('synoptic:snap-rx'), snapshot_decoded: at('synoptic:snap-decoded'), snapshot: at('synoptic:snap'), snapshot_committed: at('synoptic:snap-committed') };
+        }));
+      }
+      return { runs: opens.map((x) => Math.round(x)), median: pct(opens, 50), target: 300, milestones: marks };
+    };
+    if (PARTS.has('open')) {
+      // cold: the gateway with linger 0, the previous page gone (about:blank) and its channels dropped before each load
+      const cold = await openRuns(bench.coldBase, 'cold', async () => {
+        await page.goto('about:blank');
+        await bench.drained(bench.coldBase);
+      });
+      // re-open: the default gateway (linger 5 s); one load first (cold, not counted), then 7 reloads within the linger
+      await page.goto(`${bench.base}/?run=warmup${QUERY}#/screen/bench-1000`);
       await page.waitForFunction(() => (window as any).__openMs !== undefined, null, { timeout: 30_000 });
-      opens.push(await page.evaluate(() => (window as any).__openMs));
-      marks.push(await page.evaluate(() => {
-        const at = (name: string) => Math.round(performance.getEntriesByName(name)[0]?.startTime ?? -1);
-        const nav = performance.getEntriesByType('navigation')[0] as PerformanceNavigationTiming;
-        return { html_request: Math.round(nav.requestStart), html_response: Math.round(nav.responseStart), dom_content_loaded: Math.round(nav.domContentLoadedEventEnd), connect: at('synoptic:connect'), open: at('synoptic:open'), hello: at('synoptic:hello'), screen: at('synoptic:screen'), sub: at('synoptic:sub'), mounted: at('synoptic:mounted'), snapshot_rx: at('synoptic:snap-rx'), snapshot_decoded: at('synoptic:snap-decoded'), snapshot: at('synoptic:snap'), snapshot_committed: at('synoptic:snap-committed') };
-      }));
+      const reopen = await openRuns(bench.base, 'reopen', async () => {});
+      results.screen_open_cold_ms = cold;
+      results.screen_open_reopen_ms = reopen;
     }
-    // the same once more, counting the CPU the renderer spent (the wall time above includes waiting for a busy machine)
+    // a re-open once more, counting the CPU the renderer spent (the wall time above includes waiting for a busy machine)
     const openCpu = await rendererCpu(page, async () => {
       await page.goto(`${bench.base}/?run=cpu${QUERY}#/screen/bench-1000`);
       await page.waitForFunction(() => (window as any).__openMs !== undefined, null, { timeout: 30_000 });
     }, false, TRACE_FILE);
     if (process.env.BENCH_SCREENSHOT) await page.screenshot({ path: process.env.BENCH_SCREENSHOT }); // the opened screen, to look at
-    if (PARTS.has('open')) results.screen_open_ms = { runs: opens.map((x) => Math.round(x)), median: pct(opens, 50), target: 300, milestones: marks, renderer_cpu_ms: openCpu };
+    if (PARTS.has('open')) results.screen_open_reopen_renderer_cpu_ms = openCpu;
 
     // 2. sustained: N channels × 10 Hz
     if (PARTS.has('sustained')) results.sustained_10hz = { ...(await sample(page, SUSTAIN_S)), published: await bench.stopPublisher(pub) };
