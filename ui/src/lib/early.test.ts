@@ -67,7 +67,10 @@ function boot(hash = '#/screen/early') {
   return Socket.made[0];
 }
 
-beforeEach(() => vi.unstubAllGlobals());
+beforeEach(() => {
+  vi.unstubAllGlobals();
+  localStorage.clear();
+});
 afterEach(() => vi.unstubAllGlobals());
 
 describe("index.html's early subscription", () => {
@@ -235,5 +238,160 @@ describe('a screen whose snapshot came before its grid', () => {
     expect(value.getAttribute('data-stale')).toBe('false');
     expect(value.firstChild!.textContent).toBe('4.000');
     gw.close();
+  });
+});
+
+/** Run index.html's script for `#/screen/<name>`; the screen file answers when the test calls `answer`. */
+function bootDeferred(name: string) {
+  Socket.made = [];
+  history.replaceState(null, '', `/#/screen/${name}`);
+  vi.stubGlobal('WebSocket', Socket);
+  let answer: (file: Screen | null) => void = () => {};
+  const response = new Promise<Response>((resolve) => {
+    answer = (file) => resolve(file ? new Response(JSON.stringify(file), { headers: { 'content-type': 'application/json' } }) : new Response('{}', { status: 404 }));
+  });
+  vi.stubGlobal('fetch', () => response);
+  delete (globalThis as { __synopticEarly?: unknown }).__synopticEarly;
+  new Function(inline)();
+  const early = (globalThis as { __synopticEarly?: { screen: { body: Promise<unknown> }; cache: { put(n: string, ch: string[]): void; get(n: string): string[] | null } } }).__synopticEarly!;
+  return { ws: Socket.made[0], answer, early };
+}
+
+/** `screen` with other channels: two of its own, one shared */
+const edited: Screen = { title: 'edited', widgets: [{ type: 'label', channels: ['ca://A', 'ca://NEW:1'] }, { type: 'led', channels: ['ca://NEW:2'] }] };
+
+describe("index.html's cache of each screen's channels", () => {
+  it('a hit: the subscription leaves when the socket opens, before the screen file; the app adopts it', async () => {
+    const first = bootDeferred('early');
+    first.ws.open();
+    first.answer(screen);
+    await vi.waitFor(() => expect(first.ws.subs()).toHaveLength(1)); // a miss: after the file
+    expect(JSON.parse(localStorage.getItem('synoptic.sub:early')!)).toEqual(screenChannels(screen));
+    const { ws, answer, early } = bootDeferred('early');
+    ws.open();
+    expect(ws.subs()).toEqual([{ op: 'sub', id: 2147483647, ch: screenChannels(screen) }]); // no file yet
+    answer(screen);
+    await early.screen.body;
+    await Promise.resolve();
+    expect(ws.sent).toHaveLength(1); // the file agrees: nothing more
+    const gw = new Gateway({ pingMs: 0, schedule: () => {} });
+    gw.start();
+    const sub = gw.subscribe(screenChannels(screen));
+    expect(sub.requestId).toBe(2147483647);
+    expect(ws.sent).toHaveLength(1);
+    gw.close();
+  });
+
+  it('a miss: nothing before the screen file, then its subscription; the list is cached', async () => {
+    const { ws, answer, early } = bootDeferred('early');
+    ws.open();
+    expect(ws.sent).toEqual([]);
+    answer(screen);
+    await early.screen.body;
+    await vi.waitFor(() => expect(ws.subs()).toEqual([{ op: 'sub', id: 2147483647, ch: screenChannels(screen) }]));
+    expect(early.cache.get('early')).toEqual(screenChannels(screen));
+    expect(JSON.parse(localStorage.getItem('synoptic.subs')!)).toEqual(['early']);
+  });
+
+  it('a changed screen: the cached subscription is corrected (its answers unsubscribed, never shown), the file\'s sent and cached', async () => {
+    bootDeferred('early').early.cache.put('early', screenChannels(screen)); // what an earlier load of the old file left
+    const { ws, answer, early } = bootDeferred('early');
+    ws.open();
+    expect(ws.subs()).toEqual([{ op: 'sub', id: 2147483647, ch: screenChannels(screen) }]);
+    const gw = new Gateway({ pingMs: 0, schedule: (cb) => cb() });
+    gw.start();
+    const old = screenChannels(screen);
+    ws.receive({ op: 'hello', ver: 1, gw: 'g', user: 'u', write: false });
+    ws.receive({ op: 'snap', id: 2147483647, sid: 5, ch: old, val: old.map(() => ({ v: 1, t: 1, sev: 0, c: true })), meta: old.map(() => null) });
+    answer(edited);
+    await early.screen.body;
+    const uris = screenChannels(edited);
+    await vi.waitFor(() => expect(ws.subs()).toHaveLength(2));
+    expect(ws.subs()[1]).toEqual({ op: 'sub', id: 2147483646, ch: uris });
+    expect(early.cache.get('early')).toEqual(uris);
+    ws.receive({ op: 'upd', sid: 5, i: [1], val: [{ v: 9, t: 2, sev: 0, c: true }] });
+    ws.receive({ op: 'snap', id: 2147483646, sid: 6, ch: uris, val: uris.map(() => ({ v: 2, t: 3, sev: 0, c: true })), meta: uris.map(() => null) });
+    expect(ws.sent.filter((f) => f.op === 'unsub')).toEqual([expect.objectContaining({ sid: 5 })]);
+    const sub = gw.subscribe(uris); // the screen, built from the file
+    expect(sub.requestId).toBe(2147483646);
+    await Promise.resolve();
+    expect(sub.ready).toBe(true);
+    expect(ws.subs()).toHaveLength(2);
+    expect(uris.map((u) => gw.channel(u).value?.v)).toEqual([2, 2, 2]);
+    expect(gw.channel(old[1]).value ?? null).toBeNull(); // a channel of the old file only: never given a value
+    // the dropped one's snapshot after the correction (it came late): unsubscribed too
+    ws.receive({ op: 'snap', id: 2147483647, sid: 7, ch: old, val: old.map(() => null), meta: old.map(() => null) });
+    expect(ws.sent.filter((f) => f.op === 'unsub').map((f) => f.sid)).toEqual([5, 7]);
+    gw.close();
+  });
+
+  it('a cached subscription for a screen that is gone (404) is dropped', async () => {
+    bootDeferred('early').early.cache.put('early', ['ca://A']);
+    const { ws, answer, early } = bootDeferred('early');
+    ws.open();
+    expect(ws.subs()).toHaveLength(1);
+    answer(null);
+    await early.screen.body;
+    await Promise.resolve();
+    const gw = new Gateway({ pingMs: 0, schedule: () => {} });
+    gw.start();
+    ws.receive({ op: 'snap', id: 2147483647, sid: 5, ch: ['ca://A'], val: [null], meta: [null] });
+    expect(ws.sent.map((f) => f.op)).toEqual(['sub', 'unsub']);
+    gw.close();
+  });
+
+  it('is bounded: at most 16 screens and 256 K characters, the most recent kept, a list too large never stored', () => {
+    const { early } = bootDeferred('none');
+    const list = (k: number, n: number) => Array.from({ length: n }, (_, i) => `sim://S${k}:${String(i).padStart(20, '0')}`);
+    for (let k = 0; k < 20; k++) early.cache.put(`s${k}`, list(k, 10));
+    let names = JSON.parse(localStorage.getItem('synoptic.subs')!) as string[];
+    expect(names).toEqual(Array.from({ length: 16 }, (_, i) => `s${19 - i}`));
+    expect(localStorage.getItem('synoptic.sub:s3')).toBeNull(); // the oldest removed, not only forgotten
+    expect(early.cache.get('s19')).toEqual(list(19, 10));
+    early.cache.put('big1', list(1, 3000)); // ~100 K characters each
+    early.cache.put('big2', list(2, 3000));
+    early.cache.put('big3', list(3, 3000));
+    names = JSON.parse(localStorage.getItem('synoptic.subs')!) as string[];
+    expect(names.slice(0, 2)).toEqual(['big3', 'big2']);
+    expect(names).not.toContain('big1');
+    const total = names.reduce((n, name) => n + localStorage.getItem(`synoptic.sub:${name}`)!.length, 0);
+    expect(total).toBeLessThanOrEqual(262144);
+    early.cache.put('huge', list(4, 9000)); // > 256 K characters alone
+    expect(early.cache.get('huge')).toBeNull();
+    expect(early.cache.get('big3')).toEqual(list(3, 3000));
+  });
+
+  it('storage unavailable (blocked, private mode) or full: no cache, the subscription still goes out after the file', async () => {
+    const blocked = vi.spyOn(window, 'localStorage', 'get').mockImplementation(() => {
+      throw new DOMException('access denied', 'SecurityError');
+    });
+    try {
+      const { ws, answer, early } = bootDeferred('early');
+      ws.open();
+      expect(ws.sent).toEqual([]);
+      answer(screen);
+      await early.screen.body;
+      await vi.waitFor(() => expect(ws.subs()).toHaveLength(1));
+      expect(early.cache.get('early')).toBeNull();
+    } finally {
+      blocked.mockRestore();
+    }
+    // full: the real storage refuses the write (its quota)
+    let k = 0;
+    for (let size = 1 << 20; size >= 1; size >>= 1) {
+      for (;;) {
+        try {
+          localStorage.setItem(`f${k++}`, 'x'.repeat(size));
+        } catch {
+          break; // the quota: smaller pieces, down to one character
+        }
+      }
+    }
+    const { ws, answer, early } = bootDeferred('early');
+    ws.open();
+    answer(screen);
+    await early.screen.body;
+    await vi.waitFor(() => expect(ws.subs()).toHaveLength(1));
+    expect(early.cache.get('early')).toBeNull();
   });
 });

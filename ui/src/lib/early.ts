@@ -1,8 +1,9 @@
 /**
  * What index.html started before the app's code loaded (to open a screen sooner):
  * the fetch of the screen named by the URL, the WebSocket, and the screen's
- * subscription on it, sent as soon as the screen file and the open socket are both
- * in. Each can be taken once; later navigations fetch, connect and subscribe as usual.
+ * subscription on it, sent when the socket opens with the channel list cached for
+ * that screen (or when the screen file is in, without one; a cached list the file
+ * contradicts is dropped and the file's sent). Each can be taken once; later navigations fetch, connect and subscribe as usual.
  */
 interface Early {
   /** the response, and its body parsed (null when not ok) */
@@ -12,8 +13,10 @@ interface Early {
   sub?: { ws: WebSocket; id: number; ch: string[] };
   /** a subscription went out (index.html's or the app's): index.html sends none after it */
   subSent?: boolean;
-  /** index.html's attempt to subscribe (when the screen file and the open socket are in) */
+  /** index.html's attempt to subscribe (when the socket is open and a channel list is in) */
   subscribe?: () => void;
+  /** request ids of subscriptions index.html sent from its cache and dropped (the screen file differs) */
+  dropped?: number[];
 }
 
 function early(): Early {
@@ -66,6 +69,11 @@ function sameSet(a: readonly string[], b: readonly string[]): boolean {
   if (a.length !== b.length) return false;
   const set = new Set(a);
   return set.size === a.length && b.every((u) => set.has(u));
+}
+
+/** Whether `id` is the request id of a subscription index.html sent from its cache and then dropped (the screen file differs): its answers are not the screen's. */
+export function isDroppedEarlySub(id: number | null): boolean {
+  return id !== null && !!early().dropped?.includes(id);
 }
 
 /** Whether `id` is the request id of index.html's subscription on `ws`, not yet adopted. */

@@ -7,7 +7,7 @@ import { flushSync } from 'svelte';
 import { ChannelState, type Liveness } from './channel.svelte';
 import { normaliseUri } from './channels';
 import { decodeFrame, decodeJsonFrame, encodeFrame, warmDecoder } from './codec';
-import { abandonEarlySub, adoptEarlySub, earlySocketOpened, isEarlySub, takeEarlySocket } from '../early';
+import { abandonEarlySub, adoptEarlySub, earlySocketOpened, isDroppedEarlySub, isEarlySub, takeEarlySocket } from '../early';
 import type { ClientFrame, ServerFrame, SnapFrame } from './protocol';
 
 /** What the connection is doing, as shown to the operator. */
@@ -499,6 +499,14 @@ export class Gateway implements Liveness {
   /** Keep the answers to index.html's subscription until the app adopts it (or gives it up). */
   #holdEarly(frame: ServerFrame): boolean {
     const held = this.#earlyFrames;
+    // held answers of a subscription index.html dropped (its cached channel list was not the screen's)
+    const dropped = !!held && isDroppedEarlySub(held[0].op === 'snap' || held[0].op === 'err' ? held[0].id : null);
+    if ((frame.op === 'snap' || frame.op === 'err') && isEarlySub(this.#ws, frame.id) && (!held || dropped)) {
+      if (dropped && held![0].op === 'snap') this.#send({ op: 'unsub', id: nextId++, sid: held![0].sid });
+      this.#earlyFrames = [frame];
+      this.#earlyHeldAt = performance.now();
+      return true;
+    }
     if (held) {
       const first = held[0];
       if (first.op === 'snap' && 'sid' in frame && frame.sid === first.sid) {
@@ -506,17 +514,11 @@ export class Gateway implements Liveness {
         // the page never showed that screen (left before its grid was built): stop holding
         if (held.length > EARLY_HOLD_FRAMES || performance.now() - this.#earlyHeldAt > EARLY_HOLD_MS) {
           this.#earlyFrames = null;
-          this.#abandonedEarly = abandonEarlySub();
+          if (!isDroppedEarlySub(first.id)) this.#abandonedEarly = abandonEarlySub();
           this.#send({ op: 'unsub', id: nextId++, sid: first.sid });
         }
         return true;
       }
-      return false;
-    }
-    if ((frame.op === 'snap' || frame.op === 'err') && isEarlySub(this.#ws, frame.id)) {
-      this.#earlyFrames = [frame];
-      this.#earlyHeldAt = performance.now();
-      return true;
     }
     return false;
   }
@@ -527,7 +529,8 @@ export class Gateway implements Liveness {
     if (!sub) {
       // index.html's subscription that the app gave up (another set of channels, so
       // another sid): the gateway stops sending it
-      if (frame.id !== null && frame.id === this.#abandonedEarly) this.#send({ op: 'unsub', id: nextId++, sid: frame.sid });
+      // (or one it sent from its cache and dropped: the screen file has other channels)
+      if (frame.id !== null && (frame.id === this.#abandonedEarly || isDroppedEarlySub(frame.id))) this.#send({ op: 'unsub', id: nextId++, sid: frame.sid });
       return;
     }
     if (sub.sid !== null && sub.sid !== frame.sid) this.#bySid.delete(sub.sid);
