@@ -2,16 +2,22 @@
 
 ``synoptic adapter tango --workers N`` (or ``tango.workers: N``) runs this process
 and N worker processes (:mod:`synoptic_adapters.tango.worker`), each a whole adapter
-for the devices dealt to it (ADR 0014). This process imports no Tango and serves
+for the devices dealt to it (ADR 0015). This process imports no Tango and serves
 no channel itself. Guarantees:
 
 - Whole devices are dealt out evenly (:class:`~.assignment.Assignment`): the
   configured ones at start, a demanded or written device of no worker yet when its
   first ``want``/``put`` arrives. The supervisor hands the device to its worker (a
-  request on the worker's control subject, with the demand) and, for a put,
-  publishes the request again, unchanged, once the worker has taken the device, so
-  that worker answers it. Every later want and put of the device is served by its
-  worker directly.
+  request on the worker's control subject, with the demand). Every later want of
+  the device is served by its worker directly.
+- Every put of the instance is answered exactly once: the supervisor alone
+  subscribes the put subjects, waits until the device's worker holds the device
+  (its hand-over, started by this put or by a want just before, has been
+  answered), relays the request to that worker's private put subject
+  (:func:`~.worker.put_subject`) and returns the worker's reply to the caller; if
+  the worker is not serving (restarting), the device cannot be handed to it, or
+  it does not answer within the put's timeout, the supervisor answers with an
+  error itself (``disconnected``/``timeout``, naming the worker).
 - A worker that exits is started again (after 0.5 s, doubling to 10 s while it
   keeps dying within 10 s), with every device it had; its configured channels come
   back at once, its demanded channels with the leases the supervisor saw (it
@@ -40,12 +46,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from nats.errors import NoRespondersError
+
 from synoptic_adapters.config import AdapterConfig
 from synoptic_adapters.publisher import Publisher
-from synoptic_adapters.runner import default_adapter_id
+from synoptic_adapters.runner import default_adapter_id, put_reply
 from synoptic_adapters.sharding import Shard
 from synoptic_adapters.tango.assignment import Assignment
-from synoptic_adapters.tango.worker import control_subject
+from synoptic_adapters.tango.worker import SUBJECT_HEADER, control_subject, put_subject
 from synoptic_bus.connect import connect
 from synoptic_schemas import (
     SCHEMA_VERSION,
@@ -53,11 +61,12 @@ from synoptic_schemas import (
     ChannelError,
     ContractError,
     DecodeError,
+    PutError,
     Subjects,
     encode,
     parse_channel,
 )
-from synoptic_schemas.codec import decode_want
+from synoptic_schemas.codec import decode_put, decode_want
 
 log = logging.getLogger(__name__)
 
@@ -71,6 +80,9 @@ RESTART_DELAY, RESTART_DELAY_MAX = 0.5, 10.0
 HANDOVER_GRACE = 2.0
 #: Timeout of one control request, seconds.
 CONTROL_TIMEOUT = 2.0
+#: Seconds a relayed put may take beyond its own timeout before the supervisor
+#: answers ``timeout`` itself (the worker answers within the put's timeout).
+PUT_RELAY_MARGIN = 5.0
 _PR_SET_PDEATHSIG = 1
 
 
@@ -104,6 +116,18 @@ class Worker:
     restarts: int = 0
     delay: float = RESTART_DELAY
     handed: dict[str, float] = field(default_factory=dict)  # device -> monotonic
+    #: Whether the running process has taken its devices (it answers control
+    #: requests and relayed puts); False from its exit until it serves again.
+    serving: bool = False
+    #: Devices the running process holds (answered hand-overs).
+    held: set[str] = field(default_factory=set)
+    #: Hand-overs in flight: device -> their outcome.
+    pending: dict[str, asyncio.Future[bool]] = field(default_factory=dict)
+    #: Incremented at each start: a hand-over answered by an earlier process
+    #: says nothing of the current one.
+    generation: int = 0
+    #: Set to how the running process exited, when it does.
+    gone: asyncio.Future[str] | None = None
 
 
 class Supervisor:
@@ -136,6 +160,7 @@ class Supervisor:
         self.publisher: Publisher | None = None
         self.stopping = False
         self._tasks: list[asyncio.Task[None]] = []
+        self._puts: set[asyncio.Task[None]] = set()
 
     # -- lifecycle ------------------------------------------------------------------
 
@@ -178,9 +203,9 @@ class Supervisor:
     async def stop(self) -> None:
         """Stop every worker (SIGTERM, then SIGKILL), then NATS."""
         self.stopping = True
-        for task in self._tasks:
+        for task in [*self._tasks, *self._puts]:
             task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await asyncio.gather(*self._tasks, *self._puts, return_exceptions=True)
         procs = [w.proc for w in self.workers if w.proc and w.proc.poll() is None]
         for proc in procs:
             with contextlib.suppress(ProcessLookupError):
@@ -215,6 +240,10 @@ class Supervisor:
         ]  # fmt: skip
         if self.config.nats_url:
             argv += ["--nats", self.config.nats_url]
+        worker.serving = False
+        worker.held = set()
+        worker.generation += 1
+        worker.gone = asyncio.get_running_loop().create_future()
         worker.proc = subprocess.Popen(argv, preexec_fn=_die_with_parent)
         worker.started_at = time.monotonic()
         log.info("worker %d started: pid %d", worker.index, worker.proc.pid)
@@ -229,6 +258,10 @@ class Supervisor:
             how = f"signal {-code}" if code < 0 else f"status {code}"
             log.warning("worker %d (pid %d) exited: %s; restarting",
                         worker.index, worker.proc.pid, how)  # fmt: skip
+            worker.serving = False
+            worker.held = set()
+            if worker.gone is not None and not worker.gone.done():
+                worker.gone.set_result(how)
             self._orphaned(worker, f"adapter worker {worker.index} exited: {how}")
             if time.monotonic() - worker.started_at < 10.0:
                 worker.delay = min(worker.delay * 2, RESTART_DELAY_MAX)
@@ -239,7 +272,7 @@ class Supervisor:
                 return
             worker.restarts += 1
             self._spawn(worker)
-            await self._until_serving(worker, replay=True)
+            await self._until_serving(worker)
 
     def _orphaned(self, worker: Worker, reason: str) -> None:
         """Publish the channels of a dead worker as disconnected."""
@@ -255,15 +288,16 @@ class Supervisor:
             self.publisher.disconnected(channel, reason)
             self.publisher.forget(channel)
 
-    async def _until_serving(self, worker: Worker, replay: bool = False) -> None:
+    async def _until_serving(self, worker: Worker) -> None:
         """Wait until ``worker`` answers on its control subject, handing it every
-        device dealt to it (one dealt after its file was written too); with
-        ``replay``, also the leases of its demanded channels."""
+        device dealt to it (one dealt after its file was written too), then the
+        leases seen for its demanded channels (after a restart, or wants that
+        came while it started)."""
         while worker.proc is not None and worker.proc.poll() is None:
             mine = self.assignment.devices_of(worker.index)
             now = time.monotonic()
             groups: dict[int, list[str]] = {}  # remaining lease (whole s) -> URIs
-            for channel, until in self.leases.items() if replay else ():
+            for channel, until in self.leases.items():
                 if until > now and channel.tango_device in mine:
                     groups.setdefault(int(until - now) + 1, []).append(channel.uri)
             requests: list[dict[str, Any]] = [{"devices": mine}]
@@ -275,6 +309,8 @@ class Supervisor:
                 now = time.monotonic()
                 for device in mine:
                     worker.handed.setdefault(device, now)
+                worker.held.update(mine)
+                worker.serving = True
                 for request in requests[1:]:
                     await self._control(worker, request)
                 return
@@ -318,39 +354,128 @@ class Supervisor:
             if handed is None or now - handed < HANDOVER_GRACE:
                 forward.setdefault(index, []).append(channel)
         await asyncio.gather(
-            *(self._hand(self.workers[i], chs, lease) for i, chs in forward.items())
+            *(
+                self._hand(
+                    self.workers[i],
+                    sorted({c.tango_device for c in chs}),
+                    {"ch": [c.uri for c in chs], "lease": lease},
+                )
+                for i, chs in forward.items()
+            )
         )
 
     async def _hand(
-        self, worker: Worker, channels: list[Channel], lease: float | None
+        self, worker: Worker, devices: list[str], want: dict[str, Any] | None = None
     ) -> bool:
-        """Give ``worker`` the devices of ``channels`` (and their demand)."""
-        devices = sorted({c.tango_device for c in channels})
+        """Give ``worker`` ``devices`` (and a demand of their channels); the
+        hand-over is visible in ``worker.pending`` until answered."""
         request: dict[str, Any] = {"devices": devices}
-        if lease is not None:
-            request["want"] = {"ch": [c.uri for c in channels], "lease": lease}
-        ok = await self._control(worker, request)
-        if ok:
-            now = time.monotonic()
+        if want is not None:
+            request["want"] = want
+        outcome: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        for device in devices:
+            worker.pending[device] = outcome
+        generation = worker.generation
+        ok = False
+        try:
+            ok = await self._control(worker, request)
+            if ok and worker.generation == generation:
+                now = time.monotonic()
+                for device in devices:
+                    worker.handed.setdefault(device, now)
+                worker.held.update(devices)
+        finally:
             for device in devices:
-                worker.handed.setdefault(device, now)
+                if worker.pending.get(device) is outcome:
+                    del worker.pending[device]
+            outcome.set_result(ok)
         return ok
+
+    async def _holding(self, worker: Worker, device: str) -> str | None:
+        """Wait until ``worker``'s running process holds ``device`` (awaiting a
+        hand-over in flight, or making one); None, or why it cannot."""
+        for _ in range(3):
+            if not worker.serving:
+                return f"adapter worker {worker.index} is not serving (starting or restarting)"
+            if device in worker.held:
+                return None
+            pending = worker.pending.get(device)
+            if pending is not None:
+                await asyncio.shield(pending)
+            else:
+                await self._hand(worker, [device])
+        if worker.serving and device in worker.held:
+            return None
+        return f"device {device} could not be handed to adapter worker {worker.index}"
 
     async def _on_put(self, msg: Any) -> None:
         if not msg.reply:
             return
         try:
             kind, channel = self.subjects.parse(msg.subject)
-        except ContractError:
-            return  # a worker answers bad requests
-        if kind != "put" or not self.shard.owns(channel):
+        except ContractError as exc:
+            await self._respond(msg, put_reply(False, PutError.BAD_REQUEST, str(exc)))
             return
-        if channel.tango_device in self.assignment.owner:
-            return  # its worker answers
-        self.assignment.deal([channel])
+        if kind != "put" or not self.shard.owns(channel):
+            return  # another replica answers
+        self.assignment.deal([channel])  # before any await: one owner
+        task = asyncio.create_task(self._relay(msg, channel))
+        self._puts.add(task)
+        task.add_done_callback(self._puts.discard)
+
+    async def _relay(self, msg: Any, channel: Channel) -> None:
+        """Answer one put: the worker's reply, or an error of the supervisor."""
         worker = self.workers[self.assignment.owner[channel.tango_device]]
-        if await self._hand(worker, [channel], None):
-            await self.nc.publish(msg.subject, msg.data, reply=msg.reply)
+        error = await self._holding(worker, channel.tango_device)
+        if error is not None:
+            await self._respond(msg, put_reply(False, PutError.DISCONNECTED, error))
+            return
+        try:
+            timeout = float(
+                decode_put(msg.data).get("timeout", self.config.put_timeout)
+            )
+        except (DecodeError, TypeError, ValueError):
+            timeout = self.config.put_timeout  # the worker answers bad_request
+        timeout = min(max(timeout, 0.001), self.config.max_put_timeout)
+        subject = put_subject(self.config.prefix, self.id, worker.index)
+        gone = worker.gone
+        assert gone is not None
+        relayed = asyncio.ensure_future(
+            self.nc.request(
+                subject,
+                msg.data,
+                timeout=timeout + PUT_RELAY_MARGIN,
+                headers={SUBJECT_HEADER: msg.subject},
+            )
+        )
+        try:
+            done, _ = await asyncio.wait(
+                {relayed, gone}, return_when=asyncio.FIRST_COMPLETED
+            )
+        finally:
+            if not relayed.done():
+                relayed.cancel()
+        name = f"adapter worker {worker.index}"
+        if relayed not in done:  # its worker exited first: it answers nobody now
+            why = f"{name} exited ({gone.result()}) before answering"
+            await self._respond(msg, put_reply(False, PutError.DISCONNECTED, why))
+        elif isinstance(relayed.exception(), NoRespondersError):
+            why = f"{name} is not serving"
+            await self._respond(msg, put_reply(False, PutError.DISCONNECTED, why))
+        elif isinstance(relayed.exception(), TimeoutError):
+            why = f"{name} did not answer in {timeout:g} s"
+            await self._respond(msg, put_reply(False, PutError.TIMEOUT, why))
+        elif relayed.exception() is not None:
+            why = f"{name}: relay failed: {relayed.exception()}"
+            await self._respond(msg, put_reply(False, PutError.FAILED, why))
+        else:
+            with contextlib.suppress(Exception):
+                await self.nc.publish(msg.reply, relayed.result().data)
+
+    async def _respond(self, msg: Any, reply: dict[str, Any]) -> None:
+        log.info("put %s: %s", msg.subject, reply.get("msg", reply.get("err")))
+        with contextlib.suppress(Exception):
+            await self.nc.publish(msg.reply, encode(reply))
 
     # -- liveness ---------------------------------------------------------------------
 

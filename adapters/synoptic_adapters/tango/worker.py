@@ -7,7 +7,11 @@ demand leases, puts) that owns only the devices the supervisor dealt to it
 come in a JSON file; devices dealt later come as requests on its control subject
 (:func:`control_subject`, JSON ``{"devices": [...], "want": {"ch": [...],
 "lease": s}}``, answered ``ok``), with the demand that made the supervisor deal
-them. It prints one line each time every monitored attribute has a first value and
+them. A worker does not subscribe the put subjects: the supervisor relays each put
+to :func:`put_subject` (the original subject in the :data:`SUBJECT_HEADER` header)
+once the worker holds the device, and the worker answers it as any adapter does
+(so each put has one answer, whatever the order of a want, the hand-over and the
+put). It prints one line each time every monitored attribute has a first value and
 each time every event subscription is live (with the wall-clock time, for the
 benchmark). It exits when its supervisor dies (``PR_SET_PDEATHSIG`` is set by the
 supervisor; the parent pid is watched too).
@@ -34,11 +38,18 @@ log = logging.getLogger(__name__)
 
 #: Seconds between checks of the subscription state while some is pending.
 PROGRESS_PERIOD = 0.02
+#: Header of a relayed put: the subject the caller sent it on.
+SUBJECT_HEADER = "Synoptic-Put-Subject"
 
 
 def control_subject(prefix: str, instance_id: str, worker: int) -> str:
     """The subject on which worker ``worker`` of ``instance_id`` takes devices."""
     return f"{prefix}.ctl.tango.{escape_token(instance_id)}.{worker}"
+
+
+def put_subject(prefix: str, instance_id: str, worker: int) -> str:
+    """The subject on which worker ``worker`` of ``instance_id`` gets relayed puts."""
+    return f"{control_subject(prefix, instance_id, worker)}.put"
 
 
 def worker_id(instance_id: str, worker: int) -> str:
@@ -124,6 +135,7 @@ async def serve(args: argparse.Namespace) -> int:
         config.nats_url = args.nats
     if config.metrics_port:  # one port per worker: base + 1 + index
         config.metrics_port += 1 + args.worker
+    answers_puts, config.put_enabled = config.put_enabled, False  # relayed only
     settings = TangoSettings.from_section(config.section("tango"))
     parent = Shard.parse(args.shard)
     shard = WorkerShard(
@@ -151,11 +163,22 @@ async def serve(args: argparse.Namespace) -> int:
             channels = [c for c in _parse(want["ch"]) if shard.owns(c)]
             await adapter.demand.want(channels, float(want["lease"]))
 
+    async def on_relayed_put(msg: Any) -> None:
+        adapter = on_control.adapter  # type: ignore[attr-defined]
+        subject = (msg.headers or {}).get(SUBJECT_HEADER)
+        if not subject or not msg.reply:
+            return
+        msg.subject, msg.headers = subject, None  # as if sent there
+        await adapter._on_put(msg)  # the adapter's own put path (runner)
+
     async def on_ready(adapter: Adapter) -> None:
         on_control.adapter = adapter  # type: ignore[attr-defined]
         assert adapter.nc is not None
         subject = control_subject(config.prefix, args.instance, args.worker)
         await adapter.nc.subscribe(subject, cb=on_control)
+        if answers_puts:
+            relayed = put_subject(config.prefix, args.instance, args.worker)
+            await adapter.nc.subscribe(relayed, cb=on_relayed_put)
         await adapter.nc.flush()
         tasks.append(asyncio.create_task(Progress(source, name).run()))
         tasks.append(asyncio.create_task(orphan_watch()))

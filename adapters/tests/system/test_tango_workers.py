@@ -187,6 +187,12 @@ async def test_killed_worker_comes_back_with_its_channels(
     pid = _worker_pid(adapter, 1)
     psutil.Process(pid).kill()
     killed_at = time.monotonic()
+    # a put meanwhile: one reply, from the supervisor, saying why
+    request = {"ver": SCHEMA_VERSION, "v": 1.5, "who": "test", "timeout": 5.0}
+    msg = await nc.request(SUBJECTS.put(parse_channel(two)), encode(request), 10)
+    refused = decode_put_reply(msg.data)
+    assert refused["ok"] is False and refused["err"] == "disconnected"
+    assert refused["msg"].startswith("adapter worker 1 "), refused
     for uri in (two, three):
         down = await eventually(
             lambda uri=uri: next((v for v in bus.values[uri] if not v["c"]), None),
