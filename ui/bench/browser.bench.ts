@@ -223,7 +223,7 @@ test('browser benchmarks', async ({ page }) => {
         marks.push(await page.evaluate(() => {
           const at = (name: string) => Math.round(performance.getEntriesByName(name)[0]?.startTime ?? -1);
           const nav = performance.getEntriesByType('navigation')[0] as PerformanceNavigationTiming;
-          return { html_request: Math.round(nav.requestStart), html_response: Math.round(nav.responseStart), dom_content_loaded: Math.round(nav.domContentLoadedEventEnd), connect: at('synoptic:connect'), open: at('synoptic:open'), hello: at('synoptic:hello'), screen: at('synoptic:screen'), sub: at('synoptic:sub'), mounted: at('synoptic:mounted'), snapshot_rx: at('synoptic:snap-rx'), snapshot_decoded: at('synoptic:snap-decoded'), snapshot: at('synoptic:snap'), snapshot_committed: at('synoptic:snap-committed') };
+          return { html_request: Math.round(nav.requestStart), html_response: Math.round(nav.responseStart), dom_content_loaded: Math.round(nav.domContentLoadedEventEnd), connect: at('synoptic:connect'), open: at('synoptic:open'), hello: at('synoptic:hello'), screen: at('synoptic:screen'), sub: at('synoptic:sub'), mounted: at('synoptic:mounted'), snapshot_rx: at('synoptic:snap-rx'), snapshot_decoded: at('synoptic:snap-decoded'), snapshot: at('synoptic:snap'), snapshot_committed: at('synoptic:snap-committed'), subs_sent: performance.getEntriesByName('synoptic:sub').length, grids: document.querySelectorAll('.grid').length };
         }));
       }
       return { runs: opens.map((x) => Math.round(x)), median: pct(opens, 50), target: 300, milestones: marks };

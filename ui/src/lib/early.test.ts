@@ -395,3 +395,32 @@ describe("index.html's cache of each screen's channels", () => {
     expect(early.cache.get('early')).toBeNull();
   });
 });
+
+describe("index.html's ready promise (the app mounts after it, at most 30 ms later)", () => {
+  const settled = async (p: Promise<void>) => {
+    let done = false;
+    void p.then(() => (done = true));
+    await new Promise((r) => setTimeout(r, 0));
+    return done;
+  };
+
+  it('resolves when the subscription has left, not before', async () => {
+    bootDeferred('early').early.cache.put('early', screenChannels(screen));
+    const { ws, early } = bootDeferred('early');
+    const ready = (early as unknown as { ready: Promise<void> }).ready;
+    expect(await settled(ready)).toBe(false); // socket not open yet
+    ws.open();
+    expect(await settled(ready)).toBe(true);
+  });
+
+  it('resolves at once on another page, and when the screen file is missing or has no channels', async () => {
+    boot('#/quick');
+    expect(await settled((globalThis as { __synopticEarly?: { ready: Promise<void> } }).__synopticEarly!.ready)).toBe(true);
+    const gone = bootDeferred('early');
+    gone.answer(null);
+    expect(await settled((gone.early as unknown as { ready: Promise<void> }).ready)).toBe(true);
+    const empty = bootDeferred('early');
+    empty.answer({ title: 'empty', widgets: [] });
+    expect(await settled((empty.early as unknown as { ready: Promise<void> }).ready)).toBe(true);
+  });
+});
