@@ -17,6 +17,8 @@ interface Early {
   subscribe?: () => void;
   /** request ids of subscriptions index.html sent from its cache and dropped (the screen file differs) */
   dropped?: number[];
+  /** resolved when index.html's subscription has left, or none will (main.ts mounts the app after it) */
+  ready?: Promise<void>;
 }
 
 function early(): Early {
