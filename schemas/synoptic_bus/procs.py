@@ -24,11 +24,25 @@ class ProcessError(RuntimeError):
     """A child process exited or did not become ready in time."""
 
 
+#: Ports this process has handed out lately: the kernel may give a port released
+#: a moment ago to the next ``bind(0)``, and two servers of one set-up (a NATS
+#: node's client and monitor ports) must never be told the same one.
+_given_ports: deque[int] = deque(maxlen=4096)
+_given_lock = threading.Lock()
+
+
 def free_port(host: str = "127.0.0.1") -> int:
-    """A TCP port that was free a moment ago on ``host``."""
-    with socket.socket() as sock:
-        sock.bind((host, 0))
-        return sock.getsockname()[1]
+    """A TCP port that was free a moment ago on ``host`` and that this process
+    has not handed out lately."""
+    with _given_lock:
+        for _ in range(100):
+            with socket.socket() as sock:
+                sock.bind((host, 0))
+                port = sock.getsockname()[1]
+            if port not in _given_ports:
+                _given_ports.append(port)
+                return port
+    raise ProcessError("no fresh free port")
 
 
 def free_udp_tcp_port(host: str = "127.0.0.1") -> int:
