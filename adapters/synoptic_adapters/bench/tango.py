@@ -245,38 +245,24 @@ def _reference_run(kind: str, spec: dict[str, Any]) -> dict[str, Any]:
         return {"error": str(exc).splitlines()[0]}
 
 
-def _in_shards(
-    spec: dict[str, Any], shards: int, by_device: bool = False
-) -> dict[str, float]:
-    """The adapter's subscription timing split over ``shards`` processes (as
-    ``--shard i/n`` replicas split channels, or, ``by_device``, whole devices
-    dealt out in turn, as one adapter per device server would), all started at
-    the same moment; times until the slowest shard is done."""
-    from synoptic_adapters.sharding import Shard
-    from synoptic_schemas import parse_channel
-
-    folder = tempfile.mkdtemp(prefix="synoptic-bench-shards-")
+def children_together(
+    kind: str, specs: dict[int, dict[str, Any]], name: str
+) -> tuple[list[dict[str, Any]], float]:
+    """Run one ``--child kind`` process per spec, all told to go at the same
+    moment (a file they wait for); their RESULT objects and that moment."""
+    folder = tempfile.mkdtemp(prefix=f"synoptic-{name}-")
     go_file = os.path.join(folder, "go")
     procs: list[Process] = []
     try:
-        for index in range(shards):
-            shard = Shard(index, shards)
-            if by_device:
-                devices = sorted({parse_channel(u).tango_device for u in spec["uris"]})
-                mine = set(devices[index::shards])
-                own = [u for u in spec["uris"] if parse_channel(u).tango_device in mine]
-            else:
-                own = [u for u in spec["uris"] if shard.owns(parse_channel(u))]
-            if not own:  # whole devices hash to shards: one may get none
-                continue
+        for index, spec in specs.items():
             path = os.path.join(folder, f"spec-{index}.json")
             with open(path, "w") as handle:
-                json.dump({**spec, "uris": own, "go_file": go_file}, handle)
+                json.dump({**spec, "go_file": go_file}, handle)
             argv = [
                 sys.executable, "-m", "synoptic_adapters.bench.tango",
-                "--child", "adapter", "--child-spec", f"@{path}",
+                "--child", kind, "--child-spec", f"@{path}",
             ]  # fmt: skip
-            procs.append(Process(f"bench-shard-{index}", argv))
+            procs.append(Process(f"{name}-{index}", argv))
         for proc in procs:
             proc.wait_for("CHILD READY", timeout=60)
         go_at = time.time()
@@ -288,13 +274,43 @@ def _in_shards(
     finally:
         for proc in procs:
             proc.stop(5)
-        for name in os.listdir(folder):
-            os.unlink(os.path.join(folder, name))
+        for entry in os.listdir(folder):
+            os.unlink(os.path.join(folder, entry))
         os.rmdir(folder)
+    return results, go_at
+
+
+def slowest(results: list[dict[str, Any]], go_at: float) -> dict[str, float]:
+    """Seconds from ``go_at`` until the slowest child had its first values and
+    every subscription live."""
     return {
         key: max(r["started_at"] + r[key] for r in results) - go_at
         for key in ("first_values_s", "subscribed_s")
     }
+
+
+def _in_shards(
+    spec: dict[str, Any], shards: int, by_device: bool = False
+) -> dict[str, float]:
+    """The adapter's subscription timing split over ``shards`` processes (as
+    ``--shard i/n`` replicas split channels, or, ``by_device``, whole devices
+    dealt out in turn, as one adapter per device server would), all started at
+    the same moment; times until the slowest shard is done."""
+    from synoptic_adapters.sharding import Shard
+    from synoptic_schemas import parse_channel
+
+    specs: dict[int, dict[str, Any]] = {}
+    for index in range(shards):
+        shard = Shard(index, shards)
+        if by_device:
+            devices = sorted({parse_channel(u).tango_device for u in spec["uris"]})
+            mine = set(devices[index::shards])
+            own = [u for u in spec["uris"] if parse_channel(u).tango_device in mine]
+        else:
+            own = [u for u in spec["uris"] if shard.owns(parse_channel(u))]
+        if own:  # whole devices hash to shards: one may get none
+            specs[index] = {**spec, "uris": own}
+    return slowest(*children_together("adapter", specs, "bench-shard"))
 
 
 def subscription_case(

@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -24,7 +22,12 @@ from typing import Any
 
 import psutil
 
-from synoptic_adapters.bench.tango import Servers, _cpu_seconds
+from synoptic_adapters.bench.tango import (
+    Servers,
+    _cpu_seconds,
+    children_together,
+    slowest,
+)
 from synoptic_adapters.tango.assignment import Assignment
 from synoptic_adapters.testing import synoptic_command
 from synoptic_bus.connect import connect
@@ -114,44 +117,19 @@ def pytango_in_processes(servers: Servers, workers: int) -> dict[str, float]:
     processes started together; seconds until the slowest is done."""
     urls = servers.devices_urls()
     per_worker = dealt(servers.uris(), workers)
-    folder = tempfile.mkdtemp(prefix="synoptic-bench-pt-")
-    go_file = os.path.join(folder, "go")
-    procs: list[Process] = []
-    try:
-        url_of = {
-            f"{host}/bench/d/{i + 1}": url
-            for i, (host, url) in enumerate(zip(servers.hosts, urls, strict=True))
-        }
-        for index, uris in per_worker.items():
-            mine = sorted({url_of[parse_channel(u).tango_device] for u in uris})
-            path = os.path.join(folder, f"spec-{index}.json")
-            with open(path, "w") as handle:
-                spec = {"urls": mine, "bulk": servers.bulk, "go_file": go_file}
-                json.dump(spec, handle)
-            argv = [
-                sys.executable, "-m", "synoptic_adapters.bench.tango",
-                "--child", "asyncread", "--child-spec", f"@{path}",
-            ]  # fmt: skip
-            procs.append(Process(f"bench-pytango-{index}", argv))
-        for proc in procs:
-            proc.wait_for("CHILD READY", timeout=60)
-        go_at = time.time()
-        Path(go_file).touch()
-        results = [
-            json.loads(proc.wait_for(r"^RESULT (.*)$", timeout=120).group(1))
-            for proc in procs
-        ]
-    finally:
-        for proc in procs:
-            proc.stop(5)
-        for name in os.listdir(folder):
-            os.unlink(os.path.join(folder, name))
-        os.rmdir(folder)
-    times = {
-        key: max(r["started_at"] + r[key] for r in results) - go_at
-        for key in ("first_values_s", "subscribed_s")
+    url_of = {
+        f"{host}/bench/d/{i + 1}": url
+        for i, (host, url) in enumerate(zip(servers.hosts, urls, strict=True))
     }
-    return {**times, "cpu_s": sum(r["cpu_s"] for r in results)}
+    specs = {
+        index: {
+            "urls": sorted({url_of[parse_channel(u).tango_device] for u in uris}),
+            "bulk": servers.bulk,
+        }
+        for index, uris in per_worker.items()
+    }
+    results, go_at = children_together("asyncread", specs, "bench-pytango")
+    return {**slowest(results, go_at), "cpu_s": sum(r["cpu_s"] for r in results)}
 
 
 def workers_runs(servers: Servers, workers: list[int]) -> dict[str, list[dict]]:
