@@ -117,7 +117,7 @@ class Adapter:
         if self.config.put_enabled:
             self._subs.append(
                 await self.nc.subscribe(
-                    self.subjects.all_of("put", self.source.proto), cb=self._on_put
+                    self.subjects.all_of("put", self.source.proto), cb=self.handle_put
                 )
             )
         await self.nc.flush()
@@ -188,7 +188,10 @@ class Adapter:
             f", merged at source {merged}" if merged is not None else "",
         )  # fmt: skip
 
-    async def _on_put(self, msg: Any) -> None:
+    async def handle_put(self, msg: Any) -> None:
+        """Answer one put request (``cs.put.…`` with a reply subject): the
+        adapter's put path, also used by a Tango worker for puts its supervisor
+        relays."""
         if not msg.reply:
             return
         try:

@@ -169,7 +169,7 @@ async def serve(args: argparse.Namespace) -> int:
         if not subject or not msg.reply:
             return
         msg.subject, msg.headers = subject, None  # as if sent there
-        await adapter._on_put(msg)  # the adapter's own put path (runner)
+        await adapter.handle_put(msg)  # the adapter's own put path (runner)
 
     async def on_ready(adapter: Adapter) -> None:
         on_control.adapter = adapter  # type: ignore[attr-defined]
