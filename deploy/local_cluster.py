@@ -473,7 +473,8 @@ http {{
 
     def start_gateway(self, gateway: Gateway, wait: bool = True) -> None:
         """Start (or restart) one gateway on its own port; with ``wait`` only
-        wait for a started one to be ready."""
+        wait for a started one to be ready: serving HTTP and connected to NATS
+        (before that it answers subscriptions "the bus is down")."""
         if gateway.process is None or not gateway.process.alive():
             gateway.process = Process(gateway.name, [
                 *self.synoptic, "gateway", "--host", "127.0.0.1",
@@ -481,6 +482,7 @@ http {{
             ], env={"SYNOPTIC_NATS_URL": self.nats_url("gateway")})  # fmt: skip
         if wait:
             gateway.process.wait_for(r"ready on http", 120)
+            gateway.process.wait_for(r"NATS connected", 60)
 
 
 def main(argv: list[str] | None = None) -> int:
