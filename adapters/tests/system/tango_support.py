@@ -7,13 +7,16 @@ import asyncio
 import contextlib
 import sys
 import time
+from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
 from synoptic_adapters.tango.settings import TangoSettings
 from synoptic_adapters.tango.source import TangoSource
+from synoptic_bus.connect import NatsClient
 from synoptic_bus.procs import Process, free_port
-from synoptic_schemas import Channel, parse_channel
+from synoptic_schemas import Channel, Subjects, parse_channel
+from synoptic_schemas.codec import decode_heartbeat, decode_value
 
 READY = r"Ready to accept request"
 
@@ -124,3 +127,39 @@ async def started_source(settings: TangoSettings, sink: CollectingSink) -> Tango
     source = TangoSource(settings)
     await source.start(sink)
     return source
+
+
+class Bus:
+    """What Tango adapters publish, as a test sees it: values per channel URI
+    and the latest heartbeat per adapter id."""
+
+    def __init__(self) -> None:
+        self.values: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        self.beats: dict[str, dict[str, Any]] = {}
+
+    async def start(self, nc: NatsClient) -> Bus:
+        async def on_value(msg: Any) -> None:
+            _, channel = Subjects().parse(msg.subject)
+            self.values[channel.uri].append(decode_value(msg.data))
+
+        async def on_beat(msg: Any) -> None:
+            beat = decode_heartbeat(msg.data)
+            self.beats[beat["id"]] = dict(beat)
+
+        await nc.subscribe("cs.val.tango.>", cb=on_value)
+        await nc.subscribe("cs.hb.*", cb=on_beat)
+        await nc.flush()
+        return self
+
+    def ep_of(self, adapter_id: str) -> int | None:
+        beat = self.beats.get(adapter_id)
+        return beat["ep"] if beat else None
+
+    def live_from(self, uri: str, ep: int | None, count: int = 2) -> bool:
+        return ep is not None and (
+            sum(1 for v in self.values[uri] if v["c"] and v["ep"] == ep) >= count
+        )
+
+    def live_eps(self, uri: str) -> set[int]:
+        """The epochs that published a connected value of ``uri``."""
+        return {v["ep"] for v in self.values[uri] if v["c"]}

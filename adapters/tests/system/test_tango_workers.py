@@ -14,14 +14,12 @@ import signal
 import tempfile
 import time
 import uuid
-from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import psutil
 import pytest
-from tango_support import SimServer, start_sim
+from tango_support import Bus, SimServer, start_sim
 
 from synoptic_adapters.testing import eventually, synoptic_command
 from synoptic_bus.connect import NatsClient
@@ -30,9 +28,7 @@ from synoptic_bus.procs import Process
 from synoptic_schemas import (
     SCHEMA_VERSION,
     Subjects,
-    decode_heartbeat,
     decode_put_reply,
-    decode_value,
     encode,
     parse_channel,
 )
@@ -81,37 +77,6 @@ def adapter(nats_server: NatsServer, sim: SimServer) -> Iterator[Process]:
             yield process
         finally:
             process.stop()
-
-
-class Bus:
-    """Values per channel URI and the latest heartbeat per adapter id."""
-
-    def __init__(self) -> None:
-        self.values: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        self.beats: dict[str, dict[str, Any]] = {}
-
-    async def start(self, nc: NatsClient) -> Bus:
-        async def on_value(msg: Any) -> None:
-            _, channel = SUBJECTS.parse(msg.subject)
-            self.values[channel.uri].append(decode_value(msg.data))
-
-        async def on_beat(msg: Any) -> None:
-            beat = decode_heartbeat(msg.data)
-            self.beats[beat["id"]] = dict(beat)
-
-        await nc.subscribe("cs.val.tango.>", cb=on_value)
-        await nc.subscribe("cs.hb.*", cb=on_beat)
-        await nc.flush()
-        return self
-
-    def ep_of(self, adapter_id: str) -> int | None:
-        beat = self.beats.get(adapter_id)
-        return beat["ep"] if beat else None
-
-    def live_from(self, uri: str, ep: int | None, count: int = 2) -> bool:
-        return ep is not None and (
-            sum(1 for v in self.values[uri] if v["c"] and v["ep"] == ep) >= count
-        )
 
 
 def _worker_pid(process: Process, index: int) -> int:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tango_support import SimServer, start_sim
+from tango_support import Bus, SimServer, start_sim
 
 from synoptic_adapters.sharding import Shard
 from synoptic_adapters.testing import eventually, synoptic_command
@@ -29,9 +29,7 @@ from synoptic_bus.procs import Process
 from synoptic_schemas import (
     SCHEMA_VERSION,
     Subjects,
-    decode_heartbeat,
     decode_put_reply,
-    decode_value,
     encode,
     parse_channel,
 )
@@ -84,32 +82,6 @@ def replicas(nats_server: NatsServer, sim: SimServer) -> Iterator[list[Process]]
         finally:
             for process in processes:
                 process.stop()
-
-
-class Bus:
-    """Values per channel URI and the latest heartbeat per adapter id."""
-
-    def __init__(self) -> None:
-        self.values: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        self.beats: dict[str, dict[str, Any]] = {}
-
-    async def start(self, nc: NatsClient) -> Bus:
-        async def on_value(msg: Any) -> None:
-            _, channel = SUBJECTS.parse(msg.subject)
-            self.values[channel.uri].append(decode_value(msg.data))
-
-        async def on_beat(msg: Any) -> None:
-            beat = decode_heartbeat(msg.data)
-            self.beats[beat["id"]] = dict(beat)
-
-        await nc.subscribe("cs.val.tango.>", cb=on_value)
-        await nc.subscribe("cs.hb.*", cb=on_beat)
-        await nc.flush()
-        return self
-
-    def live_eps(self, uri: str) -> set[int]:
-        """The epochs that published a connected value of ``uri``."""
-        return {v["ep"] for v in self.values[uri] if v["c"]}
 
 
 async def test_shards_with_workers_serve_each_channel_once(
