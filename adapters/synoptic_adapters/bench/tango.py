@@ -136,6 +136,7 @@ async def _adapter_subscription(
         await asyncio.to_thread(_wait_for_file, go_file)
     start = time.perf_counter()
     started_at = time.time()
+    cpu0 = time.process_time()
     await source.monitor(channels)
     first = await asyncio.wait_for(first_values, 60)
     async with asyncio.timeout(60):
@@ -145,8 +146,10 @@ async def _adapter_subscription(
                 break
             await asyncio.sleep(0.01)
     live = time.perf_counter()
+    cpu = time.process_time() - cpu0
     await source.stop()
     return {
+        "cpu_s": cpu,
         "first_values_s": first - start,
         "subscribed_s": live - start,
         "started_at": started_at,
@@ -352,11 +355,20 @@ def subscription_case(
             result[f"{client}_failed"] = failed
         if not measured:
             continue
-        keys = [key for key in measured[0] if key.endswith("_s")]
+        keys = [
+            key
+            for key, value in measured[0].items()
+            if key.endswith("_s") and isinstance(value, int | float)
+        ]
         result[client] = {
             key: round(statistics.median(m[key] for m in measured), 3) for key in keys
         }
-        result[client]["runs"] = [{k: round(m[k], 3) for k in keys} for m in measured]
+        result[client]["runs"] = [
+            {k: round(m[k], 3) for k in keys} | {"stages_s": m["stages_s"]}
+            if "stages_s" in m
+            else {k: round(m[k], 3) for k in keys}
+            for m in measured
+        ]
     return result
 
 
@@ -410,8 +422,10 @@ def _pytango_counter(urls: list[str], bulk: int, window: float) -> dict[str, Any
         received, lost = count[0], gaps[0]
     elapsed = time.monotonic() - start
     cpu1 = me.cpu_times()
+    cpu_s = cpu1.user + cpu1.system - cpu0.user - cpu0.system
     return {
         "events_per_s": round(received / elapsed, 1),
+        "us_per_event": _per_event(cpu_s, elapsed, received / elapsed),
         "gaps": lost,
         "cpu_percent": round(
             (cpu1.user + cpu1.system - cpu0.user - cpu0.system) / elapsed * 100, 1
@@ -492,11 +506,15 @@ def _through_adapter(
         procs += [child for proc in procs for child in proc.children()]
         subscriber.wait_for("window start", warmup + 120)
         per_process0 = [sum(proc.cpu_times()[:2]) for proc in procs]
+        assert nats.process is not None
+        nats_proc = psutil.Process(nats.process.pid)
+        nats0 = sum(nats_proc.cpu_times()[:2])
         cpu0, servers0 = _cpu_seconds(procs), servers.cpu_seconds()
         t0 = time.monotonic()
         subscriber.wait_for("window end", window + 60)
         elapsed = time.monotonic() - t0
         cpu1, servers1 = _cpu_seconds(procs), servers.cpu_seconds()
+        nats1 = sum(nats_proc.cpu_times()[:2])
         per_process = [
             round((sum(proc.cpu_times()[:2]) - before) / elapsed * 100, 1)
             for proc, before in zip(procs, per_process0, strict=True)
@@ -510,19 +528,30 @@ def _through_adapter(
         for adapter in adapters:
             adapter.stop()
         nats.close()
+    events_per_s = sub["received"] / sub["window_s"]
     return {
-        "events_per_s": round(sub["received"] / sub["window_s"], 1),
+        "events_per_s": round(events_per_s, 1),
         "gaps": sub["gaps"],
         "seq_gaps": sub["seq_gaps"],
         "channels_seen": sub["channels"],
         "adapter_cpu_percent": round((cpu1 - cpu0) / elapsed * 100, 1),
+        # adapter CPU per event carried (compare: the reference's us_per_event)
+        "adapter_us_per_event": _per_event(cpu1 - cpu0, elapsed, events_per_s),
         "adapter_cpu_percent_per_process": per_process,
         "adapter_rss_mib": round(rss / 2**20, 1),
         "servers_cpu_percent": round((servers1 - servers0) / elapsed * 100, 1),
+        "nats_server_cpu_percent": round((nats1 - nats0) / elapsed * 100, 1),
         "latency_ms": sub["latency_ms"],
         "subscriber_cpu_percent": sub["cpu_percent"],
         "window_s": round(sub["window_s"], 2),
     }
+
+
+def _per_event(cpu_s: float, elapsed_s: float, events_per_s: float) -> float | None:
+    """Microseconds of CPU per event."""
+    if not events_per_s:
+        return None
+    return round(cpu_s / elapsed_s / events_per_s * 1e6, 1)
 
 
 def _cpu_seconds(procs: list[psutil.Process]) -> float:

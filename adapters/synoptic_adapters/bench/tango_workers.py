@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import tempfile
 import time
 from pathlib import Path
@@ -28,6 +29,7 @@ from synoptic_adapters.bench.tango import (
     children_together,
     slowest,
 )
+from synoptic_adapters.tango import stages
 from synoptic_adapters.tango.assignment import Assignment
 from synoptic_adapters.testing import synoptic_command
 from synoptic_bus.connect import connect
@@ -63,11 +65,24 @@ async def _want(url: str, uris: list[str]) -> float:
         await nc.close()
 
 
+def stage_times(output: str, asked_at: float) -> dict[str, list[float]]:
+    """``[first, last]`` seconds from ``asked_at`` at which the supervisor, the
+    workers or the devices reached each stage (their ``tango stage`` lines,
+    :mod:`synoptic_adapters.tango.stages`), in the order first reached."""
+    seen: dict[str, list[float]] = {}
+    for match in re.finditer(stages.LINE, output, re.MULTILINE):
+        at = round(float(match.group(3)) - asked_at, 3)
+        first_last = seen.setdefault(match.group(1), [at, at])
+        first_last[0], first_last[1] = min(first_last[0], at), max(first_last[1], at)
+    return dict(sorted(seen.items(), key=lambda item: item[1][0]))
+
+
 def adapter_with_workers(
     servers: Servers, workers: int, settings: dict[str, Any] | None = None
-) -> dict[str, float]:
+) -> dict[str, Any]:
     """Seconds from the demand to every first value / every subscription live
-    (``settings``: more of the ``tango:`` section, for A/B runs)."""
+    (``settings``: more of the ``tango:`` section, for A/B runs), and when each
+    stage of the way was first and last reached (``stages_s``)."""
     per_worker = dealt(servers.uris(), workers)
     with tempfile.TemporaryDirectory(prefix="synoptic-bench-tw-") as tmp:
         nats = NatsServer(store_dir=Path(tmp) / "js").start()
@@ -85,7 +100,9 @@ def adapter_with_workers(
             path = Path(tmp) / "tango.yaml"
             path.write_text(json.dumps(config))  # JSON is YAML
             argv = [synoptic_command(), "adapter", "tango", "--config", str(path)]
-            adapter = Process("adapter-tango-workers", argv)
+            adapter = Process(
+                "adapter-tango-workers", argv, env={"SYNOPTIC_TANGO_STAGES": "1"}
+            )
             adapter.wait_for(rf"adapter {ADAPTER_ID} ready", 120)
             mark = adapter.mark()
             procs = psutil.Process(adapter.pid).children()
@@ -105,11 +122,19 @@ def adapter_with_workers(
                     )
                     times[key].append(float(match.group(1)) - asked_at)
             cpu = _cpu_seconds(procs) - cpu0
+            stages_s = stage_times(adapter.output(), asked_at)
         finally:
             if adapter is not None:
                 adapter.stop(30)
             nats.close()
-    return {**{key: max(values) for key, values in times.items()}, "cpu_s": cpu}
+    return {
+        **{key: max(values) for key, values in times.items()},
+        "cpu_s": cpu,
+        "stages_s": {
+            **stages_s,
+            **{key: [min(v), max(v)] for key, v in times.items()},
+        },
+    }
 
 
 def pytango_in_processes(servers: Servers, workers: int) -> dict[str, float]:

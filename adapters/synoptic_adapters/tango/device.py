@@ -56,6 +56,7 @@ from synoptic_adapters.tango.events import (
     call_directly,
 )
 from synoptic_adapters.tango.settings import TangoSettings
+from synoptic_adapters.tango.stages import stage
 from synoptic_adapters.tango.unsubscriber import Unsubscriber
 from synoptic_schemas import Channel
 
@@ -154,6 +155,8 @@ class DeviceLink:
         background: asyncio.Lock,
     ) -> None:
         self.url = url
+        #: ``domain/family/member`` (for log and stage lines)
+        self.device = "/".join(url.split("#", 1)[0].rsplit("/", 3)[-3:])
         #: held around proxy creation and every (un)subscription call: one at a
         #: time per process
         self.subscriptions = subscriptions
@@ -265,6 +268,7 @@ class DeviceLink:
             self._go_down("device server not responding")
 
     async def _connect(self) -> None:
+        stage("connect", self.device)
         if self.proxy is None:
             # events go through a synchronous proxy: its callbacks run in Tango's
             # thread without a coroutine per event
@@ -272,6 +276,7 @@ class DeviceLink:
             self.events_proxy = await self._blocking(self._new_proxy)
             self.events_proxy.set_green_mode(tango.GreenMode.Synchronous)
             self.proxy.set_timeout_millis(int(self.settings.read_timeout * 1000))
+        stage("proxies", self.device)
         async with self._lock:
             names, status = await asyncio.gather(
                 self._blocking(self.proxy.get_attribute_list),
@@ -279,6 +284,7 @@ class DeviceLink:
             )
             self.names = {str(n).lower(): str(n) for n in names}
             self.polled = _polled_attributes(status)
+            stage("names", self.device)
             self.up = True
             self.ever_up = True
             await self._attach(list(self.attrs.values()))
@@ -336,6 +342,7 @@ class DeviceLink:
             self._blocking(self.proxy.get_attribute_config_ex, real),
             self._first_read(present),
         )
+        stage("read", self.device)
         for state, info in zip(present, configs, strict=True):
             meta = metadata(info)
             if meta != state.meta:
@@ -345,6 +352,7 @@ class DeviceLink:
             if state.events is not Events.NONE:
                 state.events = Events.PENDING
         subscribed = await self._subscribing(self._subscribe_changes, present)
+        stage("subscribe_calls", self.device)
         for state, change_id in zip(present, subscribed, strict=True):
             if state.events is Events.NONE and change_id is not None:
                 self._unsubscribe_later([change_id])  # said "no events" meanwhile

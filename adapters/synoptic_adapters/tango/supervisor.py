@@ -53,6 +53,7 @@ from synoptic_adapters.publisher import Publisher
 from synoptic_adapters.runner import default_adapter_id, put_reply
 from synoptic_adapters.sharding import Shard
 from synoptic_adapters.tango.assignment import Assignment
+from synoptic_adapters.tango.stages import stage
 from synoptic_adapters.tango.worker import SUBJECT_HEADER, control_subject, put_subject
 from synoptic_bus.connect import connect
 from synoptic_schemas import (
@@ -329,6 +330,7 @@ class Supervisor:
     # -- routing of devices that no worker has yet -------------------------------------
 
     async def _on_want(self, msg: Any) -> None:
+        stage("want", self.id)
         try:
             want = decode_want(msg.data)
         except DecodeError:
@@ -353,6 +355,7 @@ class Supervisor:
             handed = self.workers[index].handed.get(channel.tango_device)
             if handed is None or now - handed < HANDOVER_GRACE:
                 forward.setdefault(index, []).append(channel)
+        stage("dealt", self.id)
         await asyncio.gather(
             *(
                 self._hand(

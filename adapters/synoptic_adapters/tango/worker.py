@@ -31,6 +31,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from synoptic_adapters.tango.stages import stage
 from synoptic_schemas import Channel, ChannelError, parse_channel
 from synoptic_schemas.subjects import escape_token
 
@@ -38,6 +39,9 @@ log = logging.getLogger(__name__)
 
 #: Seconds between checks of the subscription state while some is pending.
 PROGRESS_PERIOD = 0.02
+#: Seconds after which attributes still not live (or without a value) are
+#: named in a warning (once per episode): a stuck subscription shows in the log.
+STUCK_AFTER = 30.0
 #: Header of a relayed put: the subject the caller sent it on.
 SUBJECT_HEADER = "Synoptic-Put-Subject"
 
@@ -85,6 +89,8 @@ class Progress:
             return a.events is Events.PENDING and (a.exists or not a.status)
 
         size = 0
+        since = time.monotonic()  # the last time something got done
+        warned = False
         waiting: dict[str, list[Any]] = {"values": [], "live": []}
         checks = {"values": no_value, "live": pending}
         said = {
@@ -95,7 +101,7 @@ class Progress:
             links = list(self.source.links.values())
             count = sum(len(link.attrs) for link in links)
             if count != size:  # attributes added or released: look at all again
-                size = count
+                size, since, warned = count, time.monotonic(), False
                 attrs = [a for link in links for a in link.attrs.values()]
                 for key, check in checks.items():
                     waiting[key] = [a for a in attrs if check(a)]
@@ -103,10 +109,25 @@ class Progress:
                         self._say(said[key], size)
             for key, check in checks.items():
                 if waiting[key]:  # only those not done at the last look
+                    before = len(waiting[key])
                     waiting[key] = [a for a in waiting[key] if check(a)]
+                    if len(waiting[key]) != before:
+                        since, warned = time.monotonic(), False
                     if not waiting[key]:
                         self._say(said[key], size)
             busy = any(waiting.values())
+            if busy and not warned and time.monotonic() - since > STUCK_AFTER:
+                warned = True
+                for key, stuck in waiting.items():
+                    if stuck:
+                        log.warning(
+                            "worker %s: %d attributes still not %s after %.0f s, "
+                            "e.g. %s",
+                            self.name, len(stuck), key, STUCK_AFTER,
+                            ", ".join(f"{a.channel.uri} ({a.events.value}, "
+                                      f"{a.status or 'no status'})"
+                                      for a in stuck[:3]),
+                        )  # fmt: skip
             await asyncio.sleep(PROGRESS_PERIOD if busy else 0.2)
 
     def _say(self, what: str, count: int) -> None:
@@ -153,6 +174,8 @@ async def serve(args: argparse.Namespace) -> int:
         try:
             request = json.loads(msg.data)
             shard.devices.update(request.get("devices", []))
+            if request.get("want"):
+                stage("control_want", name)
         except (ValueError, TypeError) as exc:
             log.warning("control: bad request: %s", exc)
             return
