@@ -93,6 +93,7 @@ class Progress:
         warned = False
         waiting: dict[str, list[Any]] = {"values": [], "live": []}
         checks = {"values": no_value, "live": pending}
+        stuck_what = {"values": "without a value", "live": "not live"}
         said = {
             "values": "first value of every attribute",
             "live": "every event subscription live",
@@ -121,9 +122,9 @@ class Progress:
                 for key, stuck in waiting.items():
                     if stuck:
                         log.warning(
-                            "worker %s: %d attributes still not %s after %.0f s, "
-                            "e.g. %s",
-                            self.name, len(stuck), key, STUCK_AFTER,
+                            "worker %s: %d attributes still %s %.0f s after the "
+                            "last progress, e.g. %s",
+                            self.name, len(stuck), stuck_what[key], STUCK_AFTER,
                             ", ".join(f"{a.channel.uri} ({a.events.value}, "
                                       f"{a.status or 'no status'})"
                                       for a in stuck[:3]),
