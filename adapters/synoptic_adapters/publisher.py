@@ -30,6 +30,7 @@ from typing import Any
 from nats.aio.client import Client as NatsClient
 
 from synoptic_schemas import SCHEMA_VERSION, Channel, Severity, Subjects, encode
+from synoptic_schemas.codec import encode_value
 
 log = logging.getLogger(__name__)
 
@@ -237,19 +238,13 @@ class Publisher:
             self._meta_pending.discard(channel)
             await self._publish_meta(channel)
         queue, publish, subjects = self._queue, self.nc.publish, self._val_subject
-        popleft, ver, ep = queue.popleft, SCHEMA_VERSION, self.epoch_ms
+        popleft, ep = queue.popleft, self.epoch_ms
         sent = 0
         while queue:
             channel, (seq, v, t, sev, st, c) = popleft()
             subject = subjects.get(channel) or self._subject(channel)
             try:
-                await publish(
-                    subject,
-                    encode({
-                        "ver": ver, "v": v, "t": t, "sev": sev, "st": st, "seq": seq,
-                        "ep": ep, "c": c,
-                    }),
-                )  # fmt: skip
+                await publish(subject, encode_value(v, t, sev, st, seq, ep, c))
             except Exception as exc:
                 self.stats.errors += 1
                 log.warning("publish on %s failed: %s", subject, exc)

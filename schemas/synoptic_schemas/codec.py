@@ -8,6 +8,7 @@ dict or raises :class:`DecodeError` — and nothing else, whatever the bytes.
 from __future__ import annotations
 
 import base64
+import threading
 from collections.abc import Mapping
 from typing import Any, cast
 
@@ -52,11 +53,39 @@ def _ext_hook(code: int, data: bytes) -> object:
 
 
 _packer_options = {"default": _default, "use_bin_type": True}
+#: One reusable ``Packer`` per thread, without ``default``: ``msgpack.packb`` builds
+#: a new packer (and buffer) per call, ~60 % of an adapter's scalar value encode.
+#: Without ``default`` it never calls back into Python; whatever it cannot pack
+#: (numpy arrays and scalars other than ``float``, ints beyond 64 bits, non-dict
+#: mappings) raises at once and takes ``packb`` with ``default``, so the bytes and
+#: the errors are exactly ``packb``'s.
+_packers = threading.local()
+_FALLBACK = (TypeError, ValueError, OverflowError)
 
 
 def encode(msg: Mapping[str, Any]) -> bytes:
     """Encode one payload. Adds nothing: callers build complete messages."""
-    return msgpack.packb(msg, **_packer_options)
+    try:
+        pack = _packers.pack
+    except AttributeError:
+        pack = _packers.pack = msgpack.Packer(use_bin_type=True).pack
+    try:
+        return pack(msg)
+    except _FALLBACK:  # (the packer resets itself on an error)
+        return msgpack.packb(msg, **_packer_options)
+
+
+def encode_value(
+    v: Any, t: int, sev: int, st: str, seq: int, ep: int, c: bool
+) -> bytes:
+    """A ``cs.val`` payload (:class:`~synoptic_schemas.messages.ValueMsg`) from its
+    fields, keys in the order every adapter writes them (which
+    :func:`synoptic_schemas.frames.value_order` reads without decoding): the
+    adapters' publisher and the gateway bench's synthetic source both use it."""
+    return encode(
+        {"ver": SCHEMA_VERSION, "v": v, "t": t, "sev": sev, "st": st, "seq": seq,
+         "ep": ep, "c": c}
+    )  # fmt: skip
 
 
 def decode(data: bytes) -> dict[str, Any]:

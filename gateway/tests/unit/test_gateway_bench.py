@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from synoptic_gateway.bench import UpdateCounter
+from synoptic_gateway.bench import UpdateCounter, slice_p99s_ms
 
 
 def _reference(
@@ -92,3 +92,23 @@ def test_update_counter_decoded_latency_adds_each_frames_decode_lag() -> None:
     counter.frame(200, [0, 1], values, True)
     np.testing.assert_array_equal(counter.latencies_ns(), [100, 110])
     np.testing.assert_array_equal(counter.latencies_ns(decoded=True), [107, 117])
+
+
+def test_each_second_of_the_window_gets_its_own_p99() -> None:
+    start = 10**18
+    counter = UpdateCounter(200)
+    # second 0: latencies 1..200 ms; second 1: 1..200 ms plus 50 ms; second 2:
+    # too few updates to say (left out)
+    for second, extra in ((0, 0), (1, 50)):
+        for k in range(2):  # two frames of 100 in each second
+            at = start + second * 10**9 + k * 10**8
+            values = [{"ep": 1, "seq": second * 2 + k + 1, "v": 1.0,
+                       "t": at - (1 + 100 * k + i + extra) * 10**6}
+                      for i in range(100)]  # fmt: skip
+            counter.frame(at, list(range(100 * k, 100 * k + 100)), values, True)
+    counter.frame(start + 2 * 10**9, [0], [{"ep": 1, "seq": 9, "v": 1.0,
+                  "t": start}], True)  # fmt: skip
+    arrivals, latencies = counter.arrivals_ns(), counter.latencies_ns()
+    assert len(arrivals) == len(latencies) == 401
+    p99 = [float(np.percentile(np.arange(1, 201) + extra, 99)) for extra in (0, 50)]
+    assert slice_p99s_ms(arrivals, latencies, start) == [round(x, 1) for x in p99]
