@@ -168,7 +168,9 @@ def workers_runs(servers: Servers, workers: list[int]) -> dict[str, list[dict]]:
         ):
             try:
                 result = measure(servers, count)
-            except ProcessError as exc:
-                result = {"error": str(exc).splitlines()[0]}
+            except ProcessError as exc:  # first line, and any worker's warning
+                lines = str(exc).splitlines()
+                said = [line for line in lines if "attributes still" in line]
+                result = {"error": " | ".join(lines[:1] + said)}
             runs.setdefault(name, []).append(result)
     return runs
