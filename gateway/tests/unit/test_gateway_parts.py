@@ -171,3 +171,29 @@ def test_default_folders_come_from_the_environment_the_checkout_or_the_cwd(
     monkeypatch.setenv("SYNOPTIC_UI_DIR", str(tmp_path / "u"))
     assert Settings().screens_dir == tmp_path / "s"
     assert Settings().ui_dir == tmp_path / "u"
+
+
+@pytest.mark.parametrize(
+    "ages",
+    [
+        # a burst's batch (numpy path): every bucket edge, either side of it
+        [
+            b + d
+            for b in (0, 1_000_000, 2_000_000, 5 * 10**9, 10**10)
+            for d in (-1, 0, 1)
+        ]
+        * 20,
+        # stamps in the future, and ages beyond int64 (the loop takes those)
+        [-5, -(10**12), 3_000_000] * 30 + [2**63 + 7],
+        [1_700_000_000_000_000_000 + 1] * 70,  # a stamp of -1 (negative t)
+    ],
+)
+def test_histogram_counts_a_large_batch_like_one_by_one(ages: list[int]) -> None:
+    one, batch = Histogram(), Histogram()
+    now = 1_700_000_000_000_000_000
+    for age in ages:
+        one.observe(age * 1e-9)
+    batch.observe_ages(now, [now - age for age in ages])
+    assert batch.counts == one.counts
+    assert batch.n == one.n == len(ages)
+    assert batch.total == pytest.approx(one.total)
