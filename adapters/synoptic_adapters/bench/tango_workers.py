@@ -77,6 +77,53 @@ def stage_times(output: str, asked_at: float) -> dict[str, list[float]]:
     return dict(sorted(seen.items(), key=lambda item: item[1][0]))
 
 
+#: The workers' progress lines the benchmark times: result key -> line text.
+MILESTONES = {
+    "first_values_s": "first value of every attribute",
+    "subscribed_s": "every event subscription live",
+}
+
+
+def milestones(
+    adapter: Process, counts: dict[int, int], since: int, timeout: float
+) -> dict[str, list[float]]:
+    """Wall-clock times of every worker's :data:`MILESTONES` lines (worker index
+    -> its attribute count in ``counts``), printed from line ``since`` on.
+
+    All the lines still missing are looked for at once: the adapter's output is
+    kept as its last 400 lines only, and waiting for one worker's line after
+    another lost a line printed while an earlier one was awaited (a burst of
+    event-error log lines pushed it out; seen as "worker never all live")."""
+    missing = {
+        (
+            index,
+            key,
+        ): rf"{ADAPTER_ID}-w{index}: {re.escape(text)} \({count} attributes\)"
+        for index, count in counts.items()
+        for key, text in MILESTONES.items()
+    }
+    found: dict[tuple[int, str], float] = {}
+    deadline = time.monotonic() + timeout
+    while missing:
+        pattern = "tango worker (?:" + "|".join(missing.values()) + r") at ([\d.]+)"
+        try:
+            match = adapter.wait_for(
+                pattern, max(deadline - time.monotonic(), 0.0), since=since
+            )
+        except ProcessError:
+            names = ", ".join(f"w{i} {MILESTONES[k]!r}" for i, k in sorted(missing))
+            raise ProcessError(
+                f"{adapter.name}: no line {names} in {timeout:.0f} s; "
+                f"output:\n{adapter.output()}"
+            ) from None
+        line = match.group(0)
+        for pair, regex in list(missing.items()):
+            if re.search(regex, line):
+                found[pair] = float(match.group(1))
+                del missing[pair]
+    return {key: [at for (_, k), at in found.items() if k == key] for key in MILESTONES}
+
+
 def adapter_with_workers(
     servers: Servers, workers: int, settings: dict[str, Any] | None = None
 ) -> dict[str, Any]:
@@ -108,19 +155,9 @@ def adapter_with_workers(
             procs = psutil.Process(adapter.pid).children()
             cpu0 = _cpu_seconds(procs)
             asked_at = asyncio.run(_want(nats.url, servers.uris()))
-            times: dict[str, list[float]] = {"first_values_s": [], "subscribed_s": []}
-            for key, what in (
-                ("first_values_s", "first value of every attribute"),
-                ("subscribed_s", "every event subscription live"),
-            ):
-                for index, uris in per_worker.items():
-                    match = adapter.wait_for(
-                        rf"tango worker {ADAPTER_ID}-w{index}: {what} "
-                        rf"\({len(uris)} attributes\) at ([\d.]+)",
-                        MILESTONE_TIMEOUT,
-                        since=mark,
-                    )
-                    times[key].append(float(match.group(1)) - asked_at)
+            counts = {index: len(uris) for index, uris in per_worker.items()}
+            times = milestones(adapter, counts, mark, MILESTONE_TIMEOUT)
+            times = {key: [at - asked_at for at in ats] for key, ats in times.items()}
             cpu = _cpu_seconds(procs) - cpu0
             stages_s = stage_times(adapter.output(), asked_at)
         finally:

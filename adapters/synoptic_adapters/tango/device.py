@@ -71,6 +71,8 @@ CONFIG_EVENTS_DELAY = 60.0
 #: the process back for tens of seconds.
 CONFIG_CHUNK = 10
 CONFIG_PAUSE = 0.05
+#: Seconds between two log lines about event errors of one device.
+ERROR_LOG_PERIOD = 5.0
 
 
 class Events(Enum):
@@ -183,6 +185,8 @@ class DeviceLink:
         self._task: asyncio.Task[None] | None = None
         self._poller: asyncio.Task[None] | None = None
         self._config_tasks: set[asyncio.Task[None]] = set()
+        self._error_logged_at = -ERROR_LOG_PERIOD  # monotonic
+        self._errors_unlogged = 0
 
     # -- public -------------------------------------------------------------------
 
@@ -246,11 +250,27 @@ class DeviceLink:
                     state.change_id = None
                 self._wake.set()
         elif item.kind == "error" and state.events is Events.LIVE:
-            log.info(
-                "%s/%s: event error %s; reading it", self.url, state.name, item.payload
-            )
+            self._log_event_error(state, item.payload)
             state.events = Events.PENDING
             self._wake.set()
+
+    def _log_event_error(self, state: AttrState, error: str) -> None:
+        """One log line per device and :data:`ERROR_LOG_PERIOD` at most: a late
+        polling thread on the server sends an error event for every attribute
+        at once (hundreds of lines, which pushed a worker's progress line out of
+        the benchmark's view of the output)."""
+        now = time.monotonic()
+        if now - self._error_logged_at < ERROR_LOG_PERIOD:
+            self._errors_unlogged += 1
+            return
+        more = self._errors_unlogged
+        self._error_logged_at, self._errors_unlogged = now, 0
+        log.info(
+            "%s/%s: event error %s; reading it until events come again%s",
+            self.url, state.name, error.strip().splitlines()[0] if error else "?",
+            f" ({more} more event errors of this device since the last line)"
+            if more else "",
+        )  # fmt: skip
 
     # -- connection lifecycle -------------------------------------------------------
 
