@@ -40,18 +40,6 @@ def test_histogram_buckets_are_cumulative() -> None:
     assert hist.total == pytest.approx(3.105)
 
 
-def test_histogram_observes_a_batch_of_ages_like_one_by_one() -> None:
-    one, batch = Histogram(), Histogram()
-    now = 1_700_000_000_000_000_000
-    ages = [0, 999_999, 1_000_000, 1_000_001, 7_500_000, 120_000_000, 9 * 10**9]
-    for age in ages:
-        one.observe(age * 1e-9)
-    batch.observe_ages(now, [now - age for age in ages])
-    assert batch.counts == one.counts
-    assert batch.n == one.n == len(ages)
-    assert batch.total == pytest.approx(one.total)
-
-
 def test_metrics_render_counters_gauges_and_histograms() -> None:
     stats = Stats(updates_in=7)
     stats.latency.observe(0.003)
@@ -176,6 +164,8 @@ def test_default_folders_come_from_the_environment_the_checkout_or_the_cwd(
 @pytest.mark.parametrize(
     "ages",
     [
+        # a small batch (one by one inside): bucket edges and beyond the last
+        [0, 999_999, 1_000_000, 1_000_001, 7_500_000, 120_000_000, 9 * 10**9],
         # a burst's batch (numpy path): every bucket edge, either side of it
         [
             b + d
