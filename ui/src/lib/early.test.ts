@@ -5,7 +5,7 @@ import { decode } from '@msgpack/msgpack';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { screenChannels, type Screen } from './screen';
 import { EARLY_HOLD_FRAMES, Gateway } from './transport/gateway.svelte';
-import type { ServerFrame } from './transport/protocol';
+import type { ServerFrame, SnapFrame, ValueMsg } from './transport/protocol';
 
 const root = resolve(__dirname, '../../..');
 /** index.html's inline script: what starts before the app's code loads */
@@ -67,6 +67,24 @@ function boot(hash = '#/screen/early') {
   return Socket.made[0];
 }
 
+/** The request id index.html's early `sub` carries. */
+const EARLY_ID = 2147483647;
+
+/** boot() with its socket open and the early `sub` sent, and the app's Gateway started on it. */
+async function bootSubscribed(schedule: (cb: () => void) => void = () => {}) {
+  const ws = boot();
+  ws.open();
+  await vi.waitFor(() => expect(ws.subs()).toHaveLength(1));
+  const gw = new Gateway({ pingMs: 0, schedule });
+  gw.start();
+  return { ws, gw };
+}
+
+/** The gateway's snapshot of `uris` for request `id` (group `sid`), every value `value`. */
+function snapOf(uris: string[], sid: number, value: ValueMsg | null = null, id: number | null = EARLY_ID): SnapFrame {
+  return { op: 'snap', id, sid, ch: uris, val: uris.map(() => value), meta: uris.map(() => null) };
+}
+
 beforeEach(() => {
   vi.unstubAllGlobals();
   localStorage.clear();
@@ -79,7 +97,7 @@ describe("index.html's early subscription", () => {
     ws.open();
     await vi.waitFor(() => expect(ws.subs()).toHaveLength(1));
     const [sub] = ws.subs();
-    expect(sub).toEqual({ op: 'sub', id: 2147483647, ch: screenChannels(screen) });
+    expect(sub).toEqual({ op: 'sub', id: EARLY_ID, ch: screenChannels(screen) });
     expect(sub.ch).toContain('tango://host:10000/sys/tg/1/double_scalar');
     // the gateway's own decoder and validator (synoptic_schemas.frames)
     const script = [
@@ -100,15 +118,11 @@ describe("index.html's early subscription", () => {
 
 describe('the app adopts the early subscription', () => {
   it('sends no subscription of its own; a snapshot and updates that came before it are applied', async () => {
-    const ws = boot();
-    ws.open();
-    await vi.waitFor(() => expect(ws.subs()).toHaveLength(1));
     const pending: (() => void)[] = [];
-    const gw = new Gateway({ pingMs: 0, schedule: (cb) => pending.push(cb) });
-    gw.start();
+    const { ws, gw } = await bootSubscribed((cb) => pending.push(cb));
     const uris = screenChannels(screen);
     ws.receive({ op: 'hello', ver: 1, gw: 'g', user: 'u', write: false });
-    ws.receive({ op: 'snap', id: 2147483647, sid: 5, ch: uris, val: uris.map(() => ({ v: 1, t: 1, sev: 0, c: true })), meta: uris.map(() => null) });
+    ws.receive(snapOf(uris, 5, { v: 1, t: 1, sev: 0, c: true }));
     ws.receive({ op: 'upd', sid: 5, i: [0], val: [{ v: 2, t: 2, sev: 0, c: true }] });
     const sub = gw.subscribe(uris);
     expect(sub.ready).toBe(false); // applied after the caller is done (a component's init)
@@ -133,66 +147,50 @@ describe('the app adopts the early subscription', () => {
     expect(ws.sent).toEqual([]); // not open yet
     ws.open();
     await vi.waitFor(() => expect(ws.subs()).toHaveLength(1));
-    expect(ws.subs()[0].id).toBe(2147483647);
-    expect(sub.requestId).toBe(2147483647);
+    expect(ws.subs()[0].id).toBe(EARLY_ID);
+    expect(sub.requestId).toBe(EARLY_ID);
     gw.close();
   });
 
   it('takes it for the same channels in another order (the gateway keys a subscription by its set)', async () => {
-    const ws = boot();
-    ws.open();
-    await vi.waitFor(() => expect(ws.subs()).toHaveLength(1));
-    const gw = new Gateway({ pingMs: 0, schedule: () => {} });
-    gw.start();
+    const { ws, gw } = await bootSubscribed();
     const sub = gw.subscribe([...screenChannels(screen)].reverse());
     expect(ws.subs()).toHaveLength(1);
-    expect(sub.requestId).toBe(2147483647);
+    expect(sub.requestId).toBe(EARLY_ID);
     gw.close();
   });
 
   it('gives it up when the app subscribes to something else; its snapshot, before or after, is unsubscribed', async () => {
-    const ws = boot();
-    ws.open();
-    await vi.waitFor(() => expect(ws.subs()).toHaveLength(1));
-    const gw = new Gateway({ pingMs: 0, schedule: () => {} });
-    gw.start();
+    const { ws, gw } = await bootSubscribed();
     const uris = screenChannels(screen);
-    ws.receive({ op: 'snap', id: 2147483647, sid: 5, ch: uris, val: uris.map(() => null), meta: uris.map(() => null) });
+    ws.receive(snapOf(uris, 5));
     const sub = gw.subscribe(['ca://OTHER']);
     expect(ws.sent.slice(1).map((f) => f.op)).toEqual(['unsub', 'sub']);
     expect(ws.sent[1].sid).toBe(5);
     expect(ws.sent[2].ch).toEqual(['ca://OTHER']);
-    expect(sub.requestId).not.toBe(2147483647);
+    expect(sub.requestId).not.toBe(EARLY_ID);
     gw.close();
     // the snapshot comes after the app gave it up
-    const ws2 = boot();
-    ws2.open();
-    await vi.waitFor(() => expect(ws2.subs()).toHaveLength(1));
-    const gw2 = new Gateway({ pingMs: 0, schedule: () => {} });
-    gw2.start();
+    const { ws: ws2, gw: gw2 } = await bootSubscribed();
     gw2.subscribe(['ca://OTHER']);
-    ws2.receive({ op: 'snap', id: 2147483647, sid: 6, ch: uris, val: uris.map(() => null), meta: uris.map(() => null) });
+    ws2.receive(snapOf(uris, 6));
     expect(ws2.sent.slice(1).map((f) => f.op)).toEqual(['sub', 'unsub']);
     expect(ws2.sent[2].sid).toBe(6);
     gw2.close();
   });
 
   it('stops holding when the app never takes it (the page left that screen first): unsubscribed, nothing kept', async () => {
-    const ws = boot();
-    ws.open();
-    await vi.waitFor(() => expect(ws.subs()).toHaveLength(1));
-    const gw = new Gateway({ pingMs: 0, schedule: () => {} });
-    gw.start();
+    const { ws, gw } = await bootSubscribed();
     const uris = screenChannels(screen);
-    ws.receive({ op: 'snap', id: 2147483647, sid: 5, ch: uris, val: uris.map(() => null), meta: uris.map(() => null) });
+    ws.receive(snapOf(uris, 5));
     for (let k = 0; k < EARLY_HOLD_FRAMES; k++) ws.receive({ op: 'upd', sid: 5, i: [0], val: [{ v: k, t: k, sev: 0, c: true }] });
     expect(ws.sent.map((f) => f.op)).toEqual(['sub', 'unsub']);
     expect(ws.sent[1].sid).toBe(5);
     // a later screen subscribes itself and gets its own answers
     const sub = gw.subscribe(uris);
     expect(ws.subs()).toHaveLength(2);
-    expect(sub.requestId).not.toBe(2147483647);
-    ws.receive({ op: 'snap', id: sub.requestId, sid: 6, ch: uris, val: uris.map(() => ({ v: 1, t: 1, sev: 0, c: true })), meta: uris.map(() => null) });
+    expect(sub.requestId).not.toBe(EARLY_ID);
+    ws.receive(snapOf(uris, 6, { v: 1, t: 1, sev: 0, c: true }, sub.requestId));
     expect(sub.ready).toBe(true);
     gw.close();
   });
@@ -218,14 +216,10 @@ describe('a screen whose snapshot came before its grid', () => {
     const { render } = await import('@testing-library/svelte');
     const { flushSync } = await import('svelte');
     const ScreenHost = (await import('./testing/ScreenHost.svelte')).default;
-    const ws = boot();
-    ws.open();
-    await vi.waitFor(() => expect(ws.subs()).toHaveLength(1));
-    const gw = new Gateway({ pingMs: 0, schedule: () => {} });
-    gw.start();
+    const { ws, gw } = await bootSubscribed();
     const uris = screenChannels(screen);
     ws.receive({ op: 'hello', ver: 1, gw: 'g', user: 'u', write: false });
-    ws.receive({ op: 'snap', id: 2147483647, sid: 5, ch: uris, val: uris.map(() => ({ v: 4, t: 1, sev: 0, c: true })), meta: uris.map(() => null) });
+    ws.receive(snapOf(uris, 5, { v: 4, t: 1, sev: 0, c: true }));
     performance.clearMarks('synoptic:mounted');
     const view = render(ScreenHost, { props: { gateway: gw, name: 'early' } }); // the screen page, as the app has it
     await vi.waitFor(() => expect(performance.getEntriesByName('synoptic:mounted')).toHaveLength(1));
@@ -269,7 +263,7 @@ describe("index.html's cache of each screen's channels", () => {
     expect(JSON.parse(localStorage.getItem('synoptic.sub:early')!)).toEqual(screenChannels(screen));
     const { ws, answer, early } = bootDeferred('early');
     ws.open();
-    expect(ws.subs()).toEqual([{ op: 'sub', id: 2147483647, ch: screenChannels(screen) }]); // no file yet
+    expect(ws.subs()).toEqual([{ op: 'sub', id: EARLY_ID, ch: screenChannels(screen) }]); // no file yet
     answer(screen);
     await early.screen.body;
     await Promise.resolve();
@@ -277,7 +271,7 @@ describe("index.html's cache of each screen's channels", () => {
     const gw = new Gateway({ pingMs: 0, schedule: () => {} });
     gw.start();
     const sub = gw.subscribe(screenChannels(screen));
-    expect(sub.requestId).toBe(2147483647);
+    expect(sub.requestId).toBe(EARLY_ID);
     expect(ws.sent).toHaveLength(1);
     gw.close();
   });
@@ -288,7 +282,7 @@ describe("index.html's cache of each screen's channels", () => {
     expect(ws.sent).toEqual([]);
     answer(screen);
     await early.screen.body;
-    await vi.waitFor(() => expect(ws.subs()).toEqual([{ op: 'sub', id: 2147483647, ch: screenChannels(screen) }]));
+    await vi.waitFor(() => expect(ws.subs()).toEqual([{ op: 'sub', id: EARLY_ID, ch: screenChannels(screen) }]));
     expect(early.cache.get('early')).toEqual(screenChannels(screen));
     expect(JSON.parse(localStorage.getItem('synoptic.subs')!)).toEqual(['early']);
   });
@@ -297,12 +291,12 @@ describe("index.html's cache of each screen's channels", () => {
     bootDeferred('early').early.cache.put('early', screenChannels(screen)); // what an earlier load of the old file left
     const { ws, answer, early } = bootDeferred('early');
     ws.open();
-    expect(ws.subs()).toEqual([{ op: 'sub', id: 2147483647, ch: screenChannels(screen) }]);
+    expect(ws.subs()).toEqual([{ op: 'sub', id: EARLY_ID, ch: screenChannels(screen) }]);
     const gw = new Gateway({ pingMs: 0, schedule: (cb) => cb() });
     gw.start();
     const old = screenChannels(screen);
     ws.receive({ op: 'hello', ver: 1, gw: 'g', user: 'u', write: false });
-    ws.receive({ op: 'snap', id: 2147483647, sid: 5, ch: old, val: old.map(() => ({ v: 1, t: 1, sev: 0, c: true })), meta: old.map(() => null) });
+    ws.receive(snapOf(old, 5, { v: 1, t: 1, sev: 0, c: true }));
     answer(edited);
     await early.screen.body;
     const uris = screenChannels(edited);
@@ -310,7 +304,7 @@ describe("index.html's cache of each screen's channels", () => {
     expect(ws.subs()[1]).toEqual({ op: 'sub', id: 2147483646, ch: uris });
     expect(early.cache.get('early')).toEqual(uris);
     ws.receive({ op: 'upd', sid: 5, i: [1], val: [{ v: 9, t: 2, sev: 0, c: true }] });
-    ws.receive({ op: 'snap', id: 2147483646, sid: 6, ch: uris, val: uris.map(() => ({ v: 2, t: 3, sev: 0, c: true })), meta: uris.map(() => null) });
+    ws.receive(snapOf(uris, 6, { v: 2, t: 3, sev: 0, c: true }, 2147483646));
     expect(ws.sent.filter((f) => f.op === 'unsub')).toEqual([expect.objectContaining({ sid: 5 })]);
     const sub = gw.subscribe(uris); // the screen, built from the file
     expect(sub.requestId).toBe(2147483646);
@@ -320,7 +314,7 @@ describe("index.html's cache of each screen's channels", () => {
     expect(uris.map((u) => gw.channel(u).value?.v)).toEqual([2, 2, 2]);
     expect(gw.channel(old[1]).value ?? null).toBeNull(); // a channel of the old file only: never given a value
     // the dropped one's snapshot after the correction (it came late): unsubscribed too
-    ws.receive({ op: 'snap', id: 2147483647, sid: 7, ch: old, val: old.map(() => null), meta: old.map(() => null) });
+    ws.receive(snapOf(old, 7));
     expect(ws.sent.filter((f) => f.op === 'unsub').map((f) => f.sid)).toEqual([5, 7]);
     gw.close();
   });
@@ -335,7 +329,7 @@ describe("index.html's cache of each screen's channels", () => {
     await Promise.resolve();
     const gw = new Gateway({ pingMs: 0, schedule: () => {} });
     gw.start();
-    ws.receive({ op: 'snap', id: 2147483647, sid: 5, ch: ['ca://A'], val: [null], meta: [null] });
+    ws.receive({ op: 'snap', id: EARLY_ID, sid: 5, ch: ['ca://A'], val: [null], meta: [null] });
     expect(ws.sent.map((f) => f.op)).toEqual(['sub', 'unsub']);
     gw.close();
   });
