@@ -1,5 +1,5 @@
 """A burst's last updates leave once the burst is read, not at the end of the
-group's batch window (ADR 0013 amendment, session 4)."""
+group's batch window (ADR 0013, amendment of 2026-11-23)."""
 
 from __future__ import annotations
 
