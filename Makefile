@@ -16,7 +16,7 @@ help: ## list the targets
 $(UV):
 	python$(PY_VERSION) -m venv $(TOOLS) && $(TOOLS)/bin/pip install -q uv==0.13.9
 
-$(VENV)/.synced: $(UV) uv.lock pyproject.toml schemas/pyproject.toml adapters/pyproject.toml gateway/pyproject.toml
+$(VENV)/.synced: $(UV) uv.lock pyproject.toml schemas/pyproject.toml adapters/pyproject.toml gateway/pyproject.toml benchmarks/pyproject.toml
 	$(UV) sync --frozen --all-packages --python python$(PY_VERSION) && touch $@
 
 install: $(VENV)/.synced ## create the virtual environment with pinned packages (idempotent)
@@ -38,39 +38,25 @@ test: lint test-py test-ui ## everything CI runs: lint, then every test
 demo: install ui-build ## run the whole system in the foreground (Ctrl-C stops it)
 	$(VENV)/bin/synoptic demo
 
-bench: bench-store bench-epics bench-tango bench-gateway bench-ui ## every benchmark (JSON on stdout; docs/benchmarks.md)
+BENCH_ARGS ?=
+
+bench: bench-store bench-epics bench-tango bench-gateway bench-ui ## every benchmark (JSON on stdout; BENCH_ARGS=--save also writes benchmarks/results/NAME.json; docs/benchmarks.md)
 
 bench-store: install ## last-value store: publish rate, batched reads of 1000/5000 channels, memory vs file
-	$(PY) -m synoptic_bus.bench
+	$(PY) -m synoptic_benchmarks.bus.store $(BENCH_ARGS)
 
 bench-epics: install ## EPICS adapter throughput, gaps, CPU, latency
-	$(PY) -m synoptic_adapters.bench.epics
+	$(PY) -m synoptic_benchmarks.epics.adapter $(BENCH_ARGS)
 
 bench-tango: install ## Tango adapter subscription time, throughput, latency
-	$(PY) -m synoptic_adapters.bench.tango
+	$(PY) -m synoptic_benchmarks.tango.adapter $(BENCH_ARGS)
 
 bench-gateway: install ## gateway fan-out against the peers' workload
-	$(PY) -m synoptic_gateway.bench
+	$(PY) -m synoptic_benchmarks.gateway.fanout $(BENCH_ARGS)
 
 .PHONY: bench-gateway-open
 bench-gateway-open: install ## gateway screen open (fresh groups of 100/1000 channels, store barrier on/off; JSON)
-	$(PY) -m synoptic_gateway.bench_open
-
-# --- bus contract as AsyncAPI: docs/asyncapi.yaml, generated from schemas/synoptic_schemas/json ---
-# The AsyncAPI 3.0 meta-schema (npm @asyncapi/specs, checksum-pinned) for the document's test.
-ASYNCAPI_SPECS := $(TOOLS)/asyncapi-specs-6.11.1
-ASYNCAPI_SPECS_SHA256 := 01af8744dc33c0c7eb2e908f6a955319ee58b70ecadc9387d1aeb16c0cd28928
-.PHONY: asyncapi asyncapi-specs
-
-$(ASYNCAPI_SPECS)/3.0.0.json:
-	mkdir -p $(ASYNCAPI_SPECS) && cd $(ASYNCAPI_SPECS) && npm pack -q @asyncapi/specs@6.11.1 && echo "$(ASYNCAPI_SPECS_SHA256)  asyncapi-specs-6.11.1.tgz" | sha256sum -c - && tar xzf asyncapi-specs-6.11.1.tgz --strip-components=2 'package/schemas/3.0.0-without-$$id.json' && mv '3.0.0-without-$$id.json' 3.0.0.json && rm asyncapi-specs-6.11.1.tgz
-
-asyncapi-specs: $(ASYNCAPI_SPECS)/3.0.0.json ## fetch the AsyncAPI 3.0 JSON Schema that docs/asyncapi.yaml is checked against (once)
-
-asyncapi: install ## regenerate docs/asyncapi.yaml (the bus contract) from the JSON Schemas
-	$(PY) -m synoptic_schemas.asyncapi > docs/asyncapi.yaml
-
-test-py: asyncapi-specs
+	$(PY) -m synoptic_benchmarks.gateway.screen_open $(BENCH_ARGS)
 
 # --- deployment: docker/, docker-compose.yml, k8s/ (docs/operations.md) ---
 # Validation tools, pinned and built once into .tools/deploy (git-ignored).
@@ -171,8 +157,8 @@ CONIQL_ENV := $(TOOLS)/peers/coniql
 CONIQL_STAMP := $(CONIQL_ENV)/.synoptic-stamp
 .PHONY: bench-peers
 
-$(CONIQL_STAMP): gateway/peers/coniql-requirements.txt | $(UV)
+$(CONIQL_STAMP): benchmarks/coniql/coniql-requirements.txt | $(UV)
 	rm -rf $(CONIQL_ENV) && $(UV) venv -q --python python$(PY_VERSION) $(CONIQL_ENV) && $(UV) pip install -q --python $(CONIQL_ENV)/bin/python --require-hashes -r $< && touch $@
 
 bench-peers: install $(CONIQL_STAMP) ## Synoptic and Coniql 0.4.2 on the same IOC in one run (niced; JSON); PEERS_ARGS="--window 30 …"
-	nice -n 10 $(PY) -m synoptic_gateway.bench_peers --coniql-python $(CONIQL_ENV)/bin/python $(PEERS_ARGS)
+	nice -n 10 $(PY) -m synoptic_benchmarks.peers.run --coniql-python $(CONIQL_ENV)/bin/python $(PEERS_ARGS) $(BENCH_ARGS)

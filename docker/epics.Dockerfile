@@ -18,6 +18,7 @@ COPY uv.lock pyproject.toml ./
 COPY schemas/pyproject.toml schemas/
 COPY adapters/pyproject.toml adapters/
 COPY gateway/pyproject.toml gateway/
+COPY benchmarks/pyproject.toml benchmarks/
 RUN --mount=type=cache,target=/root/.cache/uv \
     uv sync --frozen --no-dev --no-install-workspace --package synoptic-adapters --extra epics
 # ... then our code, installed as wheels (not editable) so /src can be left behind.

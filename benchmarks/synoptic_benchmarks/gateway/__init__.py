@@ -1,0 +1,1 @@
+"""Benchmarks of the WebSocket gateway: fan-out and screen open."""
