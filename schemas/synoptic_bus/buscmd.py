@@ -13,6 +13,13 @@ import numpy as np
 from nats.errors import BadSubjectError
 
 from synoptic_bus.connect import connect
+from synoptic_bus.history import (
+    DEFAULT_MAX_BYTES,
+    DEFAULT_PER_SUBJECT,
+    DEFAULT_WINDOW_S,
+    HistoryConfig,
+    ensure_history,
+)
 from synoptic_bus.store import StoreConfig, ensure_store, fetch_last
 from synoptic_schemas import (
     SCHEMA_VERSION,
@@ -39,6 +46,28 @@ def register(sub: argparse._SubParsersAction) -> None:
     init = bus.add_parser("init", parents=[common], help="create the last-value stream")
     init.add_argument("--storage", choices=["memory", "file"], default="memory")
     init.add_argument("--replicas", type=int, default=1)
+    init.add_argument(
+        "--history-window",
+        type=float,
+        default=DEFAULT_WINDOW_S,
+        metavar="SECONDS",
+        help=f"recent history kept on the bus (default {DEFAULT_WINDOW_S:g}; 0: none)",
+    )
+    init.add_argument(
+        "--history-per-channel",
+        type=int,
+        default=DEFAULT_PER_SUBJECT,
+        metavar="N",
+        help=f"history messages kept per channel (default {DEFAULT_PER_SUBJECT})",
+    )
+    init.add_argument(
+        "--history-bytes",
+        type=int,
+        default=DEFAULT_MAX_BYTES,
+        metavar="BYTES",
+        help=f"history bytes kept in all (default {DEFAULT_MAX_BYTES})",
+    )
+    init.add_argument("--history-storage", choices=["memory", "file"], default="memory")
     init.set_defaults(func=cmd_init)
 
     tail = sub.add_parser("tail", parents=[common], help="print live updates")
@@ -68,6 +97,21 @@ async def cmd_init(args: argparse.Namespace) -> int:
     config = StoreConfig(args.prefix, storage=args.storage, replicas=args.replicas)
     await ensure_store(nc, config, layout=True)
     print(f"stream {config.stream} ready: subjects {', '.join(config.subjects)}")
+    if args.history_window > 0:
+        history = HistoryConfig(
+            args.prefix,
+            window_s=args.history_window,
+            max_msgs_per_subject=args.history_per_channel,
+            max_bytes=args.history_bytes,
+            storage=args.history_storage,
+            replicas=args.replicas,
+        )
+        await ensure_history(nc, history)
+        print(
+            f"stream {history.stream} ready: {args.history_window:g} s of history, "
+            f"at most {args.history_per_channel} messages per channel and "
+            f"{args.history_bytes} bytes"
+        )
     await nc.close()
     return 0
 

@@ -1,6 +1,7 @@
 """``synoptic demo``: the whole system in the foreground on one machine.
 
-Starts nats-server (JetStream data under ``var/``), then every component that an
+Starts nats-server (JetStream data under ``var/``), creates the streams
+(``synoptic bus init``: last values and one hour of history), then every component that an
 installed package offers through the ``synoptic.demo`` entry point group (a function
 ``components(ctx) -> list[DemoProcess]``), in ``order``; prints what runs where and
 stops everything on Ctrl-C.
@@ -10,6 +11,8 @@ from __future__ import annotations
 
 import argparse
 import signal
+import subprocess
+import sys
 import threading
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
@@ -61,6 +64,15 @@ def run(args: argparse.Namespace) -> int:
         print(
             f"nats-server   {nats.url} (JetStream in {var / 'jetstream'})", flush=True
         )
+        init = subprocess.run(
+            [sys.executable, "-m", "synoptic_bus.cli", "bus", "init",
+             "--nats", nats.url],
+            capture_output=True, text=True, timeout=60, check=False,
+        )  # fmt: skip
+        if init.returncode != 0:
+            print(f"bus init failed: {init.stderr.strip()}", flush=True)
+            return 1
+        print(init.stdout.strip(), flush=True)
         ctx = DemoContext(nats.url, var, args.http_port)
         specs: list[DemoProcess] = []
         for ep in entry_points(group="synoptic.demo"):

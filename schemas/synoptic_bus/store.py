@@ -121,6 +121,7 @@ async def ensure_store(
         )  # fmt: skip
     if differs:
         wanted.storage = current.storage
+        wanted.republish = current.republish  # the history stream's feed
         if not layout:
             wanted.num_replicas = current.num_replicas
             wanted.max_bytes = current.max_bytes

@@ -9,6 +9,7 @@ Layout (prefix ``cs`` by default)::
     cs.want.<proto>                                  demand announcements
     cs.hb.<adapter id>                               adapter heartbeats
     cs.audit.<proto>                                 write audit records
+    cs.hist.val.<same tail>                          stored history (republished)
 
 Each name token is escaped reversibly: ``.``, ``*``, ``>``, ``%``, whitespace and
 control characters become ``%XX`` (UTF-8 bytes, upper-case hex). Tango names are
@@ -75,6 +76,11 @@ class Subjects:
 
     def put(self, channel: Channel) -> str:
         return self.of("put", channel)
+
+    def hist(self, channel: Channel) -> str:
+        """The subject a channel's values are kept under in the history stream
+        (the last-value stream republishes ``val`` there; nobody else publishes)."""
+        return f"{self.prefix}.hist.val.{subject_tail(channel)}"
 
     def all_of(self, kind: Kind, proto: str | None = None) -> str:
         """Wildcard over every channel of a kind, optionally of one protocol."""
