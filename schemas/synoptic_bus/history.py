@@ -25,7 +25,7 @@ import asyncio
 import json
 import logging
 import secrets
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Literal
@@ -37,7 +37,7 @@ from nats.js.api import DiscardPolicy, RePublish, StorageType, StreamConfig
 from nats.js.errors import NotFoundError
 from nats.protocol.command import sub_cmd, unsub_cmd
 
-from synoptic_bus.store import StoreError, stream_name
+from synoptic_bus.store import StoreError, _raw_subscriptions, stream_name
 from synoptic_schemas.subjects import DEFAULT_PREFIX
 
 log = logging.getLogger(__name__)
@@ -147,34 +147,6 @@ class RangeRead:
     truncated: bool = False
 
 
-#: A raw handler of a subscription: ``(subject, reply, payload)``.
-FullHandler = Callable[[bytes, bytes, bytes], None]
-
-
-def _raw_full(nc: NatsClient) -> dict[int, FullHandler]:
-    """Like :func:`synoptic_bus.store._raw_subscriptions`, with subject and reply
-    (a pull consumer's reply subject carries the stream time and what is pending)."""
-    table: dict[int, FullHandler] | None = getattr(nc, "_synoptic_raw_full", None)
-    if table is None:
-        table = {}
-        original = nc._process_msg
-
-        async def process_msg(
-            sid: int, subject: bytes, reply: bytes, data: bytes, headers: bytes | None
-        ) -> None:
-            handler = table.get(sid)
-            if handler is None:
-                await original(sid, subject, reply, data, headers)
-            elif headers and not headers.startswith(b"NATS/1.0\r\n"):
-                handler(b"", headers, b"")  # a status: subject empty
-            else:
-                handler(subject, reply, data)
-
-        nc._process_msg = process_msg  # type: ignore[method-assign]
-        nc._synoptic_raw_full = table  # type: ignore[attr-defined]
-    return table
-
-
 async def _api(nc: NatsClient, subject: str, body: dict[str, object]) -> dict:
     try:
         reply = await nc.request(subject, json.dumps(body).encode(), timeout=5)
@@ -252,17 +224,19 @@ async def _pull_all(
     ``stop_ns`` or ``max_msgs`` is reached."""
     loop = asyncio.get_running_loop()
     payloads = out.payloads
-    table = _raw_full(nc)
+    table = _raw_subscriptions(nc)
     inbox = nc.new_inbox()
     nc._sid += 1
     sid = nc._sid
     state = {"got": 0, "pending": -1, "past": False}
     done: asyncio.Future[bytes] = loop.create_future()
 
-    def on_message(subject: bytes, reply: bytes, data: bytes) -> None:
-        if not subject:  # a status: 404 no messages, 408 expired, 409 max bytes
-            if not done.done():
-                done.set_result(reply.split(b"\r\n", 1)[0])
+    def on_message(
+        subject: bytes, reply: bytes, data: bytes, headers: bytes | None
+    ) -> None:
+        if headers and not headers.startswith(b"NATS/1.0\r\n"):
+            if not done.done():  # a status: 404 no messages, 408 expired, 409 ...
+                done.set_result(headers.split(b"\r\n", 1)[0])
             return
         # $JS.ACK.<stream>.<consumer>.<delivered>.<sseq>.<cseq>.<ns>.<pending>
         parts = reply.rsplit(b".", 2)

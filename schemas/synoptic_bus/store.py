@@ -220,12 +220,13 @@ async def _last_seq(nc: NatsClient, stream: str) -> int:
     return int(info["state"]["last_seq"])
 
 
-RawHandler = Callable[[bytes, bytes | None], None]
+#: ``(subject, reply, payload, header bytes or None)``
+RawHandler = Callable[[bytes, bytes, bytes, bytes | None], None]
 
 
 def _raw_subscriptions(nc: NatsClient) -> dict[int, RawHandler]:
     """Subscriptions whose messages go straight from nats-py's protocol parser to a
-    handler as raw ``(payload, header bytes)``: a Direct Get burst costs no message
+    handler as raw ``(subject, reply, payload, header bytes)``: a Direct Get burst costs no message
     object, header dict or queue per message (nats-py's header parsing alone cost
     ~100 µs a message here). Installed once per connection, chained with any other
     such hook; uses nats-py internals (``_process_msg``, ``_sid``,
@@ -242,7 +243,7 @@ def _raw_subscriptions(nc: NatsClient) -> dict[int, RawHandler]:
             if handler is None:
                 await original(sid, subject, reply, data, headers)
             else:
-                handler(data, headers)
+                handler(subject, reply, data, headers)
 
         nc._process_msg = process_msg  # type: ignore[method-assign]
         nc._synoptic_raw_subs = table  # type: ignore[attr-defined]
@@ -282,7 +283,7 @@ async def _multi_last(
         asyncio.get_running_loop().create_future()
     )
 
-    def on_message(data: bytes, headers: bytes | None) -> None:
+    def on_message(_s: bytes, _r: bytes, data: bytes, headers: bytes | None) -> None:
         if not headers:
             return
         if headers.startswith(b"NATS/1.0\r\n"):  # a message (a status has a code)
