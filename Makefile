@@ -58,6 +58,22 @@ bench-gateway: install ## gateway fan-out against the peers' workload
 bench-gateway-open: install ## gateway screen open (fresh groups of 100/1000 channels, store barrier on/off; JSON)
 	$(PY) -m synoptic_benchmarks.gateway.screen_open $(BENCH_ARGS)
 
+# --- bus contract as AsyncAPI: docs/asyncapi.yaml, generated from schemas/synoptic_schemas/json ---
+# The AsyncAPI 3.0 meta-schema (npm @asyncapi/specs, checksum-pinned) for the document's test.
+ASYNCAPI_SPECS := $(TOOLS)/asyncapi-specs-6.11.1
+ASYNCAPI_SPECS_SHA256 := 01af8744dc33c0c7eb2e908f6a955319ee58b70ecadc9387d1aeb16c0cd28928
+.PHONY: asyncapi asyncapi-specs
+
+$(ASYNCAPI_SPECS)/3.0.0.json:
+	mkdir -p $(ASYNCAPI_SPECS) && cd $(ASYNCAPI_SPECS) && npm pack -q @asyncapi/specs@6.11.1 && echo "$(ASYNCAPI_SPECS_SHA256)  asyncapi-specs-6.11.1.tgz" | sha256sum -c - && tar xzf asyncapi-specs-6.11.1.tgz --strip-components=2 'package/schemas/3.0.0-without-$$id.json' && mv '3.0.0-without-$$id.json' 3.0.0.json && rm asyncapi-specs-6.11.1.tgz
+
+asyncapi-specs: $(ASYNCAPI_SPECS)/3.0.0.json ## fetch the AsyncAPI 3.0 JSON Schema that docs/asyncapi.yaml is checked against (once)
+
+asyncapi: install ## regenerate docs/asyncapi.yaml (the bus contract) from the JSON Schemas
+	$(PY) -m synoptic_schemas.asyncapi > docs/asyncapi.yaml
+
+test-py: asyncapi-specs
+
 # --- deployment: docker/, docker-compose.yml, k8s/ (docs/operations.md) ---
 # Validation tools, pinned and built once into .tools/deploy (git-ignored).
 KUSTOMIZE_VERSION := v5.8.2

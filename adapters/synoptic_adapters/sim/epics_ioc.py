@@ -106,7 +106,10 @@ def _start(db_path: Path, acf_path: Path) -> None:
         raise RuntimeError("iocInit failed")
 
 
-DBR_DOUBLE = 6
+#: dbAccess's request type for doubles (dbFldTypes.h: DBR_DOUBLE = DBF_DOUBLE = 10).
+#: Not Channel Access's DBR_DOUBLE (6, db_access.h), which dbPutField reads as
+#: DBR_ULONG: the waveform then held the doubles' bytes as 32-bit integers.
+DBR_DOUBLE = 10
 
 
 def _fill_waveform(name: str, rate: float, stop: threading.Event) -> None:

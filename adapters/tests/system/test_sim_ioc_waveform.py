@@ -16,6 +16,9 @@ def test_fill_rate_rewrites_the_big_waveform_with_a_moving_pattern() -> None:
         ioc.stop()
     assert len(first) == len(second) == 100_000
     assert max(abs(v) for v in first) > 100  # a real pattern, not zeros
+    # the pattern's doubles, not their bytes read as integers (envelope 1000, noise
+    # sigma 20): negative values and nothing near 2**32
+    assert min(first) < -100 and max(abs(v) for v in first) < 1200
     assert first != second  # moved between the two reads (0.2 s apart at 5 Hz)
 
 

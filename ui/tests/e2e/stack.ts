@@ -121,7 +121,7 @@ export class Stack {
   }
 
   async startIoc(): Promise<void> {
-    this.ioc = new Proc('ioc', [join(VENV, 'synoptic'), 'sim', 'ioc', '--records', String(this.records), '--rate', '10', '--prefix', this.prefix, '--port', String(this.caPort)], caEnv(this.caPort));
+    this.ioc = new Proc('ioc', [join(VENV, 'synoptic'), 'sim', 'ioc', '--records', String(this.records), '--rate', '10', '--prefix', this.prefix, '--port', String(this.caPort), '--fill-rate', '1'], caEnv(this.caPort)); // the 100k-point waveform moves, as in `make demo`
     await this.ioc.waitFor(/sim ioc ready/, 60_000);
   }
 

@@ -1,0 +1,149 @@
+/**
+ * The gateway's screen store API (docs/protocol.md): read with revision and grant,
+ * save and delete with optimistic concurrency, history, revert, the channel
+ * directory and who this browser is. Every answer the editor must act on comes
+ * back as a typed result, never a thrown error.
+ */
+import type { Screen } from '../screen';
+
+/** A saved revision. */
+export interface Saved {
+  name: string;
+  revision: number;
+  at: string;
+  by: string;
+}
+
+export interface Revision {
+  revision: number;
+  at: string;
+  by: string;
+  summary: string;
+  op: 'put' | 'delete';
+}
+
+/** What a write can come back with. */
+export type WriteResult =
+  | ({ ok: true } & Saved)
+  | { ok: false; error: 'conflict'; revision: number; by: string; at: string }
+  | { ok: false; error: 'invalid'; pointer: string; reason: string }
+  | { ok: false; error: 'forbidden' | 'too_large' | 'bad_name' | 'store_unavailable' | 'not_found' | 'failed'; reason: string };
+
+export interface Loaded {
+  screen: Screen;
+  revision: number;
+  editable: boolean;
+}
+
+export interface Whoami {
+  user: string;
+  write: boolean;
+  screens: string[];
+}
+
+/** A screen name the store accepts. */
+export const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/;
+
+export class ScreensApi {
+  constructor(
+    private readonly token: string | null = null,
+    private readonly fetcher: typeof fetch = (...a) => fetch(...a),
+    private readonly base = 'api',
+  ) {}
+
+  #req(path: string, init: RequestInit = {}): Promise<Response> {
+    const headers = new Headers(init.headers);
+    if (this.token) headers.set('Authorization', `Bearer ${this.token}`);
+    if (init.body) headers.set('Content-Type', 'application/json');
+    return this.fetcher(`${this.base}/${path}`, { ...init, headers, cache: 'no-store' });
+  }
+
+  static #screen(name: string): string {
+    return `screens/${encodeURIComponent(name)}`;
+  }
+
+  /** The screen, its revision and whether this principal may edit it; null when it does not exist. */
+  async load(name: string): Promise<Loaded | null> {
+    const res = await this.#req(ScreensApi.#screen(name));
+    if (res.status === 404) return null;
+    if (!res.ok) throw new Error(await describe(res));
+    const screen = (await res.json()) as Screen;
+    return {
+      screen,
+      revision: Number(res.headers.get('X-Synoptic-Revision') ?? 0),
+      editable: res.headers.get('X-Synoptic-Editable') === '1',
+    };
+  }
+
+  save(name: string, screen: Screen, base: number, summary: string): Promise<WriteResult> {
+    return this.#write(ScreensApi.#screen(name), 'PUT', { screen, base_revision: base, summary });
+  }
+
+  remove(name: string, base: number): Promise<WriteResult> {
+    return this.#write(`${ScreensApi.#screen(name)}?base_revision=${base}`, 'DELETE');
+  }
+
+  revert(name: string, revision: number, base: number): Promise<WriteResult> {
+    return this.#write(`${ScreensApi.#screen(name)}/revert`, 'POST', { revision, base_revision: base });
+  }
+
+  async history(name: string): Promise<Revision[]> {
+    const res = await this.#req(`${ScreensApi.#screen(name)}/history`);
+    if (!res.ok) throw new Error(await describe(res));
+    return ((await res.json()) as { revisions: Revision[] }).revisions;
+  }
+
+  async revision(name: string, revision: number): Promise<Screen> {
+    const res = await this.#req(`${ScreensApi.#screen(name)}/revisions/${revision}`);
+    if (!res.ok) throw new Error(await describe(res));
+    return (await res.json()) as Screen;
+  }
+
+  async channels(prefix: string, limit = 50): Promise<{ channels: string[]; total: number }> {
+    const res = await this.#req(`channels?prefix=${encodeURIComponent(prefix)}&limit=${limit}`);
+    if (!res.ok) throw new Error(await describe(res));
+    return (await res.json()) as { channels: string[]; total: number };
+  }
+
+  async whoami(): Promise<Whoami> {
+    const res = await this.#req('whoami');
+    if (!res.ok) throw new Error(await describe(res));
+    return (await res.json()) as Whoami;
+  }
+
+  async #write(path: string, method: string, body?: unknown): Promise<WriteResult> {
+    let res: Response;
+    try {
+      res = await this.#req(path, { method, body: body === undefined ? undefined : JSON.stringify(body) });
+    } catch (e) {
+      return { ok: false, error: 'store_unavailable', reason: `the gateway cannot be reached (${(e as Error).message})` };
+    }
+    let answer: Record<string, unknown> = {};
+    try {
+      answer = (await res.json()) as Record<string, unknown>;
+    } catch {
+      /* a body that is not JSON: the status alone speaks */
+    }
+    if (res.ok) return { ok: true, ...(answer as unknown as Saved) };
+    const reason = String(answer.reason ?? `${res.status} ${res.statusText}`);
+    if (res.status === 409) return { ok: false, error: 'conflict', revision: Number(answer.revision), by: String(answer.by ?? ''), at: String(answer.at ?? '') };
+    if (res.status === 422) return { ok: false, error: 'invalid', pointer: String(answer.pointer ?? ''), reason };
+    const known = { 400: 'bad_name', 403: 'forbidden', 404: 'not_found', 413: 'too_large', 503: 'store_unavailable' } as const;
+    return { ok: false, error: known[res.status as keyof typeof known] ?? 'failed', reason };
+  }
+}
+
+async function describe(res: Response): Promise<string> {
+  try {
+    const body = (await res.json()) as { reason?: string; error?: string };
+    return `${res.status}: ${body.reason ?? body.error ?? res.statusText}`;
+  } catch {
+    return `${res.status} ${res.statusText}`;
+  }
+}
+
+/** The widget index a JSON pointer into a screen names (`/widgets/3/type` → 3), or null. */
+export function widgetIndexOf(pointer: string): number | null {
+  const m = /^\/widgets\/(\d+)(\/|$)/.exec(pointer);
+  return m ? Number(m[1]) : null;
+}

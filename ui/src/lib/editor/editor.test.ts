@@ -1,0 +1,162 @@
+import { describe, expect, it } from 'vitest';
+import type { Screen } from '../screen';
+import type { Loaded, WriteResult } from './api';
+import { draftNames, loadDraft, saveDraft } from './drafts';
+import { ScreenEditor, type Store } from './editor.svelte';
+import { addWidgets, moveWidgets } from './model';
+
+const size = (): [number, number] => [2, 2];
+
+/** The store contract in memory: revisions, 409 on a stale base, 422 on a widget without type. */
+class MemoryStore implements Store {
+  revisions: { screen: Screen; by: string }[] = [];
+  down = false;
+
+  put(screen: Screen, by = 'other'): number {
+    this.revisions.push({ screen, by });
+    return this.revisions.length;
+  }
+
+  async load(): Promise<Loaded | null> {
+    const last = this.revisions.at(-1);
+    return last ? { screen: structuredClone(last.screen), revision: this.revisions.length, editable: true } : null;
+  }
+
+  async save(_name: string, screen: Screen, base: number): Promise<WriteResult> {
+    if (this.down) return { ok: false, error: 'store_unavailable', reason: 'NATS is down' };
+    if (base !== this.revisions.length) return { ok: false, error: 'conflict', revision: this.revisions.length, by: this.revisions.at(-1)?.by ?? '', at: 'then' };
+    const bad = screen.widgets.findIndex((w) => !w.type);
+    if (bad >= 0) return { ok: false, error: 'invalid', pointer: `/widgets/${bad}/type`, reason: 'required' };
+    const revision = this.put(structuredClone(screen), 'me');
+    return { ok: true, name: 'n', revision, at: 'now', by: 'me' };
+  }
+
+  async remove(): Promise<WriteResult> {
+    return { ok: true, name: 'n', revision: this.put({ title: 'x', widgets: [] }), at: 'now', by: 'me' };
+  }
+
+  async revert(_name: string, revision: number, base: number): Promise<WriteResult> {
+    if (base !== this.revisions.length) return { ok: false, error: 'conflict', revision: this.revisions.length, by: '', at: '' };
+    const r = this.put(structuredClone(this.revisions[revision - 1].screen), 'me');
+    return { ok: true, name: 'n', revision: r, at: 'now', by: 'me' };
+  }
+}
+
+function setup(storage: Storage = window.localStorage) {
+  storage.clear();
+  const store = new MemoryStore();
+  const first: Screen = { title: 'S', widgets: [{ type: 'label', channels: ['ca://A'] }] };
+  store.put(first, 'alice');
+  const ed = new ScreenEditor({ store, storage, size, draftDelayMs: 0 });
+  ed.open('s', structuredClone(first), 1);
+  return { store, ed, storage };
+}
+
+const label = { type: 'label' as const, channels: ['ca://B'], x: 1, y: 5, w: 2, h: 2 };
+
+describe('ScreenEditor', () => {
+  it('an edit is dirty and kept as a draft; undo back to the stored document clears it', () => {
+    const { ed, storage } = setup();
+    expect(ed.dirty).toBe(false);
+    ed.apply((d) => addWidgets(d, [label]).doc);
+    expect(ed.dirty).toBe(true);
+    expect(loadDraft(storage, 's')!.screen.widgets).toHaveLength(2);
+    expect(loadDraft(storage, 's')!.base).toBe(1);
+    ed.undo();
+    expect(ed.dirty).toBe(false);
+    expect(loadDraft(storage, 's')).toBeNull();
+    ed.redo();
+    expect(ed.doc.widgets).toHaveLength(2);
+  });
+
+  it('a draft survives a reload: a new editor opens it, dirty, on its base revision', () => {
+    const { ed, store, storage } = setup();
+    ed.apply((d) => addWidgets(d, [label]).doc);
+    const again = new ScreenEditor({ store, storage, size, draftDelayMs: 0 });
+    const loaded = { screen: store.revisions[0].screen, revision: 1 };
+    again.open('s', loaded.screen, loaded.revision, loadDraft(storage, 's'));
+    expect(again.dirty).toBe(true);
+    expect(again.doc.widgets).toHaveLength(2);
+    expect(draftNames(storage)).toEqual(['s']);
+  });
+
+  it('saves: a new revision, clean, no draft', async () => {
+    const { ed, store, storage } = setup();
+    ed.apply((d) => moveWidgets(d, ['w1'], 3, 0));
+    const r = await ed.save('moved');
+    expect(r.ok).toBe(true);
+    expect(ed.base).toBe(2);
+    expect(ed.dirty).toBe(false);
+    expect(ed.status).toEqual({ kind: 'saved', revision: 2, at: 'now' });
+    expect(store.revisions[1].screen.widgets[0]).toMatchObject({ x: 4, y: 1 });
+    expect(loadDraft(storage, 's')).toBeNull();
+  });
+
+  it('a stale base is a conflict; overwrite writes over the newer revision', async () => {
+    const { ed, store } = setup();
+    store.put({ title: 'theirs', widgets: [] }, 'bob');
+    ed.apply((d) => moveWidgets(d, ['w1'], 1, 0));
+    await ed.save('mine');
+    expect(ed.status).toEqual({ kind: 'conflict', revision: 2, by: 'bob', at: 'then' });
+    expect(ed.dirty).toBe(true);
+    await ed.overwrite('mine, over bob');
+    expect(ed.status.kind).toBe('saved');
+    expect(store.revisions).toHaveLength(3);
+    expect(store.revisions[2].screen.title).toBe('S');
+  });
+
+  it('a conflict resolved by reload takes the store’s document and drops the draft', async () => {
+    const { ed, store, storage } = setup();
+    store.put({ title: 'theirs', widgets: [] }, 'bob');
+    ed.apply((d) => moveWidgets(d, ['w1'], 1, 0));
+    await ed.save('mine');
+    expect(await ed.reload()).toBe(true);
+    expect(ed.doc.head.title).toBe('theirs');
+    expect(ed.base).toBe(2);
+    expect(ed.dirty).toBe(false);
+    expect(loadDraft(storage, 's')).toBeNull();
+  });
+
+  it('invalid: the pointer comes back; store down: the draft stays', async () => {
+    const { ed, store, storage } = setup();
+    ed.apply((d) => addWidgets(d, [{ ...label, type: '' as never }]).doc);
+    await ed.save('bad');
+    expect(ed.status).toEqual({ kind: 'invalid', pointer: '/widgets/1/type', reason: 'required' });
+    store.down = true;
+    ed.apply((d) => moveWidgets(d, ['w1'], 1, 0));
+    await ed.save('while down');
+    expect(ed.status).toMatchObject({ kind: 'error', error: 'store_unavailable' });
+    expect(loadDraft(storage, 's')!.screen.widgets[0]).toMatchObject({ x: 2 });
+  });
+
+  it('a save from elsewhere is adopted only when nothing is edited here', async () => {
+    const { ed, store } = setup();
+    store.put({ title: 'theirs', widgets: [] }, 'bob');
+    await ed.external(2);
+    expect(ed.doc.head.title).toBe('theirs');
+    ed.apply((d) => addWidgets(d, [label]).doc);
+    store.put({ title: 'third', widgets: [] }, 'bob');
+    await ed.external(3);
+    expect(ed.doc.head.title).toBe('theirs');
+  });
+
+  it('reverts to an old revision as a new one', async () => {
+    const { ed, store } = setup();
+    store.put({ title: 'two', widgets: [] }, 'bob');
+    await ed.reload();
+    await ed.revert(1);
+    expect(store.revisions).toHaveLength(3);
+    expect(ed.doc.head.title).toBe('S');
+    expect(ed.base).toBe(3);
+  });
+
+  it('storage that refuses the draft is reported, not thrown', () => {
+    const full = { ...window.localStorage, setItem: () => { throw new Error('QuotaExceededError'); }, getItem: () => null, removeItem: () => {}, clear: () => {}, key: () => null, length: 0 } as unknown as Storage;
+    expect(saveDraft(full, { name: 's', base: 1, screen: { title: 't', widgets: [] }, at: 0 })).toBe(false);
+    const store = new MemoryStore();
+    const ed = new ScreenEditor({ store, storage: full, size, draftDelayMs: 0 });
+    ed.open('s', { title: 'S', widgets: [] }, 0);
+    ed.apply((d) => addWidgets(d, [label]).doc);
+    expect(ed.draftFailed).toBe(true);
+  });
+});

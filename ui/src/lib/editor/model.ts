@@ -1,0 +1,192 @@
+/**
+ * The document the editor changes: a screen whose widgets carry an editor-only id
+ * and explicit grid boxes. Every operation is a pure function returning a new
+ * document (unchanged parts shared), so History keeps steps cheaply.
+ */
+import type { Screen, WidgetSpec } from '../screen';
+import { placeAll, inside, overlaps, type Box } from './layout';
+
+export interface EditorWidget {
+  readonly id: string;
+  /** x, y, w, h always set */
+  readonly spec: WidgetSpec & Box;
+}
+
+export interface EditorDoc {
+  /** everything of the screen but its widgets */
+  readonly head: Omit<Screen, 'widgets'>;
+  readonly widgets: readonly EditorWidget[];
+  /** the next widget id's number */
+  readonly seq: number;
+}
+
+export const DEFAULT_COLUMNS = 12;
+
+export function columnsOf(doc: EditorDoc): number {
+  return doc.head.layout?.columns ?? DEFAULT_COLUMNS;
+}
+
+/** A screen as an editor document: ids and explicit boxes for every widget. */
+export function fromScreen(screen: Screen, size: (type: string) => [number, number]): EditorDoc {
+  const { widgets, ...head } = screen;
+  const list = Array.isArray(widgets) ? widgets : [];
+  const boxes = placeAll(list, head.layout?.columns ?? DEFAULT_COLUMNS, size);
+  return { head, widgets: list.map((spec, i) => ({ id: `w${i + 1}`, spec: { ...spec, ...boxes[i] } })), seq: list.length + 1 };
+}
+
+/** The screen file of a document (widgets in document order, explicit boxes). */
+export function toScreen(doc: EditorDoc): Screen {
+  return { ...doc.head, widgets: doc.widgets.map((w) => w.spec) };
+}
+
+export function byId(doc: EditorDoc, id: string): EditorWidget | undefined {
+  return doc.widgets.find((w) => w.id === id);
+}
+
+function clampBox(b: Box, columns: number): Box {
+  const w = Math.min(columns, Math.max(1, Math.round(b.w)));
+  const h = Math.min(200, Math.max(1, Math.round(b.h)));
+  const x = Math.min(columns - w + 1, Math.max(1, Math.round(b.x)));
+  const y = Math.max(1, Math.round(b.y));
+  return { x, y, w, h };
+}
+
+function mapSelected(doc: EditorDoc, ids: Iterable<string>, f: (w: EditorWidget) => EditorWidget['spec']): EditorDoc {
+  const set = new Set(ids);
+  let changed = false;
+  const widgets = doc.widgets.map((w) => {
+    if (!set.has(w.id)) return w;
+    const spec = f(w);
+    if (spec === w.spec) return w;
+    changed = true;
+    return { id: w.id, spec };
+  });
+  return changed ? { ...doc, widgets } : doc;
+}
+
+/** Add widgets (specs with boxes, clamped to the grid); returns the document and their new ids. */
+export function addWidgets(doc: EditorDoc, specs: readonly (WidgetSpec & Box)[]): { doc: EditorDoc; ids: string[] } {
+  const columns = columnsOf(doc);
+  let seq = doc.seq;
+  const added = specs.map((s) => ({ id: `w${seq++}`, spec: { ...s, ...clampBox(s, columns) } }));
+  return { doc: { ...doc, widgets: [...doc.widgets, ...added], seq }, ids: added.map((w) => w.id) };
+}
+
+/** Widgets of `ids` and the widgets that lie inside a selected section (they move with it). */
+export function withContents(doc: EditorDoc, ids: Iterable<string>): Set<string> {
+  const out = new Set(ids);
+  for (const s of doc.widgets) {
+    if (!out.has(s.id) || s.spec.type !== 'section') continue;
+    for (const w of doc.widgets) if (w !== s && w.spec.type !== 'section' && inside(w.spec, s.spec)) out.add(w.id);
+  }
+  return out;
+}
+
+/**
+ * Move widgets by (dx, dy) cells as one group: the delta is limited so that none
+ * leaves the grid. A section carries the widgets inside it.
+ */
+export function moveWidgets(doc: EditorDoc, ids: Iterable<string>, dx: number, dy: number): EditorDoc {
+  const columns = columnsOf(doc);
+  const set = withContents(doc, ids);
+  const moving = doc.widgets.filter((w) => set.has(w.id));
+  if (!moving.length) return doc;
+  const minX = Math.min(...moving.map((w) => w.spec.x));
+  const maxX = Math.max(...moving.map((w) => w.spec.x + w.spec.w - 1));
+  const minY = Math.min(...moving.map((w) => w.spec.y));
+  const ddx = Math.max(1 - minX, Math.min(columns - maxX, Math.round(dx)));
+  const ddy = Math.max(1 - minY, Math.round(dy));
+  if (!ddx && !ddy) return doc;
+  return mapSelected(doc, set, (w) => ({ ...w.spec, x: w.spec.x + ddx, y: w.spec.y + ddy }));
+}
+
+/** Give one widget a new box (clamped to the grid). */
+export function setBox(doc: EditorDoc, id: string, box: Box): EditorDoc {
+  const b = clampBox(box, columnsOf(doc));
+  return mapSelected(doc, [id], (w) => (w.spec.x === b.x && w.spec.y === b.y && w.spec.w === b.w && w.spec.h === b.h ? w.spec : { ...w.spec, ...b }));
+}
+
+/** Merge `patch` into each widget's spec; an `undefined` member removes it. */
+export function patchSpecs(doc: EditorDoc, ids: Iterable<string>, patch: Partial<WidgetSpec>): EditorDoc {
+  const columns = columnsOf(doc);
+  return mapSelected(doc, ids, (w) => {
+    const spec: Record<string, unknown> = { ...w.spec };
+    for (const [k, v] of Object.entries(patch)) {
+      if (v === undefined) delete spec[k];
+      else spec[k] = v;
+    }
+    return { ...(spec as unknown as WidgetSpec), ...clampBox(spec as unknown as Box, columns) };
+  });
+}
+
+/** Set (or with `undefined`, remove) one option of each widget; an empty options object is dropped. */
+export function setOption(doc: EditorDoc, ids: Iterable<string>, key: string, value: unknown): EditorDoc {
+  return mapSelected(doc, ids, (w) => {
+    const options: Record<string, unknown> = { ...(w.spec.options ?? {}) };
+    if (value === undefined || value === '') delete options[key];
+    else options[key] = value;
+    const spec = { ...w.spec, options };
+    if (!Object.keys(options).length) delete (spec as WidgetSpec).options;
+    return spec;
+  });
+}
+
+export function deleteWidgets(doc: EditorDoc, ids: Iterable<string>): EditorDoc {
+  const set = new Set(ids);
+  const widgets = doc.widgets.filter((w) => !set.has(w.id));
+  return widgets.length === doc.widgets.length ? doc : { ...doc, widgets };
+}
+
+/** Change the screen's head (title, description, layout). */
+export function patchHead(doc: EditorDoc, patch: Partial<EditorDoc['head']>): EditorDoc {
+  return { ...doc, head: { ...doc.head, ...patch } };
+}
+
+export type Edge = 'left' | 'right' | 'top' | 'bottom' | 'hcenter' | 'vcenter' | 'width' | 'height';
+
+/**
+ * Align the widgets on the selection's bounding box: its left, right, top or
+ * bottom edge, its horizontal or vertical centre line; `width`/`height` give all
+ * the first widget's span.
+ */
+export function align(doc: EditorDoc, ids: readonly string[], edge: Edge): EditorDoc {
+  const sel = ids.map((id) => byId(doc, id)).filter((w): w is EditorWidget => !!w);
+  if (sel.length < 2) return doc;
+  const left = Math.min(...sel.map((w) => w.spec.x));
+  const right = Math.max(...sel.map((w) => w.spec.x + w.spec.w));
+  const top = Math.min(...sel.map((w) => w.spec.y));
+  const bottom = Math.max(...sel.map((w) => w.spec.y + w.spec.h));
+  const first = sel[0].spec;
+  const columns = columnsOf(doc);
+  return mapSelected(doc, ids, ({ spec: s }) => {
+    const b: Box = { x: s.x, y: s.y, w: s.w, h: s.h };
+    if (edge === 'left') b.x = left;
+    else if (edge === 'right') b.x = right - s.w;
+    else if (edge === 'top') b.y = top;
+    else if (edge === 'bottom') b.y = bottom - s.h;
+    else if (edge === 'hcenter') b.x = Math.round((left + right - s.w) / 2);
+    else if (edge === 'vcenter') b.y = Math.round((top + bottom - s.h) / 2);
+    else if (edge === 'width') b.w = first.w;
+    else if (edge === 'height') b.h = first.h;
+    const c = clampBox(b, columns);
+    return c.x === s.x && c.y === s.y && c.w === s.w && c.h === s.h ? s : { ...s, ...c };
+  });
+}
+
+/** Move the widgets to the end of the document (drawn last: on top) or the start (behind). */
+export function restack(doc: EditorDoc, ids: Iterable<string>, to: 'front' | 'back'): EditorDoc {
+  const set = new Set(ids);
+  const picked = doc.widgets.filter((w) => set.has(w.id));
+  const rest = doc.widgets.filter((w) => !set.has(w.id));
+  return { ...doc, widgets: to === 'front' ? [...rest, ...picked] : [...picked, ...rest] };
+}
+
+/** Ids of the widgets whose box meets `rect` (grid cells). */
+export function idsIn(doc: EditorDoc, rect: Box): string[] {
+  return doc.widgets.filter((w) => overlaps(w.spec, rect)).map((w) => w.id);
+}
+
+/** The last row any widget occupies (0 for none). */
+export function lastRow(doc: EditorDoc): number {
+  return doc.widgets.reduce((m, w) => Math.max(m, w.spec.y + w.spec.h - 1), 0);
+}
