@@ -74,6 +74,15 @@ asyncapi: install ## regenerate docs/asyncapi.yaml (the bus contract) from the J
 
 test-py: asyncapi-specs
 
+# --- the user guide's Go bus consumer (docs/examples/go; modules from the Go proxy at build) ---
+.PHONY: examples
+$(TOOLS)/examples/bustail: docs/examples/go/main.go docs/examples/go/go.mod docs/examples/go/go.sum
+	mkdir -p $(TOOLS)/examples && cd docs/examples/go && GOTOOLCHAIN=local go build -o $(abspath $@) .
+
+examples: $(TOOLS)/examples/bustail ## build the user guide's Go example (docs/tests run it against a real nats-server)
+
+test-py: examples
+
 # --- deployment: docker/, docker-compose.yml, k8s/ (docs/operations.md) ---
 # Validation tools, pinned and built once into .tools/deploy (git-ignored).
 KUSTOMIZE_VERSION := v5.8.2

@@ -1,0 +1,31 @@
+/** Screenshots for docs/user-guide.md (run by `make ui-screenshots`): live values in
+ * a quick look, a write asking for confirmation and its result. */
+import { join } from 'node:path';
+import { expect, openScreen, test, widget } from '../e2e/fixtures';
+import { ROOT } from '../e2e/stack';
+
+const out = (name: string) => join(ROOT, 'docs/screenshots', `${name}.png`);
+
+test('screenshots for the user guide', async ({ page, stack }) => {
+  await page.setViewportSize({ width: 1200, height: 560 });
+  const names = ['SINE', 'NOISE', 'STATE', 'MODE', 'MSG', 'SP'];
+  await page.goto(`${stack.baseUrl}/?access_token=${stack.token()}#/quick?ch=${names.map((n) => stack.pv(n)).join(',')}`);
+  await expect(page.getByTestId('connection')).toHaveAttribute('data-state', 'live');
+  await expect(page.locator('.grid')).toHaveAttribute('data-ready', 'true');
+  for (const n of names) {
+    await expect(page.locator(`[data-channel="${stack.pv(n)}"] [data-role=value]`).first()).not.toHaveAttribute('data-stale', 'true');
+  }
+  await page.screenshot({ path: out('guide-quick-look') });
+
+  await page.setViewportSize({ width: 1440, height: 1000 });
+  await openScreen(page, stack, 'epics-demo', stack.token());
+  const input = widget(page, 'input', stack.pv('SP'));
+  await input.locator('input').fill('42.5');
+  await input.locator('input').press('Enter');
+  await expect(input.getByRole('button', { name: 'Yes' })).toBeFocused();
+  await input.screenshot({ path: out('guide-write-confirm') });
+  await page.keyboard.press('Enter');
+  await expect(input.locator('[data-role=write-status]')).toHaveText('written');
+  await expect(input.locator('[data-role=value]')).toHaveText(/42\.500\s*A/);
+  await input.screenshot({ path: out('guide-write-done') });
+});
