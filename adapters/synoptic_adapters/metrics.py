@@ -4,14 +4,31 @@ sets ``metrics.port``."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from collections.abc import Iterator, Mapping
+from typing import Protocol
 
 from prometheus_client import CollectorRegistry, start_http_server
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 
-if TYPE_CHECKING:
-    from synoptic_adapters.runner import Adapter
+from synoptic_adapters.demand import Demand
+from synoptic_adapters.publisher import Publisher
+from synoptic_adapters.source import Source
+
+
+class Observed(Protocol):
+    """What the metrics read of a running adapter (``runner.Adapter`` is one)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def source(self) -> Source: ...
+    @property
+    def publisher(self) -> Publisher | None: ...
+    @property
+    def demand(self) -> Demand | None: ...
+    @property
+    def put_results(self) -> Mapping[str, int]: ...
+
 
 _COUNTERS = {
     "received": "source events (values and disconnects) handed to the publisher",
@@ -25,9 +42,9 @@ _COUNTERS = {
 
 
 class AdapterCollector:
-    """Exposes an :class:`Adapter`'s publisher, source and put counters."""
+    """Exposes an adapter's publisher, source and put counters."""
 
-    def __init__(self, adapter: Adapter) -> None:
+    def __init__(self, adapter: Observed) -> None:
         self.adapter = adapter
 
     def collect(self) -> Iterator[Metric]:
@@ -67,7 +84,7 @@ class AdapterCollector:
             yield gauge
 
 
-def serve_metrics(adapter: Adapter, port: int, addr: str = "0.0.0.0") -> None:
+def serve_metrics(adapter: Observed, port: int, addr: str = "0.0.0.0") -> None:
     """Serve ``/metrics`` for ``adapter`` on ``addr:port`` (a daemon thread)."""
     registry = CollectorRegistry()
     registry.register(AdapterCollector(adapter))  # type: ignore[arg-type]

@@ -29,7 +29,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from functools import partial
 from itertools import islice
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from synoptic_bus.store import MAX_SUBJECTS_PER_REQUEST, Snapshot, StoreError
 from synoptic_gateway.bus import Bus
@@ -49,8 +49,21 @@ from synoptic_schemas.codec import decode
 from synoptic_schemas.frames import meta_order, value_order
 from synoptic_schemas.subjects import subject_tail
 
-if TYPE_CHECKING:
-    from synoptic_gateway.session import Session
+
+class Session(Protocol):
+    """What the hub needs of one socket (``synoptic_gateway.session.Session``):
+    the hub hands it frames and never awaits it."""
+
+    json: bool
+    #: loop time since which a send has been in progress, or None
+    sending_since: float | None
+
+    @property
+    def conflating(self) -> bool: ...
+    def deliver(self, batch: Batch) -> None: ...
+    def push_control(self, frame: bytes | str) -> None: ...
+    def close_slow(self) -> None: ...
+
 
 log = logging.getLogger(__name__)
 
