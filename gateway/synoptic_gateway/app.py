@@ -4,9 +4,10 @@ Routes: ``/ws`` (the protocol of ``docs/protocol.md``), ``/api/screens``,
 ``/api/screens/{name}``, ``/healthz``, ``/readyz``, ``/metrics``, and the built UI
 (``ui/dist``) with a single-page-app fallback to ``index.html``.
 
-HTTP caching: the UI build's hashed ``assets/*`` are immutable (cached a year, never
-revalidated); ``index.html``, the UI's other files and ``/api/screens/{name}`` carry
-an ETag with ``Cache-Control: no-cache``, so a reload revalidates and gets a 304.
+HTTP caching: ``/api/screens/{name}`` carries an ETag with ``Cache-Control:
+no-cache``, so a reload revalidates and gets a 304; the UI's files as
+:mod:`synoptic_gateway.static` says. Every HTTP response carries the security
+headers of :mod:`synoptic_gateway.headers`.
 """
 
 from __future__ import annotations
@@ -19,29 +20,24 @@ import socket
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import replace
-from pathlib import Path
 
 from fastapi import FastAPI, HTTPException, Request, WebSocket
-from fastapi.responses import FileResponse, JSONResponse, Response
+from fastapi.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from synoptic_gateway.auth import Authenticator, AuthError, bearer_token
 from synoptic_gateway.bus import Bus
+from synoptic_gateway.headers import SecurityHeaders
 from synoptic_gateway.hub import Hub
 from synoptic_gateway.metrics import Stats, make_registry, render
 from synoptic_gateway.screens import ScreenError, ScreenStore
 from synoptic_gateway.session import Session
 from synoptic_gateway.settings import Settings
+from synoptic_gateway.static import REVALIDATE, mount_ui, not_modified
 from synoptic_schemas import frames
 from synoptic_schemas.frames import CloseCode, ErrorCode
 
 log = logging.getLogger(__name__)
-
-#: ``Cache-Control`` of the UI build's content-hashed files (``assets/``): a new
-#: build has new names, so a browser may keep these for a year without asking
-IMMUTABLE = "public, max-age=31536000, immutable"
-#: ``Cache-Control`` of what keeps its name across versions: cached, revalidated each use
-REVALIDATE = "no-cache"
 
 
 class Gateway:
@@ -135,6 +131,7 @@ def create_app(settings: Settings) -> FastAPI:
                   redoc_url=None, openapi_url="/api/openapi.json")  # fmt: skip
     app.state.gateway = gateway
     app.add_middleware(_TransportScope)
+    app.add_middleware(SecurityHeaders, ui_dir=settings.ui_dir)
 
     @app.websocket("/ws")
     async def ws_endpoint(ws: WebSocket) -> None:
@@ -190,46 +187,5 @@ def create_app(settings: Settings) -> FastAPI:
             return Response(status_code=304, headers=headers)
         return Response(body, media_type="application/json", headers=headers)
 
-    _mount_ui(app, settings.ui_dir)
+    mount_ui(app, settings.ui_dir)
     return app
-
-
-def not_modified(request: Request, etag: str) -> bool:
-    """Whether ``request``'s ``If-None-Match`` names ``etag`` (weak or strong, or ``*``)."""
-    header = request.headers.get("if-none-match")
-    if not header:
-        return False
-    tags = {tag.strip().removeprefix("W/") for tag in header.split(",")}
-    return "*" in tags or etag in tags
-
-
-def _serve_file(request: Request, path: Path, cache_control: str) -> Response:
-    """``path`` with an ETag (its modification time and size) and ``cache_control``;
-    a 304 when the request already holds that version."""
-    stat = path.stat()
-    etag = f'"{stat.st_mtime_ns:x}-{stat.st_size:x}"'
-    headers = {"etag": etag, "cache-control": cache_control}
-    if not_modified(request, etag):
-        return Response(status_code=304, headers=headers)
-    return FileResponse(path, headers=headers, stat_result=stat)
-
-
-def _mount_ui(app: FastAPI, ui_dir: Path) -> None:
-    """Serve the built UI; unknown client routes get ``index.html``."""
-    root = ui_dir.resolve()
-    assets = root / "assets"
-
-    @app.get("/{path:path}", include_in_schema=False)
-    async def ui(path: str, request: Request) -> Response:
-        if path.startswith(("api/", "ws")):
-            raise HTTPException(404, "not found")
-        index = root / "index.html"
-        if not index.is_file():
-            raise HTTPException(404, f"no built UI in {root} (run the UI build)")
-        target = (root / path).resolve()
-        if path and target.is_file() and target.is_relative_to(root):
-            hashed = target.is_relative_to(assets)  # vite names them by content hash
-            return _serve_file(request, target, IMMUTABLE if hashed else REVALIDATE)
-        if "." in Path(path).name:  # a missing asset, not a client route
-            raise HTTPException(404, "not found")
-        return _serve_file(request, index, REVALIDATE)

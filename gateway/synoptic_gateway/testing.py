@@ -34,12 +34,21 @@ class GatewayProc:
     def get(
         self, path: str, headers: dict[str, str] | None = None
     ) -> tuple[int, bytes]:
+        status, _, body = self.request(path, headers)
+        return status, body
+
+    def request(
+        self, path: str, headers: dict[str, str] | None = None
+    ) -> tuple[int, dict[str, str], bytes]:
+        """GET ``path``: status (304 and errors too), headers (lower-case names),
+        the body as sent (not decoded)."""
         request = urllib.request.Request(self.http_url + path, headers=headers or {})
         try:
             with urllib.request.urlopen(request, timeout=10) as response:
-                return response.status, response.read()
+                got = {k.lower(): v for k, v in response.headers.items()}
+                return response.status, got, response.read()
         except urllib.error.HTTPError as exc:
-            return exc.code, exc.read()
+            return exc.code, {k.lower(): v for k, v in exc.headers.items()}, exc.read()
 
     def metrics(self) -> dict[str, float]:
         """Prometheus samples without labels, by name."""

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -41,18 +39,7 @@ def fetch(
     gw: GatewayProc, path: str, etag: str | None = None
 ) -> tuple[int, dict[str, str], bytes]:
     """GET ``path`` (with ``If-None-Match: etag`` when given): status, headers, body."""
-    request = urllib.request.Request(gw.http_url + path)
-    if etag is not None:
-        request.add_header("If-None-Match", etag)
-    try:
-        with urllib.request.urlopen(request, timeout=10) as response:
-            return (
-                response.status,
-                {k.lower(): v for k, v in response.headers.items()},
-                response.read(),
-            )
-    except urllib.error.HTTPError as exc:  # 304 and 4xx land here
-        return exc.code, {k.lower(): v for k, v in exc.headers.items()}, exc.read()
+    return gw.request(path, {} if etag is None else {"If-None-Match": etag})
 
 
 def test_static_hashed_assets_are_immutable(site) -> None:

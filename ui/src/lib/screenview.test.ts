@@ -67,7 +67,7 @@ describe('screen grid', () => {
     expect(led.getAttribute('data-role')).toBe('value');
     expect(led.childElementCount).toBe(0); // the lamp is CSS
     expect(bar.getAttribute('style')).toContain('span 2');
-    expect(captioned.getAttribute('style')).toBe('grid-column: 1 / span 2; grid-row: 2 / span 1');
+    expect(captioned.getAttribute('style')).toBe('grid-column: 1 / span 2; grid-row: 2 / span 1;');
     expect(captioned.querySelector('header')!.textContent).toBe('C');
     expect(captioned.querySelector('[data-role=value]')!.classList.contains('w-label')).toBe(true);
     for (const c of [label, led]) expect(c.getAttribute('data-stale')).toBe('true');

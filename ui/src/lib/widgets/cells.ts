@@ -86,7 +86,7 @@ export function plainCell(spec: WidgetSpec, channels: readonly ChannelState[], s
   cell.setAttribute('data-channel', ch.uri);
   const [w, h] = [spec.w ?? size[0], spec.h ?? size[1]];
   const place = placement(spec, w, h);
-  if (place) cell.setAttribute('style', place);
+  if (place) cell.style.cssText = place; // not the attribute: the CSP allows no inline style attributes
   const o = (spec.options ?? {}) as FormatOptions & { bit?: number; invert?: boolean };
   const painter =
     type === 'label'
