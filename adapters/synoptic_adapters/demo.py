@@ -18,10 +18,6 @@ from synoptic_bus.procs import free_udp_tcp_port
 #: PV prefix of the demo's simulated IOC.
 DEMO_PREFIX = "DEMO:"
 DEMO_RECORDS = 100
-#: Port of the demo's Tango device server: fixed (Tango's standard port) because
-#: host:port is part of every tango:// channel name, so screens/tango-demo.json can
-#: name the demo's channels.
-DEMO_TANGO_PORT = 10000
 
 
 def _synoptic() -> str:
@@ -63,7 +59,9 @@ def tango(ctx: DemoContext) -> list[DemoProcess]:
     attribute kind) and the Tango adapter monitoring all of it."""
     from synoptic_adapters.sim.tango_command import ATTRIBUTES, READY
 
-    port = DEMO_TANGO_PORT
+    # fixed by default (Tango's standard port, DemoContext.tango_port): host:port is
+    # part of every tango:// channel name, so screens/tango-demo.json names 10000
+    port = ctx.tango_port
     hostport = f"127.0.0.1:{port}"
     channels = [f"tango://{hostport}/sim/test/1/{name}" for name in ATTRIBUTES]
     config = ctx.var_dir / "tango-adapter.yaml"

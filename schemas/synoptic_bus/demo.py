@@ -4,7 +4,9 @@ Starts nats-server (JetStream data under ``var/``), creates the streams
 (``synoptic bus init``: last values and one hour of history), then every component that an
 installed package offers through the ``synoptic.demo`` entry point group (a function
 ``components(ctx) -> list[DemoProcess]``), in ``order``; prints what runs where and
-stops everything on Ctrl-C.
+stops everything on Ctrl-C. A child that exits (nats-server included) is reaped at
+once and started again with backoff, saying so in the log
+(:class:`~synoptic_bus.supervise.Supervisor`).
 """
 
 from __future__ import annotations
@@ -14,12 +16,14 @@ import signal
 import subprocess
 import sys
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from pathlib import Path
 
 from synoptic_bus.natsserver import NatsServer
 from synoptic_bus.procs import Process
+from synoptic_bus.supervise import Child, Supervisor
 
 
 @dataclass
@@ -29,6 +33,9 @@ class DemoContext:
     nats_url: str
     var_dir: Path
     http_port: int = 8000
+    #: the simulated Tango device server's port (part of every tango:// name of
+    #: the demo screens: they name 10000)
+    tango_port: int = 10000
 
 
 @dataclass
@@ -49,20 +56,29 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--var", default="var/demo", help="folder for data and files")
     parser.add_argument("--nats-port", type=int, default=4222)
     parser.add_argument("--http-port", type=int, default=8000)
+    parser.add_argument("--tango-port", type=int, default=10000,
+                        help="simulated Tango device (the demo screens name 10000)")  # fmt: skip
     parser.set_defaults(func=run)
+
+
+def log(message: str) -> None:
+    """A line of the demo's own (children's lines are prefixed with their name)."""
+    print(f"demo: {message}", flush=True)
 
 
 def run(args: argparse.Namespace) -> int:
     var = Path(args.var).resolve()
     (var / "jetstream").mkdir(parents=True, exist_ok=True)
     nats = NatsServer(port=args.nats_port, store_dir=var / "jetstream", echo=False)
-    started: list[Process] = []
+    supervisor = Supervisor(log)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     try:
-        nats.start()
+        proc = supervisor.add(Child("nats-server", nats.spawn, NatsServer.READY, 20))
         print(
-            f"nats-server   {nats.url} (JetStream in {var / 'jetstream'})", flush=True
+            f"nats-server   pid {proc.pid} {nats.url} "
+            f"(JetStream in {var / 'jetstream'})",
+            flush=True,
         )
         init = subprocess.run(
             [sys.executable, "-m", "synoptic_bus.cli", "bus", "init",
@@ -73,30 +89,30 @@ def run(args: argparse.Namespace) -> int:
             print(f"bus init failed: {init.stderr.strip()}", flush=True)
             return 1
         print(init.stdout.strip(), flush=True)
-        ctx = DemoContext(nats.url, var, args.http_port)
+        ctx = DemoContext(nats.url, var, args.http_port, args.tango_port)
         specs: list[DemoProcess] = []
         for ep in entry_points(group="synoptic.demo"):
             specs.extend(ep.load()(ctx))
         for spec in sorted(specs, key=lambda s: s.order):
-            env = {"SYNOPTIC_NATS_URL": nats.url, **spec.env}
-            proc = Process(
-                spec.name, spec.argv, env=env, echo=True,
-                keep_stdin_open=spec.keep_stdin_open,
-            )  # fmt: skip
-            started.append(proc)
-            proc.wait_for(spec.ready, timeout=60)
+            proc = supervisor.add(
+                Child(spec.name, _spawner(spec, nats.url), spec.ready)
+            )
             print(f"{spec.name:<13} pid {proc.pid} {spec.banner}", flush=True)
         print("demo running; Ctrl-C stops everything", flush=True)
-        while not stop.wait(0.5):
-            for proc in started:
-                if not proc.alive():
-                    print(f"{proc.name} exited ({proc.popen.returncode}); stopping")
-                    return 1
+        while not stop.wait(1.0):
+            pass
     except KeyboardInterrupt:
         pass
     finally:
-        for proc in reversed(started):
-            proc.stop()
+        supervisor.stop()
         nats.close()
         print("demo stopped", flush=True)
     return 0
+
+
+def _spawner(spec: DemoProcess, nats_url: str) -> Callable[[], Process]:
+    """Starts ``spec``'s process (each time it is called)."""
+    env = {"SYNOPTIC_NATS_URL": nats_url, **spec.env}
+    return lambda: Process(
+        spec.name, spec.argv, env=env, echo=True, keep_stdin_open=spec.keep_stdin_open
+    )

@@ -42,7 +42,15 @@ class NatsServer:
     def url(self) -> str:
         return f"nats://{self.host}:{self.port}"
 
+    #: the line nats-server prints when it accepts clients
+    READY = r"Server is ready"
+
     def start(self, timeout: float = 20.0) -> NatsServer:
+        self.spawn().wait_for(self.READY, timeout)
+        return self
+
+    def spawn(self) -> Process:
+        """Start the process (same port and store as before) without waiting for it."""
         if self.store_dir is None:
             self._own_store = tempfile.TemporaryDirectory(prefix="synoptic-js-")
             self.store_dir = Path(self._own_store.name)
@@ -56,8 +64,7 @@ class NatsServer:
             *self.extra_args,
         ]  # fmt: skip
         self.process = Process(self.name, argv, echo=self.echo)
-        self.process.wait_for(r"Server is ready", timeout)
-        return self
+        return self.process
 
     def stop(self) -> None:
         if self.process:

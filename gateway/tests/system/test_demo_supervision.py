@@ -1,0 +1,86 @@
+"""``synoptic demo`` keeps what it started alive: the real demo on free ports;
+``kill -9`` of its nats-server and of its EPICS adapter: each is reaped (no
+zombie), restarted with a log line saying so, and values flow to a gateway
+client again."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import signal
+import sys
+
+import pytest
+
+from synoptic_bus.procs import Process, free_port, free_udp_tcp_port
+from synoptic_gateway.client import GatewayClient, Subscription
+
+pytestmark = pytest.mark.system
+
+COUNTER = "ca://DEMO:CNT:00000"
+
+
+def exists(pid: int | str) -> bool:
+    """Whether a process ``pid`` exists, a zombie included."""
+    return os.path.exists(f"/proc/{pid}")
+
+
+async def counting(sub: Subscription, more: int, timeout: float = 60.0) -> None:
+    """Wait until the counter has gone up ``more`` times from its value now."""
+
+    def value() -> int:
+        v = sub.value(COUNTER)
+        return -1 if v is None else int(v["v"])
+
+    start = value()
+    await sub.wait_for(lambda _: value() >= start + more, timeout)
+
+
+async def kill_and_see_restart(demo: Process, name: str, since: int) -> int:
+    """SIGKILL ``name`` (its pid from the demo's log); the restarted pid."""
+    pid_line = (
+        rf"^{re.escape(name)}\s+pid (\d+)|{re.escape(name)} restarted \(pid (\d+)"
+    )
+    matches = re.findall(pid_line, demo.output(), re.M)
+    old = int([a or b for a, b in matches][-1])
+    mark = demo.mark()
+    os.kill(old, signal.SIGKILL)
+    exited = await asyncio.to_thread(
+        demo.wait_for,
+        rf"demo: {re.escape(name)} \(pid {old}\) exited with -9",
+        30,
+        mark,
+    )
+    assert "restarting in" in exited.string
+    restarted = await asyncio.to_thread(
+        demo.wait_for, rf"demo: {re.escape(name)} restarted \(pid (\d+)", 90, mark
+    )
+    assert not exists(old)  # reaped: not even a zombie
+    return int(restarted[1])
+
+
+async def test_demo_restarts_a_killed_nats_server_and_adapter(tmp_path) -> None:
+    http = free_port()
+    argv = [sys.executable, "-m", "synoptic_bus.cli", "demo", "--var", str(tmp_path),
+            "--nats-port", str(free_port()), "--http-port", str(http),
+            "--tango-port", str(free_udp_tcp_port())]  # fmt: skip
+    demo = Process("demo", argv)
+    try:
+        await asyncio.to_thread(demo.wait_for, r"demo running", 240)
+        async with GatewayClient(f"ws://127.0.0.1:{http}/ws") as client:
+            sub = await client.subscribe([COUNTER])
+            await counting(sub, 3)
+
+            nats = await kill_and_see_restart(demo, "nats-server", 0)
+            await counting(sub, 5)  # the gateway and the adapter are back on NATS
+            assert exists(nats)
+
+            await kill_and_see_restart(demo, "adapter-epics", 0)
+            await counting(sub, 5)
+    finally:
+        demo.stop(30)
+    assert "demo stopped" in demo.output()
+    # every child, restarted ones included, was stopped with the demo
+    pids = re.findall(r"(?:pid |restarted \(pid )(\d+)", demo.output())
+    assert pids and not [p for p in pids if exists(p)]
