@@ -28,6 +28,8 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from synoptic_gateway.auth import Authenticator, AuthError, bearer_token
 from synoptic_gateway.bus import Bus
 from synoptic_gateway.headers import SecurityHeaders
+from synoptic_gateway.history.busbackend import BusHistory
+from synoptic_gateway.history.service import HistoryService
 from synoptic_gateway.hub import Hub
 from synoptic_gateway.metrics import Stats, make_registry, render
 from synoptic_gateway.screens import ScreenError, ScreenStore
@@ -61,6 +63,13 @@ class Gateway:
         self.screens = ScreenStore(settings.screens_dir)
         self._screens_warmed: asyncio.Task[object] | None = None
         self.registry = make_registry(self.stats, self.hub.gauges)
+        self.history = HistoryService(
+            settings,
+            BusHistory(
+                settings.nats_url, settings.prefix, f"synoptic-gateway-{self.id}-hist"
+            ),
+        )
+        self._history_started: asyncio.Task[None] | None = None
 
     async def _bus_down(self) -> None:
         await self.hub.bus_down()
@@ -71,6 +80,8 @@ class Gateway:
     async def start(self) -> None:
         self.bus.start()
         self.hub.start()
+        # its own NATS connection, made in the background like the live one
+        self._history_started = asyncio.create_task(self.history.start())
         # validate every screen once, off the event loop, before the first viewer
         self._screens_warmed = asyncio.create_task(asyncio.to_thread(self.screens.list))
 
@@ -82,6 +93,9 @@ class Gateway:
     async def stop(self) -> None:
         self.going_away()
         await self.hub.close()
+        if self._history_started is not None:
+            self._history_started.cancel()
+        await self.history.close()
         await self.bus.close()
 
 
@@ -154,7 +168,9 @@ def create_app(settings: Settings) -> FastAPI:
             return
         cap_send_buffer(ws.scope.get("synoptic.transport"), settings.ws_send_buffer)
         await ws.accept()
-        await Session(ws, gateway.hub, principal, json_mode=json_mode).run()
+        await Session(
+            ws, gateway.hub, principal, json_mode=json_mode, history=gateway.history
+        ).run()
 
     @app.get("/healthz")
     async def healthz() -> dict[str, object]:

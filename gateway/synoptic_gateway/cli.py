@@ -68,6 +68,16 @@ def register(sub: argparse._SubParsersAction) -> None:
                    default=None, help="read-only access without a token")  # fmt: skip
     p.add_argument("--allowed-origin", action="append", default=[],
                    help="allowed Origin (glob); repeat; none: any")  # fmt: skip
+    p.add_argument("--hist-max-channels", type=int, default=d.hist_max_channels,
+                   help="channels per history request")  # fmt: skip
+    p.add_argument("--hist-max-points", type=int, default=d.hist_max_points,
+                   help="values read per history request")  # fmt: skip
+    p.add_argument("--hist-concurrency", type=int, default=d.hist_concurrency,
+                   help="history requests read at once")  # fmt: skip
+    p.add_argument("--hist-timeout", type=float, default=d.hist_timeout)
+    p.add_argument("--archive-dsn", default=d.hist_archive_dsn,
+                   help="HDB++ PostgreSQL connection string "
+                        "(default $SYNOPTIC_ARCHIVE_DSN; empty: bus history only)")  # fmt: skip
     p.add_argument("--ws-per-message-deflate", action="store_true",
                    help="enable WebSocket compression (~10x CPU per frame)")  # fmt: skip
     p.set_defaults(func=run)
@@ -93,6 +103,10 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         allowed_origins=tuple(args.allowed_origin),
         ws_per_message_deflate=args.ws_per_message_deflate,
         screens_dir=args.screens, ui_dir=args.ui,
+        hist_max_channels=args.hist_max_channels,
+        hist_max_points=args.hist_max_points,
+        hist_concurrency=args.hist_concurrency, hist_timeout=args.hist_timeout,
+        hist_archive_dsn=args.archive_dsn,
     )  # fmt: skip
 
 

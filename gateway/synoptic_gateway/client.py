@@ -24,6 +24,7 @@ to callbacks (latency measurements: ``received_ns - value["t"]``).
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import itertools
 import logging
@@ -31,8 +32,10 @@ import random
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 from websockets.frames import Frame, Opcode
@@ -171,6 +174,27 @@ class Subscription:
     async def close(self) -> None:
         """Unsubscribe."""
         await self.client.unsubscribe(self)
+
+
+@dataclass
+class Trace:
+    """One channel's history as answered: times (float64 ms since the epoch),
+    values (float64) and severities (uint8), or None; an error ``{"code", "msg"}``
+    or None; where it came from (``bus``, ``archive``, ``archive+bus``)."""
+
+    t: np.ndarray | None
+    v: np.ndarray | None
+    sev: np.ndarray | None
+    err: dict[str, str] | None
+    src: str | None
+
+
+def _typed(obj: Any) -> np.ndarray | None:
+    """A typed array of a msgpack answer, or of the JSON view."""
+    if obj is None or isinstance(obj, np.ndarray):
+        return obj
+    dtype = np.dtype(obj["dtype"]).newbyteorder("<")
+    return np.frombuffer(base64.b64decode(obj["b64"]), dtype).reshape(obj["shape"])
 
 
 class GatewayClient:
@@ -488,6 +512,28 @@ class GatewayClient:
     async def put(self, uri: str, value: Any, timeout: float = 10.0) -> dict[str, Any]:
         """Write a value; returns the ``put`` reply (``ok``, ``err``, ``msg``)."""
         return await self._request(frames.put(next(self._ids), uri, value), timeout)
+
+    async def history(
+        self,
+        uris: Sequence[str],
+        t0_ms: float,
+        t1_ms: float,
+        px: int = 1000,
+        timeout: float = 60.0,
+    ) -> dict[str, Trace]:
+        """History of channels from ``t0_ms`` to ``t1_ms`` (ms since the epoch),
+        reduced for a plot ``px`` pixels wide, by URI as asked. Raises
+        :class:`GatewayError` when the request is refused as a whole."""
+        frame = await self._request(
+            frames.hist(next(self._ids), list(uris), t0_ms, t1_ms, px), timeout
+        )
+        return {
+            uri: Trace(_typed(t), _typed(v), _typed(sev), err, src)
+            for uri, t, v, sev, err, src in zip(
+                frame["ch"], frame["t"], frame["v"], frame["sev"], frame["err"],
+                frame["src"], strict=True,
+            )
+        }  # fmt: skip
 
     async def ping(self, timeout: float = 10.0) -> float:
         """Round-trip time of an application ping, in seconds."""

@@ -45,6 +45,7 @@ from synoptic_schemas.channels import Channel
 from synoptic_schemas.frames import CloseCode, ErrorCode, FrameError, Op
 
 if TYPE_CHECKING:
+    from synoptic_gateway.history.service import HistoryService
     from synoptic_gateway.hub import Batch, Group, Hub
 
 log = logging.getLogger(__name__)
@@ -95,9 +96,17 @@ class Session:
     """The server side of one ``/ws`` connection."""
 
     def __init__(
-        self, ws: WebSocket, hub: Hub, principal: Principal, *, json_mode: bool
+        self,
+        ws: WebSocket,
+        hub: Hub,
+        principal: Principal,
+        *,
+        json_mode: bool,
+        history: HistoryService | None = None,
     ) -> None:
         self.ws = ws
+        self.history = history
+        self._hist: set[asyncio.Task[None]] = set()
         self.hub = hub
         self.principal = principal
         self.json = json_mode
@@ -316,7 +325,7 @@ class Session:
         self._queue.clear()
         if self._sender:
             self._sender.cancel()
-        for task in list(self._puts):
+        for task in list(self._puts) + list(self._hist):
             task.cancel()
 
     def close_slow(self) -> None:
@@ -395,6 +404,8 @@ class Session:
                 self._unsubscribe(frame)
             elif op == Op.PUT:
                 self._start_put(frame)
+            elif op == Op.HIST:
+                self._start_history(frame)
             else:
                 self.send_frame(frames.pong(frame.get("id")))
         except FrameError as exc:
@@ -461,6 +472,38 @@ class Session:
         self._conflating.pop(group.sid, None)
         self.hub.leave(self, group)
         self.send_frame(frames.unsub_ack(frame["id"], group.sid))
+
+    # ------------------------------------------------------------ history
+
+    def _start_history(self, frame: dict[str, Any]) -> None:
+        if self.history is None:
+            raise FrameError(
+                ErrorCode.UNAVAILABLE, "no history here", req_id=frame["id"]
+            )
+        if len(self._hist) >= self._settings.hist_per_socket:
+            raise FrameError(
+                ErrorCode.RATE_LIMITED,
+                f"more than {self._settings.hist_per_socket} history requests in "
+                "flight on this connection",
+                req_id=frame["id"],
+            )
+        task = asyncio.create_task(self._history(self.history, frame))
+        self._hist.add(task)
+        task.add_done_callback(self._hist.discard)
+
+    async def _history(self, history: HistoryService, frame: dict[str, Any]) -> None:
+        try:
+            reply = await history.answer(frame, self.principal)
+        except FrameError as exc:
+            self._send_error(exc)
+            return
+        except Exception:  # a bug must not end the connection: answer and log it
+            log.exception("history request failed")
+            self._send_error(
+                FrameError(ErrorCode.INTERNAL, "the request failed", req_id=frame["id"])
+            )
+            return
+        self.send_frame(reply)  # encoded once, for this socket
 
     # ------------------------------------------------------------ writes
 

@@ -97,6 +97,20 @@ class Settings:
     liveness_check: float = 0.5  # seconds between checks
     # Writes
     put_timeout: float = 5.0
+    # History (``hist`` requests; docs/protocol.md)
+    hist_max_channels: int = 100  # channels per request
+    hist_max_range: float = 400 * 86400.0  # seconds from t0 to t1
+    hist_max_px: int = 4000  # plot width
+    hist_max_points: int = 2_000_000  # values read per request (~34 MB of columns)
+    hist_max_answer_points: int = 400_000  # points per answer (~7 MB)
+    hist_per_socket: int = 2  # requests in flight per connection
+    hist_concurrency: int = 4  # requests read at once per gateway (others wait)
+    hist_timeout: float = 15.0  # seconds to wait for a slot, and per backend read
+    # HDB++ archive on PostgreSQL for ranges older than the bus keeps (a libpq
+    # connection string; empty: bus history only)
+    hist_archive_dsn: str = field(
+        default_factory=lambda: os.environ.get("SYNOPTIC_ARCHIVE_DSN", "")
+    )
     # Auth
     jwt_secret: str | None = None  # HS256
     jwt_public_key: str | None = None  # PEM, RS256/ES256
@@ -133,4 +147,8 @@ class Settings:
             "frame_bytes": self.max_frame_bytes,
             "rate": self.rate,
             "burst": self.burst,
+            "hist_channels": self.hist_max_channels,
+            "hist_range_s": self.hist_max_range,
+            "hist_px": self.hist_max_px,
+            "hist_in_flight": self.hist_per_socket,
         }

@@ -25,7 +25,7 @@ import asyncio
 import json
 import logging
 import secrets
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Literal
@@ -168,11 +168,14 @@ async def read_range(
     max_msgs: int = 1_000_000,
     batch: int = BATCH_MSGS,
     timeout: float = 10.0,
+    on_batch: Callable[[dict[str, list[bytes]]], None] | None = None,
 ) -> RangeRead:
     """Every message of ``subjects`` stored from stream time ``start_ns`` until
     :data:`STREAM_LAG_NS` past ``end_ns``, in pull batches of at most ``batch``
     messages and :data:`BATCH_BYTES`, until none is left or ``max_msgs`` were read
-    (then ``truncated``), within ``timeout`` s in all. Raises :class:`StoreError`."""
+    (then ``truncated``), within ``timeout`` s in all. With ``on_batch``, each
+    batch's payloads go to it instead of being kept (memory stays at one batch).
+    Raises :class:`StoreError`."""
     out = RangeRead()
     if not subjects:
         return out
@@ -200,7 +203,7 @@ async def read_range(
         )
         try:
             await _pull_all(
-                nc, stream, name, end_ns + STREAM_LAG_NS, max_msgs, batch, out
+                nc, stream, name, end_ns + STREAM_LAG_NS, max_msgs, batch, out, on_batch
             )
         finally:
             if nc.is_connected:
@@ -219,6 +222,7 @@ async def _pull_all(
     max_msgs: int,
     batch: int,
     out: RangeRead,
+    on_batch: Callable[[dict[str, list[bytes]]], None] | None,
 ) -> None:
     """Pull batches into ``out`` until nothing is pending, the stream time passes
     ``stop_ns`` or ``max_msgs`` is reached."""
@@ -272,6 +276,9 @@ async def _pull_all(
                 reply=inbox,
             )
             status = await done  # b"" or the status line, e.g. NATS/1.0 404 ...
+            if on_batch is not None and payloads:
+                on_batch(payloads)
+                payloads.clear()
             code = status[9:12]
             if code in (b"404", b"408") or state["pending"] == 0 or state["past"]:
                 return
@@ -283,3 +290,20 @@ async def _pull_all(
         del table[sid]
         if nc.is_connected:
             await nc._send_command(unsub_cmd(sid, 0))
+
+
+def parse_rfc3339(text: str) -> int:
+    """ns since the epoch of JetStream's RFC 3339 times (nanosecond fractions)."""
+    head, _, frac = text.rstrip("Z").partition(".")
+    secs = datetime.fromisoformat(head).replace(tzinfo=UTC).timestamp()
+    return int(secs) * 1_000_000_000 + int((frac + "000000000")[:9])
+
+
+async def oldest(nc: NatsClient, stream: str) -> int | None:
+    """When the oldest message still in ``stream`` was stored (ns since the
+    epoch), or None when the stream is empty. Raises :class:`StoreError`."""
+    info = await _api(nc, f"$JS.API.STREAM.INFO.{stream}", {})
+    state = info.get("state", {})
+    if not state.get("messages"):
+        return None
+    return parse_rfc3339(state["first_ts"])

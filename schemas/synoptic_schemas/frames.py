@@ -10,6 +10,7 @@ or JSON text (typed arrays as ``{"dtype", "shape", "b64"}``).
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
@@ -24,6 +25,8 @@ PROTOCOL_VERSION: Final = 1
 MAX_ID_CHARS: Final = 64
 #: Integer ids, like every integer a browser reads, stay within JavaScript's safe range.
 MAX_SAFE_INT: Final = 2**53 - 1
+#: The widest plot a history request may ask for, in pixels.
+MAX_HIST_PX: Final = 10_000
 
 
 class Op:
@@ -34,6 +37,7 @@ class Op:
     UNSUB = "unsub"
     PUT = "put"
     PING = "ping"
+    HIST = "hist"  # both ways: the request and its answer
     # server → client
     HELLO = "hello"
     SNAP = "snap"
@@ -46,7 +50,7 @@ class Op:
     SRC = "src"
 
 
-CLIENT_OPS: Final = frozenset({Op.SUB, Op.UNSUB, Op.PUT, Op.PING})
+CLIENT_OPS: Final = frozenset({Op.SUB, Op.UNSUB, Op.PUT, Op.PING, Op.HIST})
 
 
 class ErrorCode:
@@ -62,6 +66,10 @@ class ErrorCode:
     UNAVAILABLE = "unavailable"
     INTERNAL = "internal"
     UNAUTHORIZED = "unauthorized"  # just before close 4401
+    BAD_RANGE = "bad_range"  # a history request's times or width
+    # per channel in a ``hist`` answer only
+    TRUNCATED = "truncated"  # more values in the range than a request may read
+    TIMEOUT = "timeout"  # a history backend did not answer in time
 
 
 class CloseCode:
@@ -192,6 +200,8 @@ def validate_client_frame(frame: Any) -> dict[str, Any]:
             raise FrameError(
                 ErrorCode.BAD_FRAME, "'unsub.sid' must be an integer", req_id=req_id
             )
+    elif op == Op.HIST:
+        _validate_hist(frame, req_id)
     elif op == Op.PUT:
         if not isinstance(frame.get("ch"), str):
             raise FrameError(
@@ -200,6 +210,50 @@ def validate_client_frame(frame: Any) -> dict[str, Any]:
         if "v" not in frame:
             raise FrameError(ErrorCode.BAD_FRAME, "'put' needs 'v'", req_id=req_id)
     return frame
+
+
+def _number(frame: Mapping[str, Any], key: str, req_id: Any) -> float:
+    value = frame.get(key)
+    if (
+        not isinstance(value, int | float)
+        or isinstance(value, bool)
+        or not math.isfinite(value)
+    ):
+        raise FrameError(
+            ErrorCode.BAD_RANGE,
+            f"'hist.{key}' must be a finite number (ms since the epoch), not "
+            f"{str(value)[:40]!r}",
+            req_id=req_id,
+        )
+    return float(value)
+
+
+def _validate_hist(frame: Mapping[str, Any], req_id: Any) -> None:
+    ch = frame.get("ch")
+    if not isinstance(ch, list) or not ch:
+        raise FrameError(
+            ErrorCode.BAD_FRAME,
+            "'hist.ch' must be a non-empty list of channel URIs",
+            req_id=req_id,
+        )
+    if not all(isinstance(uri, str) for uri in ch):
+        raise FrameError(
+            ErrorCode.BAD_CHANNEL, "channel URIs must be strings", req_id=req_id
+        )
+    t0, t1 = _number(frame, "t0", req_id), _number(frame, "t1", req_id)
+    if not 0 <= t0 < t1 <= MAX_SAFE_INT:
+        raise FrameError(
+            ErrorCode.BAD_RANGE,
+            f"'hist' needs 0 <= t0 < t1 (ms since the epoch), got {t0:g} .. {t1:g}",
+            req_id=req_id,
+        )
+    px = frame.get("px")
+    if not isinstance(px, int) or isinstance(px, bool) or not 1 <= px <= MAX_HIST_PX:
+        raise FrameError(
+            ErrorCode.BAD_RANGE,
+            f"'hist.px' must be an integer from 1 to {MAX_HIST_PX}",
+            req_id=req_id,
+        )
 
 
 def sub(req_id: Any, channels: Sequence[str]) -> dict[str, Any]:
@@ -215,6 +269,40 @@ def unsub(req_id: Any, sid: int) -> dict[str, Any]:
 def put(req_id: Any, channel: str, value: Any) -> dict[str, Any]:
     """A ``put`` request."""
     return {"op": Op.PUT, "id": req_id, "ch": channel, "v": value}
+
+
+def hist(
+    req_id: Any, channels: Sequence[str], t0: float, t1: float, px: int
+) -> dict[str, Any]:
+    """A history request: ``channels`` from ``t0`` to ``t1`` (ms since the epoch),
+    reduced for a plot ``px`` pixels wide."""
+    return {"op": Op.HIST, "id": req_id, "ch": list(channels), "t0": t0, "t1": t1,
+            "px": px}  # fmt: skip
+
+
+def hist_reply(
+    req_id: Any,
+    t0: float,
+    t1: float,
+    px: int,
+    channels: Sequence[str],
+    series: Sequence[tuple[Any, Any, Any] | None],
+    errors: Sequence[tuple[str, str] | None],
+    sources: Sequence[str | None],
+) -> dict[str, Any]:
+    """The answer to ``hist``: per channel (in request order) the time (float64
+    ms since the epoch), value (float64) and severity (uint8) typed arrays, or nil;
+    an error ``{"code", "msg"}`` or nil (a channel can have both: ``truncated``
+    data); where the data came from (``bus``, ``archive``, ``archive+bus``)."""
+    return {
+        "op": Op.HIST, "id": req_id, "t0": t0, "t1": t1, "px": px,
+        "ch": list(channels),
+        "t": [s[0] if s is not None else None for s in series],
+        "v": [s[1] if s is not None else None for s in series],
+        "sev": [s[2] if s is not None else None for s in series],
+        "err": [{"code": e[0], "msg": e[1]} if e else None for e in errors],
+        "src": list(sources),
+    }  # fmt: skip
 
 
 def ping(req_id: Any = None) -> dict[str, Any]:
@@ -477,6 +565,8 @@ __all__ = [
     "err",
     "from_json",
     "hello",
+    "hist",
+    "hist_reply",
     "meta",
     "meta_order",
     "pack",

@@ -54,6 +54,7 @@ def test_pack_snap_equals_the_generic_encoding() -> None:
         frames.put(9, "ca://A", 1.5),
         frames.ping(),
         frames.ping(10),
+        frames.hist(3, ["ca://A", "ca://B"], 1.7e12, 1.7e12 + 60e3, 800),
     ],
 )
 def test_client_frames_validate_and_match_the_schema(frame: dict) -> None:
@@ -81,6 +82,16 @@ def test_client_frames_validate_and_match_the_schema(frame: dict) -> None:
         frames.pong(None),
         frames.bus(False),
         frames.unsub_ack(8, 3),
+        frames.hist_reply(
+            3,
+            1.0,
+            2.0,
+            800,
+            ["ca://A", "x"],
+            [(np.array([1.5]), np.array([2.0]), np.array([0], np.uint8)), None],
+            [None, ("bad_channel", "no scheme")],
+            ["archive+bus", None],
+        ),
     ],
 )
 def test_server_frames_match_the_schema(frame: dict) -> None:
@@ -98,6 +109,22 @@ def test_server_frames_match_the_schema(frame: dict) -> None:
         ({"op": "sub", "id": 1, "ch": "ca://A"}, ErrorCode.BAD_FRAME),
         ({"op": "sub", "id": 1, "ch": [1]}, ErrorCode.BAD_CHANNEL),
         ({"op": "unsub", "id": 1, "sid": "3"}, ErrorCode.BAD_FRAME),
+        (
+            {"op": "hist", "id": 1, "ch": [], "t0": 1, "t1": 2, "px": 1},
+            ErrorCode.BAD_FRAME,
+        ),
+        (
+            {"op": "hist", "id": 1, "ch": ["ca://A"], "t0": True, "t1": 2, "px": 1},
+            ErrorCode.BAD_RANGE,
+        ),
+        (
+            {"op": "hist", "id": 1, "ch": ["ca://A"], "t0": 3, "t1": 2, "px": 1},
+            ErrorCode.BAD_RANGE,
+        ),
+        (
+            {"op": "hist", "id": 1, "ch": ["ca://A"], "t0": 1, "t1": 2, "px": 1.5},
+            ErrorCode.BAD_RANGE,
+        ),
         ({"op": "unsub", "id": 1, "sid": True}, ErrorCode.BAD_FRAME),
         ({"op": "put", "id": 1, "ch": "ca://A"}, ErrorCode.BAD_FRAME),
         ({"op": "put", "id": 1, "v": 1}, ErrorCode.BAD_FRAME),

@@ -1,0 +1,58 @@
+"""The seam between the history service and where history is stored.
+
+A backend answers one question: the values of some channels between two times,
+per channel either columns or an error. Two exist: the recent history on the bus
+(:mod:`.busbackend`) and Tango HDB++ on PostgreSQL (:mod:`.hdbpp`); an EPICS
+Archiver Appliance backend (its ``getData.json`` retrieval API) fits the same
+four methods.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from synoptic_schemas.channels import Channel
+from synoptic_schemas.series import Columns
+
+
+@dataclass
+class ChannelHistory:
+    """One channel's answer: columns in time order, and/or an error
+    ``(code, message)`` (``truncated`` comes with the columns read so far)."""
+
+    cols: Columns | None = None
+    error: tuple[str, str] | None = None
+
+
+class HistoryBackend(Protocol):
+    """Where history is read from. Guarantees: ``read`` returns an entry for every
+    channel asked for, raises nothing for a channel's failure (that is its entry's
+    error), keeps within ``max_points`` values per request in all and within the
+    ``timeout`` it is given."""
+
+    #: ``bus`` or ``archive``: named in the answer's ``src``
+    name: str
+
+    async def start(self) -> None:
+        """Connect (may return before the store is reachable)."""
+
+    async def close(self) -> None:
+        """Release connections; ``read`` is not called afterwards."""
+
+    async def earliest(self) -> int | None:
+        """The oldest time (ns since the epoch) it holds data from, or None when
+        it cannot tell (unreachable, empty)."""
+
+    async def read(
+        self,
+        channels: Sequence[Channel],
+        t0_ns: int,
+        t1_ns: int,
+        px: int,
+        max_points: int,
+        timeout: float,
+    ) -> dict[str, ChannelHistory]:
+        """Values of ``channels`` (by URI) from ``t0_ns`` to ``t1_ns``; a backend
+        may reduce them already for a plot ``px`` pixels wide."""

@@ -1,0 +1,92 @@
+"""Recent history from the bus's history stream (``CS_HIST``), over the
+gateway's own second NATS connection: megabytes of history never queue in front
+of live messages on the live connection."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+
+from synoptic_bus.connect import NatsClient, connect
+from synoptic_bus.history import history_stream_name, oldest, read_range
+from synoptic_bus.store import StoreError
+from synoptic_gateway.history.backend import ChannelHistory
+from synoptic_schemas import Subjects
+from synoptic_schemas.channels import Channel
+from synoptic_schemas.frames import ErrorCode
+from synoptic_schemas.series import Columns, decode_columns
+
+log = logging.getLogger(__name__)
+
+
+class BusHistory:
+    """The history stream as a :class:`HistoryBackend`."""
+
+    name = "bus"
+
+    def __init__(self, url: str, prefix: str, client_name: str) -> None:
+        self._url = url
+        self._subjects = Subjects(prefix)
+        self._stream = history_stream_name(prefix)
+        self._client_name = client_name
+        self._nc: NatsClient | None = None
+
+    async def start(self) -> None:
+        self._nc = await connect(self._url, name=self._client_name)
+
+    async def close(self) -> None:
+        if self._nc is not None and not self._nc.is_closed:
+            await self._nc.close()
+
+    def _connected(self) -> NatsClient:
+        if self._nc is None or not self._nc.is_connected:
+            raise StoreError("the bus is down")
+        return self._nc
+
+    async def earliest(self) -> int | None:
+        try:
+            return await oldest(self._connected(), self._stream)
+        except StoreError as exc:
+            log.debug("history stream %s: %s", self._stream, exc)
+            return None
+
+    async def read(
+        self,
+        channels: Sequence[Channel],
+        t0_ns: int,
+        t1_ns: int,
+        px: int,
+        max_points: int,
+        timeout: float,
+    ) -> dict[str, ChannelHistory]:
+        by_subject = {self._subjects.hist(c): c.uri for c in channels}
+        parts: dict[str, list[Columns]] = {uri: [] for uri in by_subject.values()}
+
+        def on_batch(payloads: dict[str, list[bytes]]) -> None:
+            for subject, batch in payloads.items():
+                uri = by_subject.get(subject)
+                if uri is not None:
+                    parts[uri].append(decode_columns(batch))
+
+        try:
+            read = await read_range(
+                self._connected(), self._stream, list(by_subject), t0_ns, t1_ns,
+                max_msgs=max_points, timeout=timeout, on_batch=on_batch,
+            )  # fmt: skip
+        except TimeoutError:
+            error = (ErrorCode.TIMEOUT, f"the bus's history took over {timeout:g} s")
+            return {uri: ChannelHistory(error=error) for uri in parts}
+        except StoreError as exc:
+            error = (ErrorCode.UNAVAILABLE, f"the bus's history: {exc}")
+            return {uri: ChannelHistory(error=error) for uri in parts}
+        out: dict[str, ChannelHistory] = {}
+        for uri, cols in parts.items():
+            entry = ChannelHistory(Columns.concat(cols))
+            if read.truncated:
+                entry.error = (
+                    ErrorCode.TRUNCATED,
+                    f"more than {max_points} values in the range: read up to the "
+                    "limit; ask for a shorter range",
+                )
+            out[uri] = entry
+        return out

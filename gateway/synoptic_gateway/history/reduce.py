@@ -1,0 +1,58 @@
+"""Reducing a channel's history to what a plot of some pixels can show.
+
+At most ``2 * px`` points come out: the first and the last point of the range,
+per time bucket (``px - 1`` equal buckets) the bucket's minimum and maximum in
+time order, and the points where the severity changes while that budget allows
+(the earliest first). A series that already fits is returned whole. Pure numpy,
+no per-point Python.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from synoptic_schemas.series import Columns
+
+
+def _extreme_indexes(v: np.ndarray, starts: np.ndarray, seg: np.ndarray) -> np.ndarray:
+    """Per segment the index of its first minimum and first maximum (NaN ignored;
+    an all-NaN segment gives its first point)."""
+    finite = np.where(np.isnan(v), np.inf, v)
+    lo = np.minimum.reduceat(finite, starts)
+    finite_hi = np.where(np.isnan(v), -np.inf, v)
+    hi = np.maximum.reduceat(finite_hi, starts)
+    out = []
+    for target, values in ((lo, finite), (hi, finite_hi)):
+        hits = np.flatnonzero(values == target[seg])
+        _, first = np.unique(seg[hits], return_index=True)
+        out.append(hits[first])
+    return np.concatenate(out)
+
+
+def reduce_columns(cols: Columns, t0_ns: int, t1_ns: int, px: int) -> Columns:
+    """``cols`` (time-ordered) within ``[t0_ns, t1_ns]`` reduced to at most
+    ``2 * px`` points (see the module's docstring)."""
+    t, v, sev = cols.arrays()
+    lo = np.searchsorted(t, t0_ns, side="left")
+    hi = np.searchsorted(t, t1_ns, side="right")
+    t, v, sev = t[lo:hi], v[lo:hi], sev[lo:hi]
+    n = len(t)
+    budget = 2 * px
+    if n <= budget:
+        return Columns(t, v, sev, cols.bad)
+    buckets = px - 1  # 2 points each, and the first and the last
+    if buckets == 0:
+        keep = np.array([0, n - 1])
+    else:
+        width = max((t1_ns - t0_ns) / buckets, 1.0)
+        bucket = np.minimum(((t - t0_ns) / width).astype(np.int64), buckets - 1)
+        starts = np.concatenate(([0], np.flatnonzero(np.diff(bucket)) + 1))
+        seg = np.repeat(np.arange(len(starts)), np.diff(np.append(starts, n)))
+        extremes = _extreme_indexes(v, starts, seg)
+        keep = np.unique(np.concatenate((extremes, [0, n - 1])))
+    room = budget - len(keep)
+    if room > 0:
+        changes = np.flatnonzero(np.diff(sev.astype(np.int16))) + 1
+        changes = np.setdiff1d(changes, keep, assume_unique=True)[:room]
+        keep = np.union1d(keep, changes)
+    return Columns(t[keep], v[keep], sev[keep], cols.bad)

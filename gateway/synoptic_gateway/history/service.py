@@ -1,0 +1,194 @@
+"""The ``hist`` request: checks and limits, the split between the archive (older)
+and the bus (recent), the reduction, and the answer encoded once.
+
+Limits (settings, announced in ``hello``): channels per request, range, plot
+width, values read per request, points per answer, requests in flight per socket
+and per gateway, and a deadline per request. A request over a limit is answered
+with one ``err``; a channel that cannot be served gets its own error in the
+answer while the others are drawn.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from synoptic_gateway.auth import Principal
+from synoptic_gateway.history.backend import ChannelHistory, HistoryBackend
+from synoptic_gateway.history.reduce import reduce_columns
+from synoptic_gateway.settings import Settings
+from synoptic_schemas import ChannelError, frames, parse_channel
+from synoptic_schemas.channels import Channel
+from synoptic_schemas.frames import ErrorCode, FrameError
+from synoptic_schemas.series import Columns
+
+log = logging.getLogger(__name__)
+
+_MS = 1_000_000
+
+
+class HistoryService:
+    """Answers ``hist`` requests from a bus backend and an optional archive."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        bus: HistoryBackend,
+        archive: HistoryBackend | None = None,
+    ) -> None:
+        self._settings = settings
+        self._bus = bus
+        self._archive = archive
+        self._slots = asyncio.Semaphore(settings.hist_concurrency)
+        self.requests = 0
+        self.points_out = 0
+
+    async def start(self) -> None:
+        for backend in (self._bus, self._archive):
+            if backend is not None:
+                await backend.start()
+
+    async def close(self) -> None:
+        for backend in (self._bus, self._archive):
+            if backend is not None:
+                await backend.close()
+
+    def _check(
+        self, frame: dict[str, Any], principal: Principal
+    ) -> tuple[int, int, int, list[str], dict[str, Channel], dict[str, ChannelHistory]]:
+        """Request-level limits (raise) and per-channel checks (entries)."""
+        s = self._settings
+        req_id = frame["id"]
+        uris: list[str] = frame["ch"]
+        if len(uris) > s.hist_max_channels:
+            raise FrameError(
+                ErrorCode.TOO_MANY_CHANNELS,
+                f"{len(uris)} channels in one history request exceed the limit of "
+                f"{s.hist_max_channels}",
+                req_id=req_id,
+            )
+        t0_ns, t1_ns = int(frame["t0"] * _MS), int(frame["t1"] * _MS)
+        if t1_ns - t0_ns > s.hist_max_range * 1e9:
+            raise FrameError(
+                ErrorCode.BAD_RANGE,
+                f"a range of {(t1_ns - t0_ns) / 86400e9:.1f} days exceeds the limit "
+                f"of {s.hist_max_range / 86400:g} days",
+                req_id=req_id,
+            )
+        budget = max(s.hist_max_answer_points // (2 * len(uris)), 1)
+        px = min(frame["px"], s.hist_max_px, budget)
+        channels: dict[str, Channel] = {}
+        fixed: dict[str, ChannelHistory] = {}
+        for raw in uris:
+            try:
+                channel = parse_channel(raw)
+            except ChannelError as exc:
+                fixed[raw] = ChannelHistory(error=(ErrorCode.BAD_CHANNEL, str(exc)))
+                continue
+            if not principal.may_read(channel.uri):
+                fixed[raw] = ChannelHistory(
+                    error=(ErrorCode.FORBIDDEN, f"{principal.name} may not read it")
+                )
+                continue
+            channels[channel.uri] = channel
+        return t0_ns, t1_ns, px, uris, channels, fixed
+
+    async def answer(self, frame: dict[str, Any], principal: Principal) -> dict:
+        """The ``hist`` answer frame for a validated request; raises
+        :class:`FrameError` for a request over a limit."""
+        started = time.perf_counter()
+        t0_ns, t1_ns, px, uris, channels, fixed = self._check(frame, principal)
+        s = self._settings
+        self.requests += 1
+        try:
+            await asyncio.wait_for(self._slots.acquire(), s.hist_timeout)
+        except TimeoutError:
+            raise FrameError(
+                ErrorCode.UNAVAILABLE,
+                f"history is busy ({s.hist_concurrency} requests in flight for over "
+                f"{s.hist_timeout:g} s): try again",
+                req_id=frame["id"],
+            ) from None
+        try:
+            read, sources = await self._read(list(channels.values()), t0_ns, t1_ns, px)
+        finally:
+            self._slots.release()
+        entries = {**fixed, **read}
+        ordered = [entries.get(u) or entries.get(_norm(u)) for u in uris]
+        series = await asyncio.to_thread(_reduce_all, ordered, t0_ns, t1_ns, px)
+        self.points_out += sum(len(x[0]) for x in series if x is not None)
+        log.debug(
+            "hist %d channels, px %d: %.1f ms",
+            len(uris), px, (time.perf_counter() - started) * 1e3,
+        )  # fmt: skip
+        return frames.hist_reply(
+            frame["id"], frame["t0"], frame["t1"], px, uris, series,
+            [e.error if e is not None else None for e in ordered],
+            [sources.get(_norm(u)) if e is not None and e.cols is not None else None
+             for u, e in zip(uris, ordered, strict=True)],
+        )  # fmt: skip
+
+    async def _read(
+        self, channels: Sequence[Channel], t0_ns: int, t1_ns: int, px: int
+    ) -> tuple[dict[str, ChannelHistory], dict[str, str]]:
+        """Archive for what is older than the bus holds, the bus for the rest."""
+        if not channels:
+            return {}, {}
+        s = self._settings
+        bus_from = await self._bus.earliest()
+        jobs: list[tuple[HistoryBackend, int, int]] = []
+        if self._archive is not None and (bus_from is None or t0_ns < bus_from):
+            jobs.append((self._archive, t0_ns, min(t1_ns, bus_from or t1_ns)))
+        if bus_from is not None and t1_ns >= bus_from:
+            jobs.append((self._bus, max(t0_ns, bus_from), t1_ns))
+        if not jobs:  # the bus's answer says why it has nothing (empty, missing)
+            jobs.append((self._bus, t0_ns, t1_ns))
+        share = s.hist_max_points // len(jobs)
+        answers = await asyncio.gather(
+            *(b.read(channels, lo, hi, px, share, s.hist_timeout) for b, lo, hi in jobs)
+        )
+        out: dict[str, ChannelHistory] = {}
+        sources: dict[str, str] = {}
+        for channel in channels:
+            uri = channel.uri
+            parts = [a.get(uri) or ChannelHistory() for a in answers]
+            got = [(b.name, p) for (b, _, _), p in zip(jobs, parts, strict=True)
+                   if p.cols is not None]  # fmt: skip
+            error = next((p.error for p in parts if p.error), None)
+            cols = Columns.concat([p.cols for _, p in got]) if got else None
+            out[uri] = ChannelHistory(cols, error)
+            sources[uri] = "+".join(name for name, _ in got) if got else ""
+        return out, sources
+
+
+def _norm(uri: str) -> str:
+    try:
+        return parse_channel(uri).uri
+    except ChannelError:
+        return uri
+
+
+def _reduce_all(
+    entries: Sequence[ChannelHistory | None], t0_ns: int, t1_ns: int, px: int
+) -> list[tuple[np.ndarray, np.ndarray, np.ndarray] | None]:
+    """Each channel's columns reduced and converted to the wire's typed arrays
+    (ms as float64, value float64, severity uint8)."""
+    out: list[tuple[np.ndarray, np.ndarray, np.ndarray] | None] = []
+    for entry in entries:
+        if entry is None or entry.cols is None:
+            out.append(None)
+            continue
+        cols = reduce_columns(entry.cols, t0_ns, t1_ns, px)
+        out.append(
+            (
+                cols.t.astype(np.float64) / _MS,
+                np.ascontiguousarray(cols.v, np.float64),
+                np.ascontiguousarray(cols.sev, np.uint8),
+            )
+        )
+    return out
