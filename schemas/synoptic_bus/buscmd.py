@@ -7,6 +7,7 @@ import asyncio
 import json
 import sys
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -20,6 +21,8 @@ from synoptic_bus.history import (
     HistoryConfig,
     ensure_history,
 )
+from synoptic_bus.screencmd import default_seed_dir
+from synoptic_bus.screens import ScreenBucket, ScreensConfig, StoreUnavailableError
 from synoptic_bus.store import StoreConfig, ensure_store, fetch_last
 from synoptic_schemas import (
     SCHEMA_VERSION,
@@ -32,6 +35,7 @@ from synoptic_schemas import (
     encode,
     parse_channel,
 )
+from synoptic_schemas.screens import DEFAULT_BUCKET
 from synoptic_schemas.subjects import escape_token
 
 
@@ -43,7 +47,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     bus = sub.add_parser("bus", help="manage the bus").add_subparsers(
         dest="bus_command", required=True
     )
-    init = bus.add_parser("init", parents=[common], help="create the last-value stream")
+    init = bus.add_parser(
+        "init", parents=[common],
+        help="create the last-value stream and the screens bucket (seeded)",
+    )  # fmt: skip
     init.add_argument("--storage", choices=["memory", "file"], default="memory")
     init.add_argument("--replicas", type=int, default=1)
     init.add_argument(
@@ -68,6 +75,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         help=f"history bytes kept in all (default {DEFAULT_MAX_BYTES})",
     )
     init.add_argument("--history-storage", choices=["memory", "file"], default="memory")
+    init.add_argument("--screens", type=Path, default=None,
+                      help="seed folder: its <name>.json files become screens whose "
+                           "keys are absent (default $SYNOPTIC_SCREENS_DIR, else "
+                           "./screens)")  # fmt: skip
+    init.add_argument("--screens-bucket", default=DEFAULT_BUCKET)
     init.set_defaults(func=cmd_init)
 
     tail = sub.add_parser("tail", parents=[common], help="print live updates")
@@ -112,7 +124,23 @@ async def cmd_init(args: argparse.Namespace) -> int:
             f"at most {args.history_per_channel} messages per channel and "
             f"{args.history_bytes} bytes"
         )
-    await nc.close()
+    screens = ScreensConfig(args.screens_bucket, replicas=args.replicas)
+    try:
+        bucket = await ScreenBucket.ensure(nc, screens)
+        folder = args.screens or default_seed_dir()
+        report = await bucket.seed_folder(folder)
+    except StoreUnavailableError as exc:
+        print(f"screens bucket: {exc}", file=sys.stderr)
+        return 3
+    finally:
+        await nc.close()
+    print(
+        f"bucket {screens.bucket} ready: seeded {len(report.created)} screen(s) from "
+        f"{folder}, {len(report.present)} already present, "
+        f"{len(report.refused)} refused"
+    )
+    for file, reason in report.refused.items():
+        print(f"  refused {file}: {reason}", file=sys.stderr)
     return 0
 
 

@@ -10,7 +10,7 @@ import logging
 import sys
 from importlib.metadata import entry_points
 
-from synoptic_bus import buscmd, demo
+from synoptic_bus import buscmd, demo, screencmd
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -21,6 +21,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     buscmd.register(sub)
+    screencmd.register(sub)
     demo.register(sub)
     for ep in sorted(entry_points(group="synoptic.commands"), key=lambda e: e.name):
         ep.load()(sub)  # a missing extra fails loudly here

@@ -100,7 +100,11 @@ async def connect(
                 name=name,
                 connect_timeout=connect_timeout,
                 reconnect_time_wait=1.0,
-                max_reconnect_attempts=max_reconnect_attempts,
+                # nats-py retries a failed first connection endlessly when
+                # reconnects are endless: bound it when asked not to retry
+                max_reconnect_attempts=max_reconnect_attempts
+                if retry_on_failed_connect or max_reconnect_attempts >= 0
+                else 1,
                 allow_reconnect=True,
                 disconnected_cb=_disconnected,
                 reconnected_cb=_reconnected,
@@ -118,6 +122,7 @@ async def connect(
             await asyncio.sleep(delay * (0.5 + random.random()))
             delay = min(delay * 2, 5.0)
             continue
+        nc.options["max_reconnect_attempts"] = max_reconnect_attempts
         return nc
 
 

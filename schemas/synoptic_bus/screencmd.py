@@ -1,0 +1,249 @@
+"""``synoptic screens …``: screens in the bus's key-value bucket, for people who keep
+them in git (list, get, put, export, import, history, revert, delete)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import getpass
+import json
+import os
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from synoptic_bus.connect import NatsClient, connect
+from synoptic_bus.screens import (
+    ConflictError,
+    ScreenBucket,
+    ScreenNotFoundError,
+    ScreensConfig,
+    StoreUnavailableError,
+)
+from synoptic_schemas.errors import ContractError
+from synoptic_schemas.screens import (
+    DEFAULT_BUCKET,
+    check_name,
+    parse_json,
+)
+
+#: Exit codes: 1 not found / conflict / invalid input, 2 usage, 3 store unavailable
+EXIT_FAILED, EXIT_UNAVAILABLE = 1, 3
+
+
+def default_seed_dir() -> Path:
+    """``$SYNOPTIC_SCREENS_DIR``, else ``screens`` in the working directory."""
+    return Path(os.environ.get("SYNOPTIC_SCREENS_DIR", "screens"))
+
+
+def default_user() -> str:
+    """Who the CLI writes as: ``$SYNOPTIC_USER``, else the login name."""
+    try:
+        return os.environ.get("SYNOPTIC_USER") or getpass.getuser()
+    except (KeyError, OSError):
+        return "cli"
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add ``synoptic screens`` to the ``synoptic`` command."""
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--nats", help="NATS URL (default $SYNOPTIC_NATS_URL)")
+    common.add_argument("--bucket", default=DEFAULT_BUCKET, help="KV bucket")
+    writer = argparse.ArgumentParser(add_help=False)
+    writer.add_argument("--by", default=None, help="author (default $SYNOPTIC_USER)")
+    writer.add_argument("--summary", "-m", default="", help="what changed")
+
+    screens = sub.add_parser("screens", help="screens in the bus's KV bucket")
+    cmds = screens.add_subparsers(dest="screens_command", required=True)
+
+    p = cmds.add_parser("list", parents=[common], help="every screen")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_run(cmd_list))
+
+    p = cmds.add_parser("get", parents=[common], help="print a screen's JSON")
+    p.add_argument("name")
+    p.add_argument("--revision", "-r", type=int, default=None)
+    p.set_defaults(func=_run(cmd_get))
+
+    p = cmds.add_parser("put", parents=[common, writer], help="write a screen")
+    p.add_argument("name")
+    p.add_argument("file", help="JSON file, or - for standard input")
+    p.add_argument("--base", type=int, default=None,
+                   help="revision this edit is based on (0: create only; default: "
+                        "the current one, i.e. overwrite)")  # fmt: skip
+    p.set_defaults(func=_run(cmd_put))
+
+    p = cmds.add_parser("export", parents=[common], help="write screens as files")
+    p.add_argument("names", nargs="*", help="default: every screen")
+    p.add_argument("--dir", type=Path, default=Path("."), help="target folder")
+    p.set_defaults(func=_run(cmd_export))
+
+    p = cmds.add_parser("import", parents=[common, writer], help="write screen files")
+    p.add_argument("files", nargs="+", type=Path, help="<name>.json files")
+    p.set_defaults(func=_run(cmd_import))
+
+    p = cmds.add_parser("history", parents=[common], help="a screen's revisions")
+    p.add_argument("name")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_run(cmd_history))
+
+    p = cmds.add_parser("revert", parents=[common, writer], help="restore a revision")
+    p.add_argument("name")
+    p.add_argument("revision", type=int)
+    p.add_argument("--base", type=int, default=None, help="default: the current one")
+    p.set_defaults(func=_run(cmd_revert))
+
+    p = cmds.add_parser(
+        "delete", parents=[common, writer], help="delete (history kept)"
+    )
+    p.add_argument("name")
+    p.add_argument("--base", type=int, default=None, help="default: the current one")
+    p.set_defaults(func=_run(cmd_delete))
+
+
+Command = Callable[[ScreenBucket, argparse.Namespace], Awaitable[int]]
+
+
+def _run(command: Command) -> Callable[[argparse.Namespace], Awaitable[int]]:
+    """Connect, open the bucket, run ``command``; known failures become one line
+    on stderr and an exit code."""
+
+    async def run(args: argparse.Namespace) -> int:
+        try:
+            nc: NatsClient = await connect(
+                args.nats, name="synoptic-screens", retry_on_failed_connect=False
+            )
+        except Exception as exc:  # NoServersError, OSError, TimeoutError
+            print(f"screens: NATS not reachable: {exc}", file=sys.stderr)
+            return EXIT_UNAVAILABLE
+        try:
+            bucket = await ScreenBucket.open(nc, ScreensConfig(args.bucket))
+            return await command(bucket, args)
+        except StoreUnavailableError as exc:
+            print(f"screens: {exc}", file=sys.stderr)
+            return EXIT_UNAVAILABLE
+        except (ScreenNotFoundError, ConflictError, ContractError) as exc:
+            print(f"screens: {exc}", file=sys.stderr)
+            return EXIT_FAILED
+        finally:
+            await nc.close()
+
+    return run
+
+
+async def cmd_list(bucket: ScreenBucket, args: argparse.Namespace) -> int:
+    entries = [e for e in await bucket.entries() if not e.deleted]
+    if args.json:
+        print(json.dumps([{**e.summary(), "title": (e.screen or {}).get("title", "")}
+                          for e in entries]))  # fmt: skip
+        return 0
+    for e in entries:
+        title = (e.screen or {}).get("title", "")
+        print(f"{e.name:<32} r{e.revision:<6} {e.rev.at:<24} {e.rev.by:<16} {title}")
+    return 0
+
+
+def _pretty(screen: dict[str, Any]) -> str:
+    return json.dumps(screen, ensure_ascii=False, indent=1) + "\n"
+
+
+async def cmd_get(bucket: ScreenBucket, args: argparse.Namespace) -> int:
+    entry = await bucket.get(args.name, args.revision)
+    assert entry.screen is not None
+    sys.stdout.write(_pretty(entry.screen))
+    return 0
+
+
+async def _base(bucket: ScreenBucket, name: str, base: int | None) -> int:
+    if base is not None:
+        return base
+    current = await bucket.latest(name)
+    return 0 if current is None else current.revision
+
+
+def _said(verb: str, entry: Any) -> int:
+    print(f"{verb} {entry.name} revision {entry.revision}")
+    return 0
+
+
+async def cmd_put(bucket: ScreenBucket, args: argparse.Namespace) -> int:
+    data = (
+        sys.stdin.buffer.read()
+        if args.file == "-"
+        else await asyncio.to_thread(Path(args.file).read_bytes)
+    )
+    screen = parse_json(data, bucket.limit)
+    base = await _base(bucket, args.name, args.base)
+    by = args.by or default_user()
+    entry = await bucket.put(args.name, screen, base, by, args.summary)
+    return _said("saved", entry)
+
+
+async def cmd_export(bucket: ScreenBucket, args: argparse.Namespace) -> int:
+    names = [check_name(n) for n in args.names]
+    entries = (
+        [await bucket.get(n) for n in names]
+        if names
+        else [e for e in await bucket.entries() if not e.deleted]
+    )
+    folder: Path = args.dir
+    await asyncio.to_thread(folder.mkdir, parents=True, exist_ok=True)
+    for entry in entries:
+        assert entry.screen is not None
+        path = folder / f"{entry.name}.json"
+        await asyncio.to_thread(path.write_text, _pretty(entry.screen), "utf-8")
+        print(f"exported {entry.name} revision {entry.revision} to {path}")
+    return 0
+
+
+async def cmd_import(bucket: ScreenBucket, args: argparse.Namespace) -> int:
+    """Each file becomes the screen named by its file name: created when absent,
+    a new revision when its content differs, left alone when equal."""
+    by = args.by or default_user()
+    failed = 0
+    for path in args.files:
+        name = path.name.removesuffix(".json")
+        try:
+            check_name(name)
+            screen = parse_json(await asyncio.to_thread(path.read_bytes), bucket.limit)
+            current = await bucket.latest(name)
+            if current is not None and not current.deleted and current.screen == screen:
+                print(f"unchanged {name} revision {current.revision}")
+                continue
+            base = 0 if current is None else current.revision
+            summary = args.summary or f"imported from {path.name}"
+            _said("imported", await bucket.put(name, screen, base, by, summary))
+        except (ContractError, ConflictError, OSError) as exc:
+            failed += 1
+            print(f"screens: {path}: {exc}", file=sys.stderr)
+    return EXIT_FAILED if failed else 0
+
+
+async def cmd_history(bucket: ScreenBucket, args: argparse.Namespace) -> int:
+    entries = await bucket.history(args.name)
+    if not entries:
+        raise ScreenNotFoundError(f"no screen {args.name!r}")
+    if args.json:
+        print(json.dumps([{"revision": e.revision, "op": "delete" if e.deleted else "put",
+                           **e.rev.as_dict()} for e in entries]))  # fmt: skip
+        return 0
+    for e in entries:
+        op = "delete" if e.deleted else "put"
+        print(f"r{e.revision:<6} {op:<6} {e.rev.at:<24} {e.rev.by:<16} {e.rev.summary}")
+    return 0
+
+
+async def cmd_revert(bucket: ScreenBucket, args: argparse.Namespace) -> int:
+    base = await _base(bucket, args.name, args.base)
+    by = args.by or default_user()
+    return _said("reverted", await bucket.revert(args.name, args.revision, base, by))
+
+
+async def cmd_delete(bucket: ScreenBucket, args: argparse.Namespace) -> int:
+    base = await _base(bucket, args.name, args.base)
+    by = args.by or default_user()
+    return _said("deleted", await bucket.delete(args.name, base, by, args.summary))
+
+
+__all__ = ["default_seed_dir", "default_user", "register"]
