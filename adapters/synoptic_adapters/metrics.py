@@ -41,6 +41,35 @@ _COUNTERS = {
 }
 
 
+#: Per-device figures a source may give (``device_stats()``: device → figures),
+#: as metric name → (kind, help). The Tango source gives them (decision 0016).
+_DEVICE_FIGURES = {
+    "busy_fraction": ("gauge", "share of the last minute the device spent on this adapter's reads"),
+    "busy_seconds": ("counter", "seconds the device spent on this adapter's reads"),
+    "in_backoff": ("gauge", "attributes whose reads are backed off (slow or timing out)"),
+    "events_received": ("counter", "value events received from the device"),
+    "events_expected_per_s": ("gauge", "events per second the device's polling would send if every value changed at each poll"),
+    "event_errors": ("counter", "error events received from the device"),
+    "busy_pings": ("counter", "pings that timed out while a read of this adapter held the device (busy, not reconnected)"),
+    "connects": ("counter", "connections to the device (first one and reconnections)"),
+}  # fmt: skip
+
+
+def device_families(
+    labels: list[str], values: list[str], stats: dict[str, dict[str, float]]
+) -> Iterator[Metric]:
+    """The families of :data:`_DEVICE_FIGURES`, one sample per device."""
+    for name, (kind, doc) in _DEVICE_FIGURES.items():
+        family_type = CounterMetricFamily if kind == "counter" else GaugeMetricFamily
+        family = family_type(
+            f"synoptic_adapter_device_{name}", doc, labels=[*labels, "device"]
+        )
+        for device, figures in sorted(stats.items()):
+            if name in figures:
+                family.add_metric([*values, device], figures[name])
+        yield family
+
+
 class AdapterCollector:
     """Exposes an adapter's publisher, source and put counters."""
 
@@ -66,6 +95,9 @@ class AdapterCollector:
             )
             family.add_metric(values, merged)
             yield family
+        device_stats = getattr(adapter.source, "device_stats", None)
+        if device_stats is not None:
+            yield from device_families(labels, values, device_stats())
         puts = CounterMetricFamily(
             "synoptic_adapter_puts", "put requests answered, by result",
             labels=[*labels, "result"],

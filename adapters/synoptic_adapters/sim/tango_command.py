@@ -37,6 +37,43 @@ def register(sims: argparse._SubParsersAction) -> None:
         help="register in the Tango database of $TANGO_HOST instead of -nodb",
     )
     parser.set_defaults(func=run)
+    standard = sims.add_parser(
+        "tango-standard",
+        help="simulated Tango device in the default serialisation model: 414 "
+        "attributes, slow, timing-out and failing ones among them",
+    )
+    standard.add_argument("--port", type=int, default=10000, help="server port")
+    standard.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    standard.add_argument("--device", default="sim/standard/1", help="device name")
+    standard.add_argument("--instance", default="standard", help="instance name")
+    standard.add_argument("--events", type=int, default=389, help="event attributes")
+    standard.add_argument(
+        "--polled", type=int, default=21, help="healthy attributes without events"
+    )
+    standard.add_argument(
+        "--rate", type=float, default=1.0, help="Hz of each event attribute"
+    )
+    standard.add_argument("--slow-s", type=float, default=2.0, help="read of 'slow'")
+    standard.add_argument(
+        "--timeout-s", type=float, default=10.0, help="read of 'timeout'"
+    )
+    standard.add_argument(
+        "--clean", action="store_true", help="slow, timeout, broken read fine"
+    )
+    standard.set_defaults(func=run_standard)
+
+
+def run_standard(args: argparse.Namespace) -> int:
+    """Serve the default-serialisation device until killed."""
+    from synoptic_adapters.sim.tango_standard import StandardSettings, serve
+
+    settings = StandardSettings(
+        events=args.events, polled=args.polled, rate_hz=args.rate,
+        slow_s=args.slow_s, timeout_s=args.timeout_s, clean=args.clean,
+    )  # fmt: skip
+    serve(port=args.port, device=args.device, instance=args.instance,
+          settings=settings, host=args.host)  # fmt: skip
+    return 0
 
 
 def run(args: argparse.Namespace) -> int:
@@ -56,10 +93,14 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main() -> int:
-    """``python -m synoptic_adapters.sim.tango_command …`` (same options)."""
+    """``python -m synoptic_adapters.sim.tango_command [tango-standard] …`` (the
+    options of ``synoptic sim tango``, or of ``tango-standard`` when named)."""
     parser = argparse.ArgumentParser(prog="synoptic sim")
     register(parser.add_subparsers(dest="sim", required=True))
-    args = parser.parse_args(["tango", *sys.argv[1:]])
+    argv = sys.argv[1:]
+    if not argv or argv[0] != "tango-standard":
+        argv = ["tango", *argv]
+    args = parser.parse_args(argv)
     return args.func(args)
 
 

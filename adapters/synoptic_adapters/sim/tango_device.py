@@ -66,7 +66,7 @@ DOUBLE_LIMITS = (-1000.0, 1000.0)
 WRITE_HOLD_TICKS = 50  # a written value is read back for this many ticks
 
 
-def _exit_now() -> None:
+def exit_now() -> None:
     """Exit at once, status 0 (a stop asked for, not a failure).
 
     Tango's own shutdown waits for the requests in progress (clients keep reading
@@ -251,10 +251,10 @@ class SynopticSim(Device):
             self.register_signal(signo)
 
     def signal_handler(self, signo: int) -> None:
-        """SIGTERM/SIGINT: exit now (see :func:`_exit_now`), before Tango's own
+        """SIGTERM/SIGINT: exit now (see :func:`exit_now`), before Tango's own
         shutdown starts."""
         if signo in (signal.SIGTERM, signal.SIGINT):
-            _exit_now()
+            exit_now()
 
     def initialize_dynamic_attributes(self) -> None:
         settings = SimSettings.from_env()

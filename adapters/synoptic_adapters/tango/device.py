@@ -3,15 +3,13 @@ polling and liveness of the attributes monitored on it.
 
 Guarantees:
 
-- First values come from ``read_attributes`` calls made before any event
-  subscription: attributes the server polls in concurrent chunks (from its polling
-  buffer, a few ms each), the others one call each until they have proved fast.
-- Change events are subscribed in bulk with ``EventSubMode.AsyncRead``: the calls
-  return at once; Tango reads each attribute once its subscription is live and
-  delivers that value as the first event, which confirms the subscription. Until
-  then the attribute is read every ``confirm_period`` (and once more after a
-  data-less confirmation, as ``EventSubMode.Async`` sends), so no change is lost in
-  between. Configuration events (metadata changes) are subscribed once a device's
+- Change events are subscribed first, in bulk, with ``EventSubMode.AsyncRead``:
+  the calls return at once; Tango reads each attribute once its subscription is
+  live and delivers that value as the first event, which confirms the
+  subscription (after a data-less confirmation, as ``EventSubMode.Async`` sends,
+  the attribute is read once from the polling buffer). Event attributes are never
+  polled while their events come; an error event publishes the attribute invalid
+  with the device's reason until the next value. Configuration events (metadata changes) are subscribed once a device's
   change events have settled, in paced chunks (cppTango holds every event of the
   process back while it subscribes; values come first, and metadata is read at
   connection anyway), and only on devices with at most ``config_events_max``
@@ -19,13 +17,16 @@ Guarantees:
   ``meta_period``, in one call per device.
 - Released attributes publish nothing more; their subscriptions are undone in the
   background, paced (:mod:`synoptic_adapters.tango.unsubscriber`).
-- Attributes that send no events are read every ``poll_period``: one
-  ``read_attributes`` for all of them per device. An attribute that makes a read
-  slower than ``slow_after`` (or time out) moves to its own read group with its
-  own proxy and ``slow_timeout``; it never delays the others again.
+- Attributes that send no events are read by the device's read lane
+  (:mod:`synoptic_adapters.tango.reads`), one read at a time, once the event
+  attributes have their first values: fast ones every ``poll_period``, slow or
+  timing-out ones backed off, within a budget of the device's time
+  (``busy_fraction``). A read that raises publishes the device's reason and
+  description, invalid.
 - The device is pinged every ``ping_period``: when it stops answering every
   attribute is published disconnected; when it answers again it is connected
-  afresh (first values, new subscriptions) without operator action.
+  afresh (first values, new subscriptions) without operator action. A ping that
+  times out while a read of ours holds the device means "busy", not gone.
 - A device or attribute that does not exist is published as disconnected with a
   ``never connected: …`` status, and retried every ``retry_period``.
 """
@@ -33,20 +34,18 @@ Guarantees:
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import threading
 import time
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
-from enum import Enum
 from typing import Any
 
 import numpy as np
 import tango
 
 from synoptic_adapters.source import ChannelSink
+from synoptic_adapters.tango.attr import AttrState, Events
 from synoptic_adapters.tango.convert import Reading, metadata, reading
 from synoptic_adapters.tango.events import (
     ChangeCallback,
@@ -55,10 +54,12 @@ from synoptic_adapters.tango.events import (
     EventItem,
     call_directly,
 )
+from synoptic_adapters.tango.policy import DeviceTime
+from synoptic_adapters.tango.reads import Reads, describe, is_timeout
 from synoptic_adapters.tango.settings import TangoSettings
 from synoptic_adapters.tango.stages import stage
 from synoptic_adapters.tango.unsubscriber import Unsubscriber
-from synoptic_schemas import Channel
+from synoptic_schemas import Channel, Severity
 
 log = logging.getLogger(__name__)
 
@@ -75,35 +76,6 @@ CONFIG_PAUSE = 0.05
 ERROR_LOG_PERIOD = 5.0
 
 
-class Events(Enum):
-    """Where an attribute's values come from."""
-
-    PENDING = "pending"  # subscribed, not confirmed: read every confirm_period
-    LIVE = "live"  # change events confirmed
-    NONE = "none"  # the attribute sends no events: read every poll_period
-
-
-@dataclass(eq=False)
-class AttrState:
-    """One monitored attribute of a device."""
-
-    channel: Channel
-    name: str  # lower case
-    events: Events = Events.PENDING
-    generation: int = 0  # bumped at each (re)connection; stale events are dropped
-    exists: bool = False
-    isolated: bool = False
-    confirm_read: bool = False  # read once more: subscription just confirmed
-    proven: bool = False  # read fast on its own: may join the device's group
-    meta: dict[str, Any] | None = None
-    last: Reading | None = None
-    status: str = ""  # last disconnected reason published
-    change_id: int | None = None  # event subscription ids
-    conf_id: int | None = None
-    task: asyncio.Task[None] | None = None  # the isolated read loop
-    link: Any = None  # the DeviceLink it belongs to
-
-
 def _same(a: Any, b: Any) -> bool:
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
         return (
@@ -115,15 +87,24 @@ def _same(a: Any, b: Any) -> bool:
     return type(a) is type(b) and a == b
 
 
-def _polled_attributes(polling_status: Iterable[str]) -> set[str]:
-    """Names (lower case) of the attributes in a ``polling_status()`` answer."""
-    prefix = "polled attribute name = "
-    names = set()
+def _polled_attributes(polling_status: Iterable[str]) -> dict[str, float]:
+    """Polling period (s) by name (lower case) of the attributes in a
+    ``polling_status()`` answer."""
+    prefix, period_prefix = "polled attribute name = ", "polling period (ms) = "
+    periods: dict[str, float] = {}
     for entry in polling_status:
-        first = str(entry).splitlines()[0].strip().lower() if entry else ""
-        if first.startswith(prefix):
-            names.add(first.removeprefix(prefix).strip())
-    return names
+        lines = [line.strip().lower() for line in str(entry or "").splitlines()]
+        if lines and lines[0].startswith(prefix):
+            period = next(
+                (line.removeprefix(period_prefix) for line in lines
+                 if line.startswith(period_prefix)), "0",
+            )  # fmt: skip
+            try:
+                seconds = float(period) / 1000
+            except ValueError:
+                seconds = 0.0
+            periods[lines[0].removeprefix(prefix).strip()] = seconds
+    return periods
 
 
 def _take_ids(state: AttrState) -> list[int]:
@@ -131,15 +112,6 @@ def _take_ids(state: AttrState) -> list[int]:
     ids = [i for i in (state.change_id, state.conf_id) if i is not None]
     state.change_id = state.conf_id = None
     return ids
-
-
-def _describe(exc: BaseException) -> str:
-    if isinstance(exc, tango.DevFailed) and exc.args:
-        first = exc.args[0]
-        return f"{first.reason}: {first.desc.strip().splitlines()[0]}"
-    if isinstance(exc, TimeoutError):
-        return "timed out"
-    return repr(exc)
 
 
 class DeviceLink:
@@ -176,12 +148,19 @@ class DeviceLink:
         self.up = False
         self.ever_up = False
         self.names: dict[str, str] = {}  # lower-case → device's attribute name
-        self.polled: set[str] = set()  # attributes the server polls (lower case)
+        #: attributes the server polls (lower case) → polling period, s
+        self.polled: dict[str, float] = {}
+        #: time the device spent on our reads, and the read budget
+        self.device_time = DeviceTime(settings.busy_fraction, time.monotonic())
+        self.reads: Reads | None = None  # the read lane while connected
+        self.events_received = 0  # value events of this device
+        self.event_errors = 0
+        self.connects = 0  # successful connections (1 + reconnections)
+        self.busy_pings = 0  # pings that timed out while our read held the device
         #: subscriptions whose callback Tango calls without pytango's wrappers
         self.direct_callbacks = 0
         self._generation = 0
         self._lock = asyncio.Lock()
-        self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._poller: asyncio.Task[None] | None = None
         self._config_tasks: set[asyncio.Task[None]] = set()
@@ -216,7 +195,6 @@ class DeviceLink:
         """Stop every task and (unless ``unsubscribe`` is false) unsubscribe
         everything; late events are ignored either way."""
         tasks = [t for t in (self._task, self._poller, *self._config_tasks) if t]
-        tasks += [s.task for s in self.attrs.values() if s.task]
         for task in tasks:
             task.cancel()
         await asyncio.wait(tasks, timeout=2) if tasks else None
@@ -231,13 +209,14 @@ class DeviceLink:
         if self.attrs.get(state.name) is not state:
             return
         if item.kind == "value":
+            self.events_received += 1
             state.events = Events.LIVE
             self._publish(state, item.payload, polled=False)
         elif item.kind == "live":
             if state.events is not Events.LIVE:
                 state.events = Events.LIVE
-                state.confirm_read = True
-                self._wake.set()
+                state.confirm_read = state.name in self.polled
+                self._wake_reads()
         elif item.kind == "meta":
             if item.payload != state.meta:
                 state.meta = item.payload
@@ -248,11 +227,19 @@ class DeviceLink:
                 if state.change_id is not None:
                     self._unsubscribe_later([state.change_id])
                     state.change_id = None
-                self._wake.set()
-        elif item.kind == "error" and state.events is Events.LIVE:
+                self._wake_reads()
+        elif item.kind == "error" and state.events is not Events.NONE:
+            # cppTango keeps the subscription and resubscribes by itself; the
+            # value is unknown until the next event (never polled meanwhile)
+            self.event_errors += 1
             self._log_event_error(state, item.payload)
-            state.events = Events.PENDING
-            self._wake.set()
+            first = (item.payload or "?").strip().splitlines()[0]
+            self.invalid(state, f"event error: {first}")
+            self._wake_reads()
+
+    def _wake_reads(self) -> None:
+        if self.reads is not None:
+            self.reads.wake.set()
 
     def _log_event_error(self, state: AttrState, error: str) -> None:
         """One log line per device and :data:`ERROR_LOG_PERIOD` at most: a late
@@ -266,7 +253,7 @@ class DeviceLink:
         more = self._errors_unlogged
         self._error_logged_at, self._errors_unlogged = now, 0
         log.info(
-            "%s/%s: event error %s; reading it until events come again%s",
+            "%s/%s: event error %s; invalid until its next event%s",
             self.url, state.name, error.strip().splitlines()[0] if error else "?",
             f" ({more} more event errors of this device since the last line)"
             if more else "",
@@ -307,43 +294,60 @@ class DeviceLink:
             stage("names", self.device)
             self.up = True
             self.ever_up = True
+            self.connects += 1
+            self.reads = Reads(self, self.device_time)
             await self._attach(list(self.attrs.values()))
-        self._poller = asyncio.create_task(self._poll_loop(), name=f"poll {self.url}")
+        self._poller = asyncio.create_task(self.reads.run(), name=f"read {self.url}")
 
     async def _watch(self) -> None:
-        """Ping until the device stops answering."""
+        """Ping until the device stops answering. A ping that times out while a
+        read of ours holds the device (or may still: a timed-out read runs on)
+        says the device is busy, not gone: no reconnection."""
+        busy_logged = False
         while True:
             await asyncio.sleep(self.settings.ping_period)
+            reads = self.reads
+            held = reads is not None and reads.busy
+            started = time.monotonic()
             try:
                 await asyncio.wait_for(self.proxy.ping(), self.settings.ping_timeout)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
-                log.warning("%s: ping failed: %s", self.url, _describe(exc))
+                took = time.monotonic() - started
+                timed_out = is_timeout(exc, took, self.settings.ping_timeout)
+                if timed_out and (held or (reads is not None and reads.busy)):
+                    self.busy_pings += 1
+                    if not busy_logged:
+                        busy_logged = True
+                        log.info("%s: busy (ping timed out while our read holds "
+                                 "the device); not reconnecting", self.url)  # fmt: skip
+                    continue
+                log.warning("%s: ping failed: %s", self.url, describe(exc))
                 return
+            busy_logged = False
 
     def _go_down(self, reason: str) -> None:
         self.up = False
+        self.reads = None
         if self._poller:
             self._poller.cancel()
             self._poller = None
         for state in self.attrs.values():
             state.generation += 1
-            if state.task:
-                state.task.cancel()
-                state.task = None
             self._unsubscribe_later(_take_ids(state))
             self._down(state, reason)
 
     def _all_down(self, exc: BaseException) -> None:
         prefix = "disconnected" if self.ever_up else "never connected"
         for state in self.attrs.values():
-            self._down(state, f"{prefix}: {_describe(exc)}")
+            self._down(state, f"{prefix}: {describe(exc)}")
 
     # -- attaching attributes ---------------------------------------------------------
 
     async def _attach(self, states: list[AttrState]) -> None:
-        """Read configuration and first values of ``states``, then subscribe."""
+        """Subscribe change events of ``states`` (first values come with them),
+        read their configuration; the read lane then polls those without events."""
         for state in states:
             state.generation += 1
             state.exists = state.name in self.names
@@ -357,28 +361,27 @@ class DeviceLink:
         present = [s for s in states if s.exists]
         if not present:
             return
-        real = [self.names[s.name] for s in present]
-        configs, _ = await asyncio.gather(
-            self._blocking(self.proxy.get_attribute_config_ex, real),
-            self._first_read(present),
-        )
-        stage("read", self.device)
-        for state, info in zip(present, configs, strict=True):
-            meta = metadata(info)
-            if meta != state.meta:
-                state.meta = meta
-                self.sink.meta(state.channel, meta)
         for state in present:
             if state.events is not Events.NONE:
                 state.events = Events.PENDING
-        subscribed = await self._subscribing(self._subscribe_changes, present)
+        real = [self.names[s.name] for s in present]
+        subscribed, configs = await asyncio.gather(
+            self._subscribing(self._subscribe_changes, present),
+            self._blocking(self.proxy.get_attribute_config_ex, real),
+        )
         stage("subscribe_calls", self.device)
         for state, change_id in zip(present, subscribed, strict=True):
             if state.events is Events.NONE and change_id is not None:
                 self._unsubscribe_later([change_id])  # said "no events" meanwhile
             else:
                 state.change_id = change_id
-        self._wake.set()
+        for state, info in zip(present, configs, strict=True):
+            meta = metadata(info)
+            if meta != state.meta:
+                state.meta = meta
+                self.sink.meta(state.channel, meta)
+        stage("read", self.device)
+        self._wake_reads()
         if (
             self.settings.config_events
             and len(self.attrs) <= self.settings.config_events_max
@@ -439,44 +442,6 @@ class DeviceLink:
                 ids.append(item[1][1])
         self._unsubscribe_later(ids)
 
-    async def _first_read(self, states: list[AttrState]) -> None:
-        """Read every attribute once, polled ones in concurrent chunks."""
-        await self._read([s for s in states if not s.isolated])
-        for state in states:
-            if state.isolated and state.task is None:
-                self._isolate(state)
-
-    async def _read(self, states: list[AttrState]) -> None:
-        """Read ``states``: attributes the server polls come from its polling
-        buffer (never slow), in chunks; the others from the device: one group for
-        those that read fast before, one call each for the others.
-
-        The kinds are never mixed in one call: cppTango holds the device's
-        polling-buffer lock for the whole of a mixed ``read_attributes``, so one
-        slow device read would stall every polled attribute and the events; and
-        an attribute in a group still running on the server cannot be read by
-        another call until the whole group is done, so a stalled group is not
-        probed at once: its members are read one by one from the next period."""
-        cached = [s for s in states if s.name in self.polled]
-        direct = [s for s in states if s.name not in self.polled]
-        proven = [s for s in direct if s.proven]
-        unproven = [s for s in direct if not s.proven]
-        size = self.settings.first_read_chunk
-        chunks = [cached[i : i + size] for i in range(0, len(cached), size)]
-        reads = [
-            self._read_group(chunk, self.settings.read_timeout) for chunk in chunks
-        ]
-        await asyncio.gather(*reads, self._read_proven(proven), self._probe(unproven))
-        for state in unproven:
-            if state.isolated and state.task is None:
-                self._isolate(state)
-
-    async def _read_proven(self, states: list[AttrState]) -> None:
-        if states and not await self._read_group(states, self.settings.slow_after):
-            log.info("%s: a read of %d attributes was slow", self.url, len(states))
-            for state in states:
-                state.proven = False
-
     def _subscribe_changes(self, states: list[AttrState]) -> list[int | None]:
         """Subscribe change events (runs in a thread); returns the ids."""
         ids: list[int | None] = []
@@ -521,7 +486,7 @@ class DeviceLink:
                     )
             except tango.DevFailed as exc:  # metadata was read at connection
                 log.info("%s/%s: no configuration events: %s", self.url,
-                         state.name, _describe(exc))  # fmt: skip
+                         state.name, describe(exc))  # fmt: skip
                 continue
             made.append((state, (callback.generation, event_id)))
         return made
@@ -532,9 +497,6 @@ class DeviceLink:
         ids: list[int] = []
         for state in states:
             state.generation += 1
-            if state.task:
-                state.task.cancel()
-                state.task = None
             ids += _take_ids(state)
         if unsubscribe:
             self._unsubscribe_later(ids)
@@ -545,40 +507,27 @@ class DeviceLink:
 
     # -- reading --------------------------------------------------------------------------
 
-    async def _poll_loop(self) -> None:
-        """Read, in one call per period, what events do not deliver (metadata
-        too, every ``meta_period``, for attributes without configuration
-        events)."""
-        next_poll = time.monotonic() + self.settings.poll_period
-        next_meta = time.monotonic() + self.settings.meta_period
-        while True:
-            if time.monotonic() >= next_meta:
-                next_meta = time.monotonic() + self.settings.meta_period
-                await self._read_meta()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), self.settings.confirm_period)
-            self._wake.clear()
-            now = time.monotonic()
-            poll_due = now >= next_poll
-            if poll_due:
-                next_poll = now + self.settings.poll_period
-            due = [
-                s
-                for s in self.attrs.values()
-                if s.exists
-                and not s.isolated
-                and (
-                    s.events is Events.PENDING
-                    or s.confirm_read
-                    or (poll_due and s.events is Events.NONE)
-                )
-            ]
-            for state in due:
-                state.confirm_read = False
-            if due:
-                await self._read(due)
+    def polls(self, state: AttrState) -> bool:
+        """Whether the read lane polls ``state``: it sends no events, or it is
+        not polled by Tango and its subscription is not confirmed (it may push
+        events from code; until it does, it is read)."""
+        return state.exists and (
+            state.events is Events.NONE
+            or (state.events is Events.PENDING and state.name not in self.polled)
+        )
 
-    async def _read_meta(self) -> None:
+    def awaits_first_event(self, state: AttrState) -> bool:
+        """Whether ``state``'s first value should come from its subscription
+        and has not come yet (the read lane waits for those)."""
+        return (
+            state.exists
+            and state.events is Events.PENDING
+            and state.name in self.polled
+            and state.last is None
+            and not state.status
+        )
+
+    async def read_meta(self) -> None:
         """Read the configuration of the attributes that have no configuration
         events, in one call; publish what changed."""
         states = [s for s in self.attrs.values() if s.exists and s.conf_id is None]
@@ -593,7 +542,7 @@ class DeviceLink:
                 self.settings.read_timeout,
             )
         except (TimeoutError, tango.DevFailed) as exc:
-            log.info("%s: metadata not read: %s", self.url, _describe(exc))
+            log.info("%s: metadata not read: %s", self.url, describe(exc))
             return
         for state, info in zip(states, infos, strict=True):
             meta = metadata(info)
@@ -601,75 +550,50 @@ class DeviceLink:
                 state.meta = meta
                 self.sink.meta(state.channel, meta)
 
-    async def _read_group(self, states: list[AttrState], budget: float) -> bool:
-        """One ``read_attributes``; False when it took longer than ``budget``."""
-        names = [self.names[s.name] for s in states]
-        started = time.monotonic()
-        try:
-            results = await asyncio.wait_for(self.proxy.read_attributes(names), budget)
-        except (TimeoutError, tango.DevFailed) as exc:
-            if isinstance(exc, tango.DevFailed) and time.monotonic() - started < budget:
-                for state in states:
-                    self._down(state, f"read failed: {_describe(exc)}")
-                return True
-            return False
-        for state, result in zip(states, results, strict=True):
-            self._take(state, result)
-        return True
-
-    async def _probe(self, states: list[AttrState]) -> None:
-        """Read each attribute alone, concurrently; isolate the slow ones."""
-
-        async def one(state: AttrState) -> None:
-            name = self.names[state.name]
-            try:
-                result = await asyncio.wait_for(
-                    self.proxy.read_attribute(name), self.settings.slow_after
-                )
-            except TimeoutError:
-                log.info("%s/%s is slow: isolated", self.url, state.name)
-                state.isolated = True
-            except tango.DevFailed as exc:
-                self._down(state, f"read failed: {_describe(exc)}")
-            else:
-                state.proven = True
-                self._take(state, result)
-
-        await asyncio.gather(*(one(s) for s in states))
-
-    def _isolate(self, state: AttrState) -> None:
-        state.task = asyncio.create_task(
-            self._isolated_loop(state), name=f"slow {self.url}/{state.name}"
-        )
-
-    async def _isolated_loop(self, state: AttrState) -> None:
-        """Read one slow attribute on its own proxy and timeout."""
-        proxy = await self._blocking(self._new_proxy)
-        proxy.set_timeout_millis(int(self.settings.slow_timeout * 1000))
-        first = True
-        while True:
-            if first or state.events is not Events.LIVE:
-                try:
-                    result = await asyncio.wait_for(
-                        proxy.read_attribute(self.names[state.name]),
-                        self.settings.slow_timeout + 1,
-                    )
-                except (TimeoutError, tango.DevFailed) as exc:
-                    self._down(state, f"read failed: {_describe(exc)}")
-                else:
-                    self._take(state, result)
-                first = False
-            await asyncio.sleep(self.settings.poll_period)
-
-    def _take(self, state: AttrState, result: tango.DeviceAttribute) -> None:
+    def take(
+        self, state: AttrState, result: tango.DeviceAttribute, invalid: str = ""
+    ) -> None:
+        """Publish a read's result (``invalid``: publish its value with severity
+        invalid and this status instead of its own)."""
         if self.attrs.get(state.name) is not state:
             return  # released while the read ran
         if result.has_failed:
             errors = result.get_err_stack()
             text = f"{errors[0].reason}: {errors[0].desc.strip()}" if errors else "?"
-            self._down(state, f"read failed: {text}")
+            self.invalid(state, f"read failed: {text}")
             return
-        self._publish(state, reading(result), polled=True)
+        value = reading(result)
+        if invalid:
+            value = Reading(value.v, value.t, int(Severity.INVALID), invalid)
+        self._publish(state, value, polled=True)
+
+    def invalid(self, state: AttrState, status: str) -> None:
+        """Publish ``state`` connected but without a valid value: severity
+        invalid, ``status`` saying why (once per distinct status)."""
+        if self.attrs.get(state.name) is not state:
+            return
+        last = state.last
+        if last is not None and last.v is None and last.st == status:
+            return
+        state.last = Reading(None, time.time_ns(), int(Severity.INVALID), status)
+        state.status = ""
+        self.sink.value(state.channel, None, t=state.last.t, sev=state.last.sev,
+                        st=status)  # fmt: skip
+
+    def stats(self) -> dict[str, float]:
+        """Figures of this device for the metrics."""
+        live = [s for s in self.attrs.values() if s.events is Events.LIVE]
+        expected = sum(1 / self.polled[s.name] for s in live if self.polled.get(s.name))
+        return {
+            "busy_fraction": self.device_time.fraction(time.monotonic()),
+            "busy_seconds": self.device_time.total,
+            "in_backoff": sum(1 for s in self.attrs.values() if s.strikes),
+            "events_received": self.events_received,
+            "events_expected_per_s": expected,
+            "event_errors": self.event_errors,
+            "busy_pings": self.busy_pings,
+            "connects": self.connects,
+        }
 
     # -- publishing -------------------------------------------------------------------------
 
@@ -678,7 +602,12 @@ class DeviceLink:
         if last is not None:
             if value.t < last.t:
                 return  # an older sample (a read overtaken by an event)
-            if polled and value.sev == last.sev and _same(value.v, last.v):
+            if (
+                polled
+                and value.sev == last.sev
+                and value.st == last.st
+                and _same(value.v, last.v)
+            ):
                 return
         state.last = value
         state.status = ""

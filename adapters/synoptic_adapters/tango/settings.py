@@ -37,18 +37,35 @@ SECTION_SCHEMA: dict[str, Any] = {
             "subscription is not confirmed yet.",
             **_SECONDS,
         },
-        "read_timeout": {"description": "Timeout of grouped reads, s.", **_SECONDS},
+        "read_timeout": {"description": "Timeout of every read, s.", **_SECONDS},
         "slow_after": {
-            "description": "A read slower than this isolates the slow attribute "
-            "in its own read group, s.",
+            "description": "An attribute whose read alone takes longer than this "
+            "is slow: it is backed off (its value published invalid until it "
+            "reads fast again), s.",
             **_SECONDS,
         },
+        "backoff_max": {
+            "description": "Longest wait between two reads of a slow or "
+            "timing-out attribute, s (the wait doubles from twice the spacing "
+            "that keeps its share of the device at busy_fraction).",
+            **_SECONDS,
+        },
+        "busy_fraction": {
+            "description": "Largest share of a device's time the adapter's reads "
+            "may take (a standard device answers nothing else, its events "
+            "included, while it reads): polling stretches to stay under it.",
+            "type": "number",
+            "exclusiveMinimum": 0,
+            "maximum": 1,
+        },
         "slow_timeout": {
-            "description": "Timeout of an isolated attribute's reads, s.",
+            "description": "No longer used (every read has read_timeout); "
+            "accepted for older configurations.",
             **_SECONDS,
         },
         "first_read_chunk": {
-            "description": "Attributes per read_attributes call of the first read.",
+            "description": "Attributes per read_attributes call of reads from "
+            "a device's polling buffer.",
             "type": "integer",
             "minimum": 1,
         },
@@ -127,6 +144,8 @@ class TangoSettings:
     confirm_period: float = 1.0
     read_timeout: float = 3.0
     slow_after: float = 1.0
+    backoff_max: float = 300.0
+    busy_fraction: float = 0.1
     first_read_chunk: int = 50
     slow_timeout: float = 5.0
     ping_period: float = 1.0

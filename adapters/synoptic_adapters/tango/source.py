@@ -87,6 +87,11 @@ class TangoSource:
         """Value events dropped because the loop fell too far behind."""
         return self._inbox.dropped if self._inbox else 0
 
+    def device_stats(self) -> dict[str, dict[str, float]]:
+        """Figures per device (``host:port/domain/family/member``) for the
+        metrics: time busy with our reads, attributes in backoff, events."""
+        return {device: link.stats() for device, link in self.links.items()}
+
     async def start(self, sink: ChannelSink) -> None:
         """Prepare the thread pool and the event inbox."""
         os.environ.setdefault("ORBmaxGIOPConnectionPerServer", ORB_CONNECTIONS)

@@ -89,6 +89,10 @@ class CollectingSink:
 
     updates: list[Update] = field(default_factory=list)
     _changed: asyncio.Event = field(default_factory=asyncio.Event)
+    #: the updates per (channel, kind): lookups stay cheap with many channels
+    _index: dict[tuple[Channel, str], list[Update]] = field(
+        default_factory=lambda: defaultdict(list)
+    )
 
     def value(self, channel: Channel, v: Any, *, t: int, sev: int, st: str) -> None:
         self._add(Update("value", channel, time.monotonic(), v, t, sev, st))
@@ -101,14 +105,19 @@ class CollectingSink:
 
     def _add(self, update: Update) -> None:
         self.updates.append(update)
+        self._index[update.channel, update.kind].append(update)
         self._changed.set()
 
     def of(self, channel: Channel, kind: str = "value") -> list[Update]:
-        return [u for u in self.updates if u.channel == channel and u.kind == kind]
+        return list(self._index.get((channel, kind), ()))
 
     def last(self, channel: Channel, kind: str = "value") -> Update | None:
-        found = self.of(channel, kind)
+        found = self._index.get((channel, kind))
         return found[-1] if found else None
+
+    def first(self, channel: Channel, kind: str = "value") -> Update | None:
+        found = self._index.get((channel, kind))
+        return found[0] if found else None
 
     async def wait(self, predicate: Any, timeout: float = 10.0) -> None:
         """Wait until ``predicate()`` is true (checked on every update)."""
@@ -163,3 +172,40 @@ class Bus:
     def live_eps(self, uri: str) -> set[int]:
         """The epochs that published a connected value of ``uri``."""
         return {v["ep"] for v in self.values[uri] if v["c"]}
+
+
+@dataclass
+class StandardServer:
+    """A running ``synoptic sim tango-standard`` process (database-less): one
+    device in Tango's default serialisation model."""
+
+    port: int
+    proc: Process
+    device: str = "sim/standard/1"
+
+    @property
+    def hostport(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    @property
+    def url(self) -> str:
+        return f"tango://{self.hostport}/{self.device}#dbase=no"
+
+    def channel(self, attribute: str) -> Channel:
+        return parse_channel(f"tango://{self.hostport}/{self.device}/{attribute}")
+
+    def settings(self, **overrides: Any) -> TangoSettings:
+        return TangoSettings(no_database_hosts=frozenset({self.hostport}), **overrides)
+
+
+def start_standard(*options: str) -> StandardServer:
+    """Start the default-serialisation simulator on a free loopback port with
+    ``options`` of ``synoptic sim tango-standard``."""
+    port = free_port()
+    argv = [
+        sys.executable, "-m", "synoptic_adapters.sim.tango_command",
+        "tango-standard", "--port", str(port), *options,
+    ]  # fmt: skip
+    proc = Process("tango-standard", argv)
+    proc.wait_for(READY, timeout=60)
+    return StandardServer(port, proc)

@@ -163,7 +163,7 @@ def test_polled_attributes_from_polling_status() -> None:
         "Polled command name = State\nPolling period (mS) = 3000",
         "Polled attribute name = bulk_0001\nPolling period (mS) = 100",
     ]
-    assert _polled_attributes(status) == {"double", "bulk_0001"}
+    assert _polled_attributes(status) == {"double": 0.1, "bulk_0001": 0.1}
 
 
 def test_settings_from_a_config_section() -> None:

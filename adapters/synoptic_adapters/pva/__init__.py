@@ -1,1 +1,0 @@
-"""EPICS PV Access (p4p): the only package that imports p4p."""

@@ -1,0 +1,319 @@
+"""Every read the adapter makes of one Tango device, one at a time.
+
+A standard device serialises requests, so reads of ours that overlap only queue
+on the device, and the time one spends queued would be taken for its own
+slowness. Here the reads of a device form one lane (decision 0016):
+
+- the lane starts once the first values of the event attributes have come with
+  their subscriptions (or after :data:`FIRST_EVENTS_WAIT`), so they never wait
+  behind a slow read; event attributes are never read while their events come
+  (one read from the polling buffer after a data-less confirmation aside);
+- each period it reads the attributes without events: those Tango polls from its
+  polling buffer (chunks of ``first_read_chunk``), those that read fast alone in
+  one group, each new one alone (so its time is its own), and last, when due and
+  the device's budget allows, those in backoff, cheapest first;
+- a read is judged only when no read of ours may still hold the device: after a
+  timeout the device may go on with the read for long (a 3 s client timeout, a
+  10 s read), so the lane counts it busy until some read of ours answers again
+  (when nothing else is due, a read of ``State`` every ``poll_period`` asks), and
+  that whole time is the timed-out read's cost;
+- a slow group is split (its members are read alone from then on); a slow or
+  timed-out attribute backs off (:func:`~.policy.backoff_wait`), published invalid
+  with what happened and when the next try is, and comes back to the normal
+  period once it reads fast again; the fast group's period stretches when it alone
+  would take more than the budget.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from typing import TYPE_CHECKING, Any, Protocol
+
+import tango
+
+from synoptic_adapters.tango.attr import AttrState
+from synoptic_adapters.tango.policy import (
+    DeviceTime,
+    backoff_wait,
+    slow_status,
+    timeout_status,
+)
+
+if TYPE_CHECKING:
+    from synoptic_adapters.tango.settings import TangoSettings
+
+
+class Device(Protocol):
+    """What the lane needs of its device link."""
+
+    url: str
+    settings: TangoSettings
+    attrs: dict[str, AttrState]
+    names: dict[str, str]  # lower case -> the device's attribute name
+    polled: dict[str, float]  # attributes Tango polls -> period, s
+    proxy: Any
+
+    def polls(self, state: AttrState) -> bool: ...
+    def awaits_first_event(self, state: AttrState) -> bool: ...
+    async def read_meta(self) -> None: ...
+    def take(self, state: AttrState, result: Any, invalid: str = "") -> None: ...
+    def invalid(self, state: AttrState, status: str) -> None: ...
+
+
+log = logging.getLogger(__name__)
+
+#: Longest wait, after a connection, for the event attributes' first values
+#: before the lane starts reading, seconds.
+FIRST_EVENTS_WAIT = 5.0
+
+
+def is_timeout(exc: BaseException, took: float, timeout: float) -> bool:
+    """Whether a failed read timed out (rather than answered with an error)."""
+    if isinstance(exc, TimeoutError) or took >= 0.9 * timeout:
+        return True
+    if isinstance(exc, tango.DevFailed) and exc.args:
+        text = f"{exc.args[0].reason} {exc.args[0].desc}".lower().replace(" ", "")
+        return "timedout" in text or "timeout" in text
+    return False
+
+
+def describe(exc: BaseException) -> str:
+    """``REASON: description`` of a DevFailed (first line), else the repr."""
+    if isinstance(exc, tango.DevFailed) and exc.args:
+        first = exc.args[0]
+        return f"{first.reason}: {first.desc.strip().splitlines()[0]}"
+    if isinstance(exc, TimeoutError):
+        return "timed out"
+    return repr(exc)
+
+
+class Reads:
+    """The read lane of one device link (see the module docstring)."""
+
+    def __init__(self, link: Device, device_time: DeviceTime) -> None:
+        self.link = link
+        self.settings = link.settings
+        self.time = device_time
+        #: start (monotonic) of the read in flight, if any
+        self.in_flight: float | None = None
+        #: a timed-out read the device may still be running: (start, attribute
+        #: or None for a group)
+        self.stall: tuple[float, AttrState | None] | None = None
+        self.wake = asyncio.Event()
+        self._cache_due = 0.0
+        self._group_due = 0.0
+        self._probe_due = 0.0
+        self._meta_due = time.monotonic() + self.settings.meta_period
+
+    @property
+    def busy(self) -> bool:
+        """Whether a read of ours holds (or may still hold) the device."""
+        return self.in_flight is not None or self.stall is not None
+
+    # -- the loop ---------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Read until cancelled."""
+        await self._first_events()
+        while True:
+            if not await self._step():
+                await self._sleep()
+
+    async def _first_events(self) -> None:
+        deadline = time.monotonic() + FIRST_EVENTS_WAIT
+        while time.monotonic() < deadline and any(
+            self.link.awaits_first_event(s) for s in self.link.attrs.values()
+        ):
+            self.wake.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.wake.wait(), 0.05)
+
+    async def _sleep(self) -> None:
+        now = time.monotonic()
+        dues = [self._meta_due, now + self.settings.confirm_period]
+        if self.stall is not None:
+            dues.append(self._probe_due)
+        polled = [s for s in self.link.attrs.values() if self.link.polls(s)]
+        if any(s.name in self.link.polled for s in polled):
+            dues.append(self._cache_due)
+        if any(s.proven and not s.strikes for s in polled):
+            dues.append(self._group_due)
+        for state in polled:
+            if not state.proven or state.strikes:
+                due = state.due
+                if state.strikes:
+                    due = max(due, now + self.time.wait(now))
+                dues.append(due)
+        self.wake.clear()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.wake.wait(), max(0.01, min(dues) - now))
+
+    async def _step(self) -> bool:
+        """Do the most urgent due read; False when nothing was due."""
+        link, now = self.link, time.monotonic()
+        attrs = [s for s in link.attrs.values() if s.exists]
+        confirm = [s for s in attrs if s.confirm_read]
+        if confirm:
+            for state in confirm:
+                state.confirm_read = False
+            await self._cached(confirm)
+            return True
+        polled = [s for s in attrs if link.polls(s)]
+        cached = [s for s in polled if s.name in link.polled]
+        if cached and self._cache_due <= now:
+            self._cache_due = now + self.settings.poll_period
+            await self._cached(cached)
+            return True
+        direct = [s for s in polled if s.name not in link.polled]
+        group = [s for s in direct if s.proven and not s.strikes]
+        if group and self._group_due <= now:
+            await self._group(group)
+            return True
+        if self.stall is not None:  # busy with our read: nothing else yet
+            if self._probe_due > now:
+                return False
+            # the cheapest call that waits for the device: tells when it is free
+            self._probe_due = now + self.settings.poll_period
+            await self._timed(self.link.proxy.read_attribute("State"))
+            return True
+        alone = [s for s in direct if not s.proven and not s.strikes and s.due <= now]
+        if alone:
+            await self._alone(alone[0])
+            return True
+        if self._meta_due <= now:
+            self._meta_due = now + self.settings.meta_period
+            await self._timed(link.read_meta())
+            return True
+        backoff = [s for s in direct if s.strikes and s.due <= now]
+        if backoff and self.time.allows(now):
+            await self._alone(min(backoff, key=lambda s: s.cost))
+            return True
+        return False
+
+    # -- reads ----------------------------------------------------------------------
+
+    async def _timed(self, call: Any) -> tuple[Any, BaseException | None, float]:
+        """Run one device call of ours: (result, exception, seconds)."""
+        start = self.in_flight = time.monotonic()
+        result: Any = None
+        error: BaseException | None = None
+        try:
+            result = await asyncio.wait_for(call, self.settings.read_timeout + 1)
+        except (TimeoutError, tango.DevFailed) as exc:
+            error = exc
+        finally:
+            self.in_flight = None
+        end = time.monotonic()
+        took = end - start
+        self.time.spent(start, end)
+        if error is None or not is_timeout(error, took, self.settings.read_timeout):
+            self._freed(end)
+        return result, error, took
+
+    def _freed(self, now: float) -> None:
+        """A read of ours answered: the device is free; a stall ends here."""
+        if self.stall is None:
+            return
+        start, state = self.stall
+        self.stall = None
+        busy = now - start
+        if state is None or state.strikes == 0:
+            return
+        state.cost = max(state.cost, busy)
+        wait = backoff_wait(
+            state.cost, state.strikes, self.settings.busy_fraction,
+            self.settings.backoff_max,
+        )  # fmt: skip
+        state.due = max(state.due, now + wait)
+        self.link.invalid(
+            state, timeout_status(self.settings.read_timeout, state.due - now, busy)
+        )
+
+    async def _cached(self, states: list[AttrState]) -> None:
+        """Read attributes Tango polls, from its polling buffer (never judged)."""
+        size = self.settings.first_read_chunk
+        for first in range(0, len(states), size):
+            chunk = states[first : first + size]
+            names = [self.link.names[s.name] for s in chunk]
+            result, error, _ = await self._timed(self.link.proxy.read_attributes(names))
+            if error is None:
+                for state, one in zip(chunk, result, strict=True):
+                    self.link.take(state, one)
+
+    async def _group(self, states: list[AttrState]) -> None:
+        """One read of every attribute that read fast alone; split when slow."""
+        judged = self.stall is None
+        names = [self.link.names[s.name] for s in states]
+        result, error, took = await self._timed(self.link.proxy.read_attributes(names))
+        settings = self.settings
+        self._group_due = time.monotonic() + max(
+            settings.poll_period, took / settings.busy_fraction
+        )
+        timed_out = error is not None and is_timeout(error, took, settings.read_timeout)
+        if timed_out and judged:
+            self.stall = (time.monotonic() - took, None)
+        if error is None:
+            for state, one in zip(states, result, strict=True):
+                self.link.take(state, one)
+        elif not timed_out:
+            for state in states:
+                self.link.invalid(state, f"read failed: {describe(error)}")
+        if judged and (timed_out or took > settings.slow_after):
+            log.info(
+                "%s: a read of %d attributes took %.1f s: reading them alone",
+                self.link.url, len(states), took,
+            )  # fmt: skip
+            for state in states:
+                state.proven = False
+
+    async def _alone(self, state: AttrState) -> None:
+        """Read one attribute alone and judge it by its own time."""
+        judged = self.stall is None
+        name = self.link.names[state.name]
+        result, error, took = await self._timed(self.link.proxy.read_attribute(name))
+        settings, now = self.settings, time.monotonic()
+        timed_out = error is not None and is_timeout(error, took, settings.read_timeout)
+        if not judged:  # queued behind our own timed-out read: not its time
+            state.due = now + settings.poll_period
+            if not timed_out:
+                self._publish(state, result, error)
+            return
+        if timed_out:
+            self.stall = (now - took, state)
+        slow = timed_out or took > settings.slow_after
+        if not slow:
+            if state.strikes:
+                log.info("%s/%s reads fast again (%.2f s)", self.link.url,
+                         state.name, took)  # fmt: skip
+            state.strikes, state.proven, state.cost = 0, True, took
+            state.due = now + settings.poll_period
+            self._publish(state, result, error)
+            return
+        state.strikes += 1
+        state.cost = max(took, state.cost) if state.strikes > 1 else took
+        wait = backoff_wait(
+            state.cost, state.strikes, settings.busy_fraction, settings.backoff_max
+        )
+        state.due = now + wait
+        if state.strikes == 1:
+            log.info("%s/%s: read %s; backing off", self.link.url, state.name,
+                     "timed out" if timed_out else f"took {took:.1f} s")  # fmt: skip
+        if timed_out:
+            self.link.invalid(state, timeout_status(settings.read_timeout, wait))
+        elif error is not None:
+            self.link.invalid(
+                state, f"read failed: {describe(error)}; next try in {wait:.0f} s"
+            )
+        else:
+            self.link.take(
+                state, result, invalid=slow_status(took, settings.slow_after, wait)
+            )
+
+    def _publish(self, state: AttrState, result: Any, error: Any) -> None:
+        if error is None:
+            self.link.take(state, result)
+        else:
+            self.link.invalid(state, f"read failed: {describe(error)}")

@@ -1,0 +1,218 @@
+"""The Tango adapter does no harm to a standard device: a real device server in
+Tango's default serialisation model (a slow read blocks the whole device, its
+events included) with slow, timing-out and failing attributes, short timings."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import re
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import replace
+
+import pytest
+import tango
+from tango_support import (
+    CollectingSink,
+    StandardServer,
+    start_standard,
+    started_source,
+)
+
+from synoptic_adapters.sim.tango_standard import BROKEN_DESC, BROKEN_REASON
+from synoptic_adapters.testing import eventually
+from synoptic_bus.procs import Process
+
+pytestmark = pytest.mark.system
+
+EVENTS, RATE = 60, 5.0  # 300 events/s nominal
+COUNTED = r"counted (\d+) at ([\d.]+)"
+
+
+@pytest.fixture
+def device(request: pytest.FixtureRequest) -> Iterator[StandardServer]:
+    """A fresh device per test (a blocked device would carry over)."""
+    options = getattr(request, "param", ())
+    server = start_standard(
+        "--events", str(EVENTS), "--rate", str(RATE), "--polled", "4", *options
+    )
+    try:
+        yield server
+    finally:
+        server.proc.stop()
+
+
+def names(server: StandardServer) -> list[str]:
+    listed = tango.DeviceProxy(server.url).get_attribute_list()
+    return [n for n in listed if n not in ("State", "Status")]
+
+
+def count_now(counter: Process) -> tuple[int, float]:
+    """The other client's next count line: (events so far, wall-clock time)."""
+    match = counter.wait_for(COUNTED, timeout=10, since=counter.mark())
+    return int(match[1]), float(match[2])
+
+
+@pytest.mark.parametrize("device", [("--slow-s", "1.0", "--timeout-s", "4")],
+                         indirect=True)  # fmt: skip
+async def test_bad_attributes_say_what_they_are_and_harm_nobody(
+    device: StandardServer,
+) -> None:
+    counter = Process(
+        "counter",
+        [sys.executable, "-m", "synoptic_adapters.sim.tango_counter", device.url],
+    )
+    sink = CollectingSink()
+    source = await started_source(
+        device.settings(read_timeout=1.5, slow_after=0.5, poll_period=0.5), sink
+    )
+    try:
+        counter.wait_for("counter all valued", timeout=60)
+        before = count_now(counter)
+        await asyncio.sleep(2)
+        after = count_now(counter)
+        baseline = (after[0] - before[0]) / (after[1] - before[1])
+
+        channels = {name: device.channel(name) for name in names(device)}
+        events = [c for n, c in channels.items() if n.startswith("ev_")]
+        healthy = [c for n, c in channels.items() if n.startswith("po_")]
+        healthy.append(channels["cached"])
+        slow, timeout, broken = (channels[n] for n in ("slow", "timeout", "broken"))
+        assert len(events) == EVENTS and len(channels) == EVENTS + 4 + 4
+        await source.monitor(channels.values())
+        await sink.wait(
+            lambda: (
+                all(sink.last(c) for c in channels.values())
+                and "busy" in sink.last(timeout).st
+            ),
+            timeout=40,
+        )
+
+        # first values of the event attributes never wait behind a slow read:
+        # every one came before the first read of a slow attribute ended
+        slow_seen = sink.first(slow).at
+        assert max(sink.first(c).at for c in events) < slow_seen
+        assert max(sink.first(c).at for c in healthy) < slow_seen  # fast ones first
+        assert all(sink.first(c).sev == 0 for c in events + healthy)
+
+        first_slow = sink.first(slow)
+        assert first_slow.v is not None and first_slow.sev == 3
+        assert re.fullmatch(
+            r"read took 1\.\d s \(slow: over 0.5 s\); next try in \d+ s", first_slow.st
+        ), first_slow.st
+        statuses = [u.st for u in sink.of(timeout)]
+        assert statuses[0].startswith("read timed out after 1.5 s; next try in ")
+        assert re.fullmatch(
+            r"read timed out after 1\.5 s \(the device was busy [34]\.\d s with it\); "
+            r"next try in \d+ s",
+            statuses[-1],
+        ), statuses
+        assert all(u.v is None and u.sev == 3 for u in sink.of(timeout))
+        failed = sink.last(broken)
+        assert failed.v is None and failed.sev == 3
+        assert failed.st == f"read failed: {BROKEN_REASON}: {BROKEN_DESC}"
+        # the device answers: nothing is reported disconnected or not responding
+        assert not [u for u in sink.updates if u.kind == "disconnected"]
+        (link,) = source.links.values()
+        assert link.connects == 1
+        assert link.attrs["slow"].strikes == link.attrs["timeout"].strikes == 1
+
+        # backed off: the device is free again, for every client
+        received = link.events_received
+        start = count_now(counter)
+        await asyncio.sleep(4)
+        end = count_now(counter)
+        other_rate = (end[0] - start[0]) / (end[1] - start[1])
+        ours = (link.events_received - received) / (end[1] - start[1])
+        assert other_rate >= 0.85 * baseline, (other_rate, baseline)
+        assert ours >= 0.85 * baseline, (ours, baseline)
+        stats = link.stats()
+        assert stats["in_backoff"] == 2
+        assert stats["events_expected_per_s"] == pytest.approx(EVENTS * RATE)
+        assert 0 < stats["busy_fraction"] < 0.2
+    finally:
+        await source.stop()
+        counter.stop()
+
+
+@pytest.mark.parametrize(
+    "device",
+    [
+        (
+            "--slow-s",
+            "0.4",
+        )
+    ],
+    indirect=True,
+)
+async def test_backoff_grows_and_a_recovered_attribute_returns_to_its_period(
+    device: StandardServer,
+) -> None:
+    sink = CollectingSink()
+    settings = device.settings(
+        slow_after=0.2, poll_period=0.2, busy_fraction=0.5, backoff_max=3.0
+    )
+    source = await started_source(settings, sink)
+    slow, fast = device.channel("slow"), device.channel("po_00")
+    try:
+        await source.monitor([slow, fast])
+        # waits: 2 x 0.4 / 0.5 = 1.6 s, then 3.2 s capped at 3 s
+        await sink.wait(lambda: len(sink.of(slow)) >= 3, timeout=30)
+        tries = sink.of(slow)[:3]
+        assert [u.st[-len("next try in 2 s") :] for u in tries] == [
+            "next try in 2 s", "next try in 3 s", "next try in 3 s",
+        ]  # fmt: skip
+        assert all(u.sev == 3 and u.v is not None for u in tries)
+        first_gap, second_gap = (b.at - a.at for a, b in itertools.pairwise(tries))
+        assert 1.6 <= first_gap < second_gap, (first_gap, second_gap)
+        fast_during = [u for u in sink.of(fast) if tries[0].at < u.at < tries[2].at]
+        assert len(fast_during) >= 5  # the others keep their period meanwhile
+
+        proxy = tango.DeviceProxy(device.url)
+        await asyncio.to_thread(proxy.command_inout, "SetSlow", 0.0)
+        await sink.wait(lambda: sink.last(slow).sev == 0, timeout=10)
+        recovered = len(sink.of(slow))
+        await sink.wait(lambda: len(sink.of(slow)) >= recovered + 5, timeout=5)
+        (link,) = source.links.values()
+        assert link.attrs["slow"].strikes == 0
+        assert sink.last(slow).st == "VALID"
+    finally:
+        await source.stop()
+
+
+@pytest.mark.parametrize(
+    "device",
+    [
+        (
+            "--timeout-s",
+            "3",
+        )
+    ],
+    indirect=True,
+)
+async def test_a_busy_device_is_not_reconnected(device: StandardServer) -> None:
+    """While our timed-out read still holds the device, pings that time out
+    mean "busy"; the same pings with no read of ours pending mean "gone"."""
+    sink = CollectingSink()
+    settings = device.settings(read_timeout=0.5, ping_period=0.1, poll_period=0.2)
+    source = await started_source(settings, sink)
+    event, timeout = device.channel("ev_000"), device.channel("timeout")
+    try:
+        await source.monitor([event, timeout])
+        (link,) = source.links.values()
+        await eventually(lambda: link.reads is not None and link.reads.stall, 20)
+        # from now on every ping times out (shorter than any round trip)
+        link.settings = replace(link.settings, ping_timeout=1e-6)
+        await eventually(lambda: link.busy_pings >= 3, timeout=10)
+        assert link.reads is not None and link.reads.stall is not None
+        assert link.connects == 1
+        assert not sink.of(event, "disconnected")
+        assert sink.last(timeout).st.startswith("read timed out after 0.5 s")
+        started = time.monotonic()
+        await eventually(lambda: link.connects >= 2 or link.reads is None, 20)
+        assert time.monotonic() - started < 10
+        assert link.reads is None or link.reads.stall is None
+    finally:
+        await source.stop()
