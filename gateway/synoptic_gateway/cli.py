@@ -33,6 +33,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--batch-ms", type=float, default=d.batch_ms)
     p.add_argument("--batch-max", type=int, default=d.batch_max,
                    help="updates that send a group's batch before its window ends")  # fmt: skip
+    p.add_argument("--large-value-bytes", type=int, default=d.large_value_bytes,
+                   help="values larger than this leave after the small ones "
+                        "(snapshots and update windows)")  # fmt: skip
     p.add_argument("--stall-timeout", type=float, default=d.stall_timeout)
     p.add_argument("--max-channels", type=int, default=d.max_channels)
     p.add_argument("--max-frame-bytes", type=int, default=d.max_frame_bytes)
@@ -90,6 +93,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         nats_url=args.nats or os.environ.get("SYNOPTIC_NATS_URL", "nats://127.0.0.1:4222"),
         prefix=args.prefix, host=args.host, port=args.port, gateway_id=args.id,
         batch_ms=args.batch_ms, batch_max=args.batch_max,
+        large_value_bytes=args.large_value_bytes,
         stall_timeout=args.stall_timeout,
         max_channels=args.max_channels, max_frame_bytes=args.max_frame_bytes,
         rate=args.rate, burst=args.burst, mailbox_frames=args.mailbox_frames,

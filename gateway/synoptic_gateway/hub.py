@@ -160,6 +160,9 @@ class Group:
         self._last_flush = 0.0
         self._loop = asyncio.get_running_loop()
         self._batch_max = hub.batch_max
+        self._large = hub.large_value_bytes
+        #: pending updates larger than ``_large`` (they leave after the small ones)
+        self._large_n = 0
         #: the last flush was a full batch (``batch_max``): a burst is being read
         self._bursting = False
 
@@ -170,6 +173,8 @@ class Group:
         indexes = self._val_i
         indexes.append(index)
         self._val_raw.append(raw)
+        if len(raw) > self._large:
+            self._large_n += 1
         self._val_t.append(t)
         if len(indexes) >= self._batch_max:  # a burst: send what is in
             self.flush()
@@ -221,44 +226,78 @@ class Group:
         self._last_flush = self._loop.time()
         stats = self.hub.stats
         if self._val_i:
-            batch = Batch(frames.Op.UPD, self.sid, self._val_i, self._val_raw)
             now = time.time_ns()
             stats.latency.observe_ages(now, self._val_t)
+            if self._large_n:
+                batches = self._small_first(self._val_i, self._val_raw)
+                self._large_n = 0
+            else:
+                batches = [Batch(frames.Op.UPD, self.sid, self._val_i, self._val_raw)]
             self._val_i, self._val_raw, self._val_t = [], [], []
-            for session in self.members:
-                session.deliver(batch)
+            for batch in batches:
+                for session in self.members:
+                    session.deliver(batch)
         if self._meta_i:
             batch = Batch(frames.Op.META, self.sid, self._meta_i, self._meta_raw)
             self._meta_i, self._meta_raw = [], []
             for session in self.members:
                 session.deliver(batch)
 
-    def snap_packed(self, req_id: Any) -> bytes:
-        """The group's state as a msgpack ``snap`` frame."""
-        return frames.pack_snap(
-            req_id,
-            self.sid,
-            self.key,
-            [s.value for s in self.states],
-            [s.meta for s in self.states],
-            sorted(self.stale),
-        )
+    def _small_first(self, indexes: list[int], raws: list[bytes]) -> list[Batch]:
+        """A window's updates as frames, small values first: one batch of the
+        updates of channels with no large value in the window, then the others in
+        their order, one per frame (a channel's updates keep their order)."""
+        large = self._large
+        held = {i for i, raw in zip(indexes, raws, strict=True) if len(raw) > large}
+        small_i: list[int] = []
+        small_raw: list[bytes] = []
+        rest: list[Batch] = []
+        for i, raw in zip(indexes, raws, strict=True):
+            if i in held:
+                rest.append(Batch(frames.Op.UPD, self.sid, [i], [raw]))
+            else:
+                small_i.append(i)
+                small_raw.append(raw)
+        if small_i:
+            rest.insert(0, Batch(frames.Op.UPD, self.sid, small_i, small_raw))
+        return rest
 
-    def snap_json(self, req_id: Any) -> str:
-        """The group's state as a JSON ``snap`` frame."""
-        return frames.to_json(
-            frames.snap(
-                req_id,
-                self.sid,
-                self.key,
-                [decode(s.value) if s.value else None for s in self.states],
-                [decode(s.meta) if s.meta else None for s in self.states],
-                sorted(self.stale),
+    def snap_frames(self, req_id: Any, json: bool) -> list[bytes | str]:
+        """The group's state: a ``snap`` frame with every value of at most
+        ``large_value_bytes``, then one ``upd`` frame per larger value (listed in
+        ``snap.more``), so that no scalar of a screen waits behind its arrays."""
+        large = self._large
+        values = [s.value for s in self.states]
+        more = [i for i, v in enumerate(values) if v is not None and len(v) > large]
+        held = [values[i] for i in more]
+        for i in more:
+            values[i] = None
+        metas = [s.meta for s in self.states]
+        stale = sorted(self.stale)
+        if not json:
+            snap = frames.pack_snap(
+                req_id, self.sid, self.key, values, metas, stale, more
             )
-        )
+            follow = [frames.pack_batch(frames.Op.UPD, self.sid, [i], [raw])
+                      for i, raw in zip(more, held, strict=True)]  # fmt: skip
+            return [snap, *follow]
+        text = frames.to_json(
+            frames.snap(req_id, self.sid, self.key,
+                        [decode(v) if v else None for v in values],
+                        [decode(m) if m else None for m in metas], stale, more)
+        )  # fmt: skip
+        return [text, *(frames.to_json(frames.upd(self.sid, [i], [decode(raw)]))
+                        for i, raw in zip(more, held, strict=True))]  # fmt: skip
 
-    def snap_for(self, session: Session, req_id: Any) -> bytes | str:
-        return self.snap_json(req_id) if session.json else self.snap_packed(req_id)
+    def push_snap(self, sessions: Iterable[Session], req_id: Any) -> None:
+        """Queue the group's state (:meth:`snap_frames`) on ``sessions``, encoded
+        at most once per format."""
+        encoded: dict[bool, list[bytes | str]] = {}
+        for session in sessions:
+            if session.json not in encoded:
+                encoded[session.json] = self.snap_frames(req_id, session.json)
+            for frame in encoded[session.json]:
+                session.push_control(frame)
 
     def push_to_members(
         self, packed: Callable[[], bytes], text: Callable[[], str]
@@ -306,6 +345,7 @@ class Hub:
         self.subjects = Subjects(settings.prefix)
         self.batch_s = settings.batch_ms / 1000.0
         self.batch_max = max(1, settings.batch_max)
+        self.large_value_bytes = settings.large_value_bytes
         self.channels: dict[str, ChannelState] = {}
         self.groups: dict[tuple[str, ...], Group] = {}
         self.sessions: set[Session] = set()
@@ -387,7 +427,7 @@ class Hub:
             if group.closed:  # emptied and dropped while we waited: make anew
                 continue
             group.flush()  # members are up to date: the snapshot starts from here
-            session.push_control(group.snap_for(session, req_id))
+            group.push_snap((session,), req_id)
             group.members[session] = None
             return group
 
@@ -745,9 +785,7 @@ class Hub:
             session.push_control(text if session.json else packed)
         for group in list(self.groups.values()):
             group.flush()
-            group.push_to_members(
-                lambda g=group: g.snap_packed(None), lambda g=group: g.snap_json(None)
-            )
+            group.push_snap(group.members, None)
 
     # ----------------------------------------------------------- liveness
 

@@ -211,7 +211,7 @@ class Session:
             missed = conflation.updates - len(conflation.channels)
             self._stats.missed += missed
             self._stats.conflated += len(conflation.channels)
-            self.push_control(group.snap_for(self, None))
+            group.push_snap((self,), None)
             self.send_frame(frames.stats(sid, missed, len(conflation.channels)))
 
     async def _send_loop(self) -> None:
@@ -439,7 +439,7 @@ class Session:
         for group in self._groups.values():
             if group.key == key:  # same set again: a fresh snapshot of the same sid
                 group.flush()
-                self.push_control(group.snap_for(self, req_id))
+                group.push_snap((self,), req_id)
                 return
         held: set[str] = set()
         for group in self._groups.values():

@@ -61,6 +61,10 @@ class Settings:
     # ... unless its batch holds this many updates: a burst (an IOC scan of
     # thousands of records) starts leaving while the rest is still being read
     batch_max: int = 500
+    # values larger than this (bytes of the bus payload: arrays) leave after the
+    # small ones: a snapshot holds them back (``snap.more``) and sends each in an
+    # ``upd`` right after it; an update window sends its small values first
+    large_value_bytes: int = 32 * 1024
     mailbox_frames: int = 256  # frames queued per socket before it conflates
     mailbox_bytes: int = 4 * 1024 * 1024
     mailbox_age: float = 2.0  # seconds the oldest queued frame may wait: then conflate

@@ -334,9 +334,12 @@ def snap(
     values: Sequence[Any],
     metas: Sequence[Any],
     stale: Sequence[int] = (),
+    more: Sequence[int] = (),
 ) -> dict[str, Any]:
     """A snapshot (``req_id`` None when unsolicited); ``stale`` lists the indexes
-    of channels with no live source (the key is left out when there are none)."""
+    of channels with no live source, ``more`` those whose (large) values are left
+    out here (``None``) and follow in ``upd`` frames of the same ``sid`` right after
+    it (each key is left out when empty)."""
     frame: dict[str, Any] = {
         "op": Op.SNAP,
         "id": req_id,
@@ -347,6 +350,8 @@ def snap(
     }
     if stale:
         frame["stale"] = list(stale)
+    if more:
+        frame["more"] = list(more)
     return frame
 
 
@@ -526,14 +531,18 @@ def pack_snap(
     values: Sequence[bytes | None],
     metas: Sequence[bytes | None],
     stale: Sequence[int] = (),
+    more: Sequence[int] = (),
 ) -> bytes:
     """A ``snap`` msgpack frame built from msgpack-encoded bus payloads (``None``
-    for a channel with nothing stored): the same bytes :func:`pack` would give."""
+    for a channel with nothing stored, or whose value follows: ``more``): the same
+    bytes :func:`pack` would give."""
     nil = b"\xc0"
     tail = (msgpack.packb("stale") + msgpack.packb(list(stale))) if stale else b""
+    if more:
+        tail += msgpack.packb("more") + msgpack.packb(list(more))
     return b"".join(
         (
-            b"\x87" if stale else b"\x86",
+            bytes((0x80 | (6 + bool(stale) + bool(more)),)),
             msgpack.packb("op"),
             msgpack.packb(Op.SNAP),
             msgpack.packb("id"),

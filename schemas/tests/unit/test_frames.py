@@ -37,13 +37,18 @@ def test_pack_batch_array_headers(n: int) -> None:
     assert len(decoded["meta"]) == n and decoded["op"] == "meta"
 
 
-def test_pack_snap_equals_the_generic_encoding() -> None:
+@pytest.mark.parametrize(
+    ("stale", "more"), [((), ()), ((0,), ()), ((), (1,)), ((0,), (1,))]
+)
+def test_pack_snap_equals_the_generic_encoding(stale, more) -> None:
+    channels = ["ca://A", "ca://B"]
     raw = frames.pack_snap(
-        4, 2, ["ca://A", "ca://B"], [encode(VALUE), None], [None, encode(META)]
+        4, 2, channels, [encode(VALUE), None], [None, encode(META)], stale, more
     )
-    expected = frames.snap(4, 2, ["ca://A", "ca://B"], [VALUE, None], [None, META])
+    expected = frames.snap(4, 2, channels, [VALUE, None], [None, META], stale, more)
     assert frames.unpack(raw) == expected
     assert raw == frames.pack(expected)
+    assert ("more" in expected) == bool(more)
 
 
 @pytest.mark.parametrize(
@@ -71,6 +76,9 @@ def test_client_frames_validate_and_match_the_schema(frame: dict) -> None:
         ),
         frames.snap(1, 2, ["ca://A"], [VALUE], [META]),
         frames.snap(None, 2, ["ca://A"], [None], [None]),
+        frames.snap(
+            None, 2, ["ca://A", "ca://W"], [VALUE, None], [META, META], (), (1,)
+        ),
         frames.upd(2, [0], [{**VALUE, "v": np.zeros(3, "<f4")}]),
         frames.meta(2, [0], [META]),
         frames.stats(2, 10, 3),

@@ -47,6 +47,8 @@ export interface SnapFrame {
   meta: (MetaMsg | null)[];
   /** indices of channels with no live source at snapshot time (liveness) */
   stale?: number[];
+  /** indices whose (large) values are null here and follow in `upd` frames right after */
+  more?: number[];
 }
 export interface UpdFrame {
   op: 'upd';
