@@ -1,8 +1,12 @@
-/** Hash routes: `#/` screen list, `#/screen/<name>`, `#/quick?ch=<uri>,<uri>`, `#/help`. Works from any static server. */
+/**
+ * Hash routes: `#/` screen list, `#/screen/<name>`, `#/edit/<name>` (the editor),
+ * `#/new` (a new screen), `#/quick?ch=<uri>,<uri>`, `#/help`. Works from any static server.
+ */
 export type Route =
   | { page: 'list' }
   | { page: 'help' }
   | { page: 'screen'; name: string }
+  | { page: 'edit'; name: string }
   | { page: 'quick'; channels: string[] };
 
 /** Parse a location hash into a route. */
@@ -10,6 +14,9 @@ export function parseHash(hash: string): Route {
   const path = hash.replace(/^#/, '');
   const m = /^\/screen\/([^?]+)/.exec(path);
   if (m) return { page: 'screen', name: decodeURIComponent(m[1]) };
+  const e = /^\/edit\/([^?]+)/.exec(path);
+  if (e) return { page: 'edit', name: decodeURIComponent(e[1]) };
+  if (path === '/new') return { page: 'edit', name: '' };
   if (path.startsWith('/quick')) {
     const query = new URLSearchParams(path.split('?')[1] ?? '');
     return { page: 'quick', channels: (query.get('ch') ?? '').split(',').filter(Boolean) };

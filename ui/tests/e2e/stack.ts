@@ -148,10 +148,11 @@ export class Stack {
     return p.output;
   }
 
-  /** A JWT granting read of every channel and write of `write` (patterns). */
-  token(sub = 'e2e-operator', write: string[] = ['*']): string {
+  /** A JWT granting read of every channel, write of `write` and editing of the screens `screens` (patterns). */
+  token(sub = 'e2e-operator', write: string[] = ['*'], screens: string[] = []): string {
     const b64 = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url');
-    const body = `${b64({ alg: 'HS256', typ: 'JWT' })}.${b64({ sub, read: ['*'], write, exp: Math.floor(Date.now() / 1000) + 3600 })}`;
+    const claims = { sub, read: ['*'], write, ...(screens.length ? { screens } : {}), exp: Math.floor(Date.now() / 1000) + 3600 };
+    const body = `${b64({ alg: 'HS256', typ: 'JWT' })}.${b64(claims)}`;
     return `${body}.${createHmac('sha256', SECRET).update(body).digest('base64url')}`;
   }
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Screen } from '../screen';
 import { placeAll, firstFree } from './layout';
-import { addWidgets, align, deleteWidgets, fromScreen, idsIn, moveWidgets, patchSpecs, restack, setBox, setOption, toScreen } from './model';
+import { addWidgets, align, deleteWidgets, fromScreen, idsIn, moveWidgets, patchSpecs, resizeBy, restack, setBox, setOption, toScreen } from './model';
 import { band, click, prune } from './selection';
 import { copyText, parseClipboard, placePasted } from './clipboard';
 
@@ -60,6 +60,14 @@ describe('document operations', () => {
     const moved = moveWidgets(doc, ['w3'], 0, 2);
     expect(moved.widgets.find((w) => w.id === 'w2')!.spec.y).toBe(5);
     expect(moved.widgets.find((w) => w.id === 'w1')!.spec.y).toBe(1);
+  });
+
+  it('resizes by cells within the grid, never below one cell', () => {
+    const d = resizeBy(base, ['w2'], 20, -5);
+    expect(d.widgets[1].spec).toMatchObject({ x: 5, w: 8, h: 1 });
+    expect(resizeBy(base, ['w1'], -3, 0).widgets[0].spec.w).toBe(1);
+    const narrow = resizeBy(base, ['w1'], -1, 0);
+    expect(resizeBy(narrow, ['w1'], -1, 0)).toBe(narrow); // already one cell: no step
   });
 
   it('resizes, patches and sets options; undefined removes', () => {

@@ -106,6 +106,15 @@ export function setBox(doc: EditorDoc, id: string, box: Box): EditorDoc {
   return mapSelected(doc, [id], (w) => (w.spec.x === b.x && w.spec.y === b.y && w.spec.w === b.w && w.spec.h === b.h ? w.spec : { ...w.spec, ...b }));
 }
 
+/** Grow (or shrink) each widget by (dw, dh) cells, at least one cell, within the grid. */
+export function resizeBy(doc: EditorDoc, ids: Iterable<string>, dw: number, dh: number): EditorDoc {
+  const columns = columnsOf(doc);
+  return mapSelected(doc, ids, ({ spec: s }) => {
+    const b = clampBox({ x: s.x, y: s.y, w: Math.min(columns - s.x + 1, Math.max(1, s.w + dw)), h: Math.max(1, s.h + dh) }, columns);
+    return b.w === s.w && b.h === s.h && b.x === s.x ? s : { ...s, ...b };
+  });
+}
+
 /** Merge `patch` into each widget's spec; an `undefined` member removes it. */
 export function patchSpecs(doc: EditorDoc, ids: Iterable<string>, patch: Partial<WidgetSpec>): EditorDoc {
   const columns = columnsOf(doc);

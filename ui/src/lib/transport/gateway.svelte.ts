@@ -8,7 +8,7 @@ import { ChannelState, type Liveness } from './channel.svelte';
 import { normaliseUri } from './channels';
 import { decodeFrame, decodeJsonFrame, encodeFrame, warmDecoder } from './codec';
 import { abandonEarlySub, adoptEarlySub, earlySocketOpened, isDroppedEarlySub, isEarlySub, takeEarlySocket } from '../early';
-import type { ClientFrame, ServerFrame, SnapFrame } from './protocol';
+import type { ClientFrame, ScreenFrame, ServerFrame, SnapFrame } from './protocol';
 
 /** What the connection is doing, as shown to the operator. */
 export type ConnectionState = 'connecting' | 'live' | 'reconnecting' | 'bus-down' | 'closed';
@@ -116,6 +116,10 @@ export class Gateway implements Liveness {
   #byRequest = new Map<number, Subscription>();
   #bySid = new Map<number, Subscription>();
   #puts = new Map<number, (r: PutResult) => void>();
+  /** screens whose saves this page follows (`watch`), with their listeners */
+  #screenWatchers = new Map<string, Set<(frame: ScreenFrame) => void>>();
+  /** request ids of `watch` frames: an error answering one is not the page's error */
+  #watchIds = new Set<number>();
   /** channels to commit, in the order their first uncommitted update arrived */
   #dirty: ChannelState[] = [];
   #scheduled = false;
@@ -349,6 +353,31 @@ export class Gateway implements Liveness {
     if (this.#subsFlow) return;
     this.#subsFlow = true;
     for (const sub of this.#subs) this.#sendSub(sub);
+    if (this.#screenWatchers.size) this.#sendWatch();
+  }
+
+  /**
+   * Follow saves of a screen: `listener` gets its `screen` frames (a save, revert
+   * or delete anywhere) until the returned function is called.
+   */
+  watchScreen(name: string, listener: (frame: ScreenFrame) => void): () => void {
+    let set = this.#screenWatchers.get(name);
+    const added = !set;
+    if (!set) this.#screenWatchers.set(name, (set = new Set()));
+    set.add(listener);
+    if (added && this.#subsFlow) this.#sendWatch();
+    return () => {
+      set.delete(listener);
+      if (set.size || this.#screenWatchers.get(name) !== set) return;
+      this.#screenWatchers.delete(name);
+      if (this.#subsFlow) this.#sendWatch();
+    };
+  }
+
+  #sendWatch(): void {
+    const id = nextId++;
+    this.#watchIds.add(id);
+    this.#send({ op: 'watch', id, screens: [...this.#screenWatchers.keys()] });
   }
 
   #sendSub(sub: Subscription): void {
@@ -471,7 +500,9 @@ export class Gateway implements Liveness {
       case 'err': {
         const put = frame.id === null ? undefined : this.#puts.get(frame.id);
         const sub = frame.id === null ? undefined : this.#byRequest.get(frame.id);
-        if (put) {
+        if (frame.id !== null && this.#watchIds.delete(frame.id)) {
+          // a gateway without screen watching: the page works, it just does not follow saves
+        } else if (put) {
           this.#puts.delete(frame.id!);
           put({ ok: false, err: frame.code, msg: frame.msg });
         } else if (sub) {
@@ -490,6 +521,12 @@ export class Gateway implements Liveness {
           this.state = 'bus-down';
           for (const ch of this.channels.values()) ch.markStale();
         }
+        break;
+      case 'screen':
+        for (const listener of this.#screenWatchers.get(frame.name) ?? []) listener(frame);
+        break;
+      case 'watch':
+        this.#watchIds.delete(frame.id);
         break;
       case 'pong':
         break;

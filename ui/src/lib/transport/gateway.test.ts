@@ -257,3 +257,42 @@ describe('Gateway subscriptions on a new socket', () => {
     gw.close();
   });
 });
+
+describe('Gateway screen watching', () => {
+  const opts = { url: 'ws://gw.test/ws?format=json', WebSocket: FakeSocket as unknown as typeof WebSocket, schedule: () => {} };
+  const watches = (ws: FakeSocket) => ws.sent.map((d) => JSON.parse(d)).filter((f) => f.op === 'watch');
+
+  it('sends the watched set on open and on change, and hands screen frames to their listeners', () => {
+    FakeSocket.made = [];
+    const gw = new Gateway(opts);
+    const seen: string[] = [];
+    const stopA = gw.watchScreen('a', (f) => seen.push(`a@${f.rev}`));
+    gw.start();
+    const ws = FakeSocket.made[0];
+    ws.open();
+    expect(watches(ws).map((f) => f.screens)).toEqual([['a']]);
+    const stopB = gw.watchScreen('b', (f) => seen.push(`b@${f.rev}`));
+    expect(watches(ws).at(-1).screens).toEqual(['a', 'b']);
+    ws.receive({ op: 'screen', name: 'a', rev: 7, by: 'x', at: 't', deleted: false });
+    ws.receive({ op: 'screen', name: 'b', rev: 2, by: 'x', at: 't', deleted: false });
+    ws.receive({ op: 'screen', name: 'c', rev: 1, by: 'x', at: 't', deleted: false });
+    expect(seen).toEqual(['a@7', 'b@2']);
+    stopA();
+    expect(watches(ws).at(-1).screens).toEqual(['b']);
+    stopB();
+    expect(watches(ws).at(-1).screens).toEqual([]);
+    gw.close();
+  });
+
+  it('a gateway that refuses `watch` is not the page’s error', () => {
+    FakeSocket.made = [];
+    const gw = new Gateway(opts);
+    gw.watchScreen('a', () => {});
+    gw.start();
+    const ws = FakeSocket.made[0];
+    ws.open();
+    ws.receive({ op: 'err', id: watches(ws)[0].id, code: 'bad_request', msg: 'unknown op' });
+    expect(gw.lastError).toBeNull();
+    gw.close();
+  });
+});

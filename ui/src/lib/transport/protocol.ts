@@ -96,6 +96,20 @@ export interface PongFrame {
   op: 'pong';
   id: number;
 }
+/** A watched screen was saved, reverted or deleted (answer to `watch`). */
+export interface ScreenFrame {
+  op: 'screen';
+  name: string;
+  rev: number;
+  by: string;
+  at: string;
+  deleted: boolean;
+}
+/** The answer to `watch`. */
+export interface WatchFrame {
+  op: 'watch';
+  id: number;
+}
 
 export type ServerFrame =
   | HelloFrame
@@ -107,10 +121,13 @@ export type ServerFrame =
   | ErrFrame
   | BusFrame
   | SrcFrame
-  | PongFrame;
+  | PongFrame
+  | ScreenFrame
+  | WatchFrame;
 
 export type ClientFrame =
   | { op: 'sub'; id: number; ch: string[] }
   | { op: 'unsub'; id: number; sid: number }
   | { op: 'put'; id: number; ch: string; v: unknown }
-  | { op: 'ping'; id: number };
+  | { op: 'ping'; id: number }
+  | { op: 'watch'; id: number; screens: string[] };

@@ -13,6 +13,7 @@ import Input from './Input.svelte';
 import Label from './Label.svelte';
 import Led from './Led.svelte';
 import Menu from './Menu.svelte';
+import Section from './Section.svelte';
 import Text from './Text.svelte';
 import Toggle from './Toggle.svelte';
 
@@ -35,11 +36,12 @@ export const WIDGETS: Record<WidgetType, WidgetEntry> = {
   button: { component: Button },
   toggle: { component: Toggle },
   menu: { component: Menu },
+  section: { component: Section },
 };
 
 /** Default grid spans (w, h) of each type when the screen gives none. */
 export const DEFAULT_SIZE: Record<WidgetType, [number, number]> = {
   text: [12, 1], label: [2, 2], led: [2, 2], gauge: [3, 5], bar: [3, 2],
   trend: [6, 7], spectrum: [6, 7], xy: [6, 7], form: [6, 6],
-  input: [4, 2], button: [2, 2], toggle: [2, 2], menu: [3, 2],
+  input: [4, 2], button: [2, 2], toggle: [2, 2], menu: [3, 2], section: [6, 4],
 };

@@ -1,0 +1,49 @@
+/**
+ * Whether this browser may edit a screen: `GET /api/whoami` names the screen-name
+ * globs its principal may write (shell-style, as the gateway checks them). Part of
+ * the viewer's bundle (it decides whether edit controls show); asked once per page.
+ */
+
+/** A shell-style glob (`*`, `?`, `[…]`, `[!…]`) as an anchored RegExp. */
+export function globToRegExp(glob: string): RegExp {
+  let re = '';
+  for (let i = 0; i < glob.length; i++) {
+    const c = glob[i];
+    if (c === '*') re += '.*';
+    else if (c === '?') re += '.';
+    else if (c === '[') {
+      const end = glob.indexOf(']', i + 2);
+      if (end < 0) re += '\\[';
+      else {
+        let set = glob.slice(i + 1, end).replace(/\\/g, '\\\\');
+        if (set[0] === '!') set = '^' + set.slice(1);
+        re += `[${set}]`;
+        i = end;
+      }
+    } else re += c.replace(/[.+^${}()|\\]/g, '\\$&');
+  }
+  return new RegExp(`^${re}$`);
+}
+
+/** Whether any of `globs` matches `name`. */
+export function mayEdit(globs: readonly string[], name: string): boolean {
+  return globs.some((g) => globToRegExp(g).test(name));
+}
+
+/** The page's token (`?access_token=`), as the gateway connection uses it. */
+export function pageToken(): string | null {
+  return new URLSearchParams(location.search).get('access_token');
+}
+
+let asked: Promise<string[]> | null = null;
+
+/** The screen globs this browser's principal may edit ([] when none, or when the gateway cannot say). */
+export function editableGlobs(fetcher: typeof fetch = fetch): Promise<string[]> {
+  if (asked) return asked;
+  const token = pageToken();
+  asked = fetcher('api/whoami', { headers: token ? { Authorization: `Bearer ${token}` } : {}, cache: 'no-store' })
+    .then((res) => (res.ok ? res.json() : { screens: [] }))
+    .then((body: { screens?: unknown }) => (Array.isArray(body.screens) ? body.screens.map(String) : []))
+    .catch(() => []);
+  return asked;
+}

@@ -1,0 +1,24 @@
+/** The palette: every widget type the schema knows, with a short description. */
+import { WIDGET_TYPES } from './options';
+
+/** The drag-and-drop data type of a palette item (its value: the widget type). */
+export const PALETTE_MIME = 'application/x-synoptic-widget';
+
+const HINTS: Record<string, string> = {
+  text: 'heading or note',
+  label: 'value with units and alarm colour',
+  led: 'state lamp',
+  gauge: 'dial',
+  bar: 'bar with limits',
+  trend: 'time plot',
+  spectrum: 'array plot',
+  xy: 'X against Y',
+  form: 'many channels in rows',
+  input: 'number or text setpoint',
+  button: 'writes one value',
+  toggle: 'on/off switch',
+  menu: 'enum choice',
+  section: 'framed group of widgets',
+};
+
+export const PALETTE: readonly { type: string; hint: string }[] = WIDGET_TYPES.map((type) => ({ type, hint: HINTS[type] ?? '' }));
