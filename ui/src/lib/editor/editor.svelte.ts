@@ -43,6 +43,8 @@ export class ScreenEditor {
 
   readonly #opts: EditorOptions;
   #saved: EditorDoc | null = null;
+  /** the name the last save went to (a new screen's is not its name until saved) */
+  #target = '';
   #timer: ReturnType<typeof setTimeout> | null = null;
 
   constructor(opts: EditorOptions) {
@@ -118,6 +120,7 @@ export class ScreenEditor {
   /** Save the document under `name` (a new screen's name is given here). */
   async save(summary: string, name = this.name, base = this.base): Promise<WriteResult> {
     const doc = this.doc;
+    this.#target = name;
     this.status = { kind: 'saving' };
     const result = await this.#opts.store.save(name, toScreen(doc), base, summary);
     if (result.ok) {
@@ -139,7 +142,7 @@ export class ScreenEditor {
   /** After a conflict: write this document over the newer revision. */
   overwrite(summary: string): Promise<WriteResult> {
     const base = this.status.kind === 'conflict' ? this.status.revision : this.base;
-    return this.save(summary, this.name, base);
+    return this.save(summary, this.#target || this.name, base);
   }
 
   /** After a conflict (or any time): drop the edits and take what the store holds. */
