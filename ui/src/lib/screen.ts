@@ -4,7 +4,7 @@ import { normaliseUri } from './transport/channels';
 
 export type WidgetType =
   | 'text' | 'label' | 'led' | 'gauge' | 'bar' | 'trend' | 'spectrum'
-  | 'xy' | 'form' | 'input' | 'button' | 'toggle' | 'menu' | 'section';
+  | 'xy' | 'form' | 'input' | 'button' | 'toggle' | 'menu' | 'section' | 'image' | 'table';
 
 export interface WidgetSpec {
   type: WidgetType;

@@ -1,7 +1,8 @@
 /**
  * The real stack for end-to-end tests, each part its own process on free loopback
  * ports so a test can kill one: nats-server (JetStream), the simulated IOC, the
- * EPICS adapter and a gateway serving ui/dist. Writes are granted by a JWT (HS256)
+ * EPICS adapter, the simulated PV Access server and its adapter, the simulated
+ * Tango device and its adapter, and a gateway serving ui/dist. Writes are granted by a JWT (HS256)
  * that `token()` signs; anonymous sessions stay read-only.
  */
 import { createHmac } from 'node:crypto';
@@ -31,6 +32,21 @@ function caEnv(port: number): Record<string, string> {
   };
 }
 
+/** EPICS_PVA(S)_* for a private PV Access port on loopback (the server and its clients). */
+function pvaEnv(port: number): Record<string, string> {
+  return {
+    EPICS_PVA_SERVER_PORT: String(port),
+    EPICS_PVA_BROADCAST_PORT: String(port),
+    EPICS_PVA_ADDR_LIST: '127.0.0.1',
+    EPICS_PVA_AUTO_ADDR_LIST: 'NO',
+    EPICS_PVAS_SERVER_PORT: String(port),
+    EPICS_PVAS_BROADCAST_PORT: String(port),
+    EPICS_PVAS_INTF_ADDR_LIST: '127.0.0.1',
+    EPICS_PVAS_BEACON_ADDR_LIST: '127.0.0.1',
+    EPICS_PVAS_AUTO_BEACON_ADDR_LIST: 'NO',
+  };
+}
+
 /** Two consecutive free ports (CA uses port and port + 1). */
 async function freePortPair(): Promise<number> {
   for (;;) {
@@ -49,6 +65,9 @@ export class Stack {
   adapter!: Proc;
   tango!: Proc;
   tangoAdapter!: Proc;
+  pvaPort = 0;
+  pvaSim!: Proc;
+  pvaAdapter!: Proc;
   gateway!: Proc;
   tangoPort = 0;
   /** counter records of the simulated IOC (the counters screen shows 100) */
@@ -68,6 +87,11 @@ export class Stack {
     return `tango://127.0.0.1:${this.tangoPort}/sim/test/1/${name}`;
   }
 
+  /** A PV of the simulated PV Access server as a channel URI. */
+  pva(name: string): string {
+    return `pva://${this.prefix}${name}`;
+  }
+
   /** A PV of the simulated IOC as a channel URI. */
   pv(name: string): string {
     return `ca://${this.prefix}${name}`;
@@ -80,6 +104,7 @@ export class Stack {
     await this.restartNats();
     await this.startIoc();
     await this.startAdapter();
+    await this.startPva();
     await this.startTango();
     this.copyScreens();
     await this.startGateway();
@@ -92,6 +117,22 @@ export class Stack {
     writeFileSync(config, `id: e2e-epics\nchannels: []\nnats:\n  url: ${this.natsUrl}\n`);
     this.adapter = new Proc('adapter', [join(VENV, 'synoptic'), 'adapter', 'epics', '--config', config], { ...caEnv(this.caPort), SYNOPTIC_NATS_URL: this.natsUrl });
     await this.adapter.waitFor(/adapter \S+ ready/, 60_000);
+  }
+
+  /**
+   * The simulated PV Access server (the IOC's channels as pva://DEMO:…, a table,
+   * an enum and a 1024×1024 16-bit image at 10 Hz) and the PVA adapter, which
+   * monitors only what screens ask for.
+   */
+  async startPva(): Promise<void> {
+    this.pvaPort = await freePort();
+    const env = pvaEnv(this.pvaPort);
+    this.pvaSim = new Proc('sim-pva', [join(VENV, 'synoptic'), 'sim', 'pva', '--records', String(this.records), '--rate', '10', '--prefix', this.prefix, '--port', String(this.pvaPort), '--image-rate', '10'], env);
+    await this.pvaSim.waitFor(/sim pva ready/, 60_000);
+    const config = join(this.dir, 'pva.yaml');
+    writeFileSync(config, `id: e2e-pva\nchannels: []\nnats:\n  url: ${this.natsUrl}\n`);
+    this.pvaAdapter = new Proc('adapter-pva', [join(VENV, 'synoptic'), 'adapter', 'pva', '--config', config], { ...env, SYNOPTIC_NATS_URL: this.natsUrl });
+    await this.pvaAdapter.waitFor(/adapter \S+ ready/, 60_000);
   }
 
   /** The simulated Tango device (database-less) and the Tango adapter. */
@@ -116,7 +157,9 @@ export class Stack {
 
   /** (Re)start nats-server on the stack's port, JetStream data kept in the stack's folder. */
   async restartNats(): Promise<void> {
-    this.nats = new Proc('nats', [join(VENV, 'nats-server'), '-js', '-a', '127.0.0.1', '-p', String(this.natsPort), '-sd', join(this.dir, 'js')]);
+    const conf = join(this.dir, 'nats.conf');
+    writeFileSync(conf, 'max_payload: 8388608\n'); // images of several MB, as deployed
+    this.nats = new Proc('nats', [join(VENV, 'nats-server'), '-js', '-a', '127.0.0.1', '-p', String(this.natsPort), '-sd', join(this.dir, 'js'), '-c', conf]);
     await this.nats.waitFor(/Server is ready/, 20_000);
   }
 
@@ -157,7 +200,7 @@ export class Stack {
   }
 
   async stop(): Promise<void> {
-    for (const p of [this.gateway, this.tangoAdapter, this.tango, this.adapter, this.ioc, this.nats]) await p?.stop();
+    for (const p of [this.gateway, this.tangoAdapter, this.tango, this.pvaAdapter, this.pvaSim, this.adapter, this.ioc, this.nats]) await p?.stop();
     rmSync(this.dir, { recursive: true, force: true });
   }
 }

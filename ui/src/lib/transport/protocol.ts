@@ -28,6 +28,12 @@ export interface MetaMsg {
   ctrl?: [number, number];
   labels?: string[];
   desc?: string;
+  /** the source's own type name */
+  native?: string;
+  /** table columns (dt 'table'): key in v, heading, element type */
+  cols?: { name: string; label: string; dt: string }[];
+  /** present for images: v is [h, w] or [h, w, 3] */
+  img?: { color: 'mono' | 'bayer' | 'rgb' };
 }
 
 export interface HelloFrame {

@@ -14,6 +14,7 @@ import Label from './Label.svelte';
 import Led from './Led.svelte';
 import Menu from './Menu.svelte';
 import Section from './Section.svelte';
+import Table from './Table.svelte';
 import Text from './Text.svelte';
 import Toggle from './Toggle.svelte';
 
@@ -37,6 +38,8 @@ export const WIDGETS: Record<WidgetType, WidgetEntry> = {
   toggle: { component: Toggle },
   menu: { component: Menu },
   section: { component: Section },
+  image: { load: () => import('./Image.svelte') },
+  table: { component: Table },
 };
 
 /** Default grid spans (w, h) of each type when the screen gives none. */
@@ -44,4 +47,5 @@ export const DEFAULT_SIZE: Record<WidgetType, [number, number]> = {
   text: [12, 1], label: [2, 2], led: [2, 2], gauge: [3, 5], bar: [3, 2],
   trend: [6, 7], spectrum: [6, 7], xy: [6, 7], form: [6, 6],
   input: [4, 2], button: [2, 2], toggle: [2, 2], menu: [3, 2], section: [6, 4],
+  image: [6, 12], table: [6, 6],
 };

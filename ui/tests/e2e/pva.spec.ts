@@ -1,0 +1,43 @@
+/** End to end on the simulated PV Access server: the image and table widgets live. */
+import { expect, openScreen, test, widget } from './fixtures';
+
+test('the EPICS 7 screen shows the 1024×1024 image live, zooms it, and the table and structure', async ({ page, stack }) => {
+  await openScreen(page, stack, 'epics7-demo');
+  const image = widget(page, 'image', stack.pva('IMAGE'));
+  const canvas = image.locator('canvas[role=img]');
+  await expect(image.locator('[data-role=info]')).toHaveText(/^1024×1024 · auto \d+\.\.\d+$/);
+  await expect(canvas).toHaveAttribute('width', '1024');
+  // frames keep coming: the image moves at 10 Hz
+  const frames = async () => Number(await canvas.getAttribute('data-frames'));
+  const first = await frames();
+  await expect.poll(frames, { timeout: 20_000 }).toBeGreaterThan(first + 5);
+  // real pixels: the readout under the pointer names a 16-bit value
+  const box = (await canvas.boundingBox())!;
+  await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+  await expect(image.locator('[data-role=readout]')).toHaveText(/^x \d+ y \d+: \d+$/);
+  // drag a rectangle: the canvas shows that region only
+  await page.mouse.move(box.x + box.width * 0.4, box.y + box.height * 0.4);
+  await page.mouse.down();
+  await page.mouse.move(box.x + box.width * 0.6, box.y + box.height * 0.6, { steps: 4 });
+  await page.mouse.up();
+  await expect(image.locator('[data-role=info]')).toHaveText(/zoom \d+×\d+ at \d+,\d+/);
+  expect(Number(await canvas.getAttribute('height'))).toBeLessThan(400); // the canvas is wider than the image: the drag spans 20 % of its height
+  await canvas.focus();
+  await page.keyboard.press('Escape');
+  await expect(canvas).toHaveAttribute('width', '1024');
+  // a fixed range and another colour map are applied to the next frame
+  await image.locator('select').selectOption('inferno');
+  await image.getByLabel('fixed').check();
+  await expect(image.locator('[data-role=info]')).toHaveText(/fixed 0\.\.65535$/);
+  await expect(image.locator('canvas.profile')).toHaveAttribute('data-row', /\d+/);
+
+  const table = widget(page, 'table', stack.pva('TABLE'));
+  await expect(table.locator('thead th')).toHaveText(['name', 'position', 'current', 'ok']);
+  await expect(table.locator('tbody tr')).toHaveCount(Math.min(stack.records, 8));
+  const position = table.locator('tbody tr').first().locator('td').nth(1);
+  const before = await position.textContent();
+  await expect.poll(() => position.textContent(), { timeout: 20_000 }).not.toBe(before);
+  const motor = widget(page, 'table', stack.pva('MOTOR'));
+  await expect(motor.locator('tbody tr').first()).toHaveText(/position\s*1\.500/);
+  await expect(motor.locator('tbody')).toContainText('limits.high');
+});
