@@ -10,7 +10,9 @@ from __future__ import annotations
 import argparse
 
 from synoptic_adapters.epics import command as epics_command
+from synoptic_adapters.pva import command as pva_command
 from synoptic_adapters.sim import command as sim_command
+from synoptic_adapters.sim import pva_command as sim_pva_command
 from synoptic_adapters.sim import tango_command as sim_tango_command
 from synoptic_adapters.tango import command as tango_command
 
@@ -21,9 +23,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         dest="adapter_command", required=True, metavar="PROTOCOL"
     )
     epics_command.register(adapters)
+    pva_command.register(adapters)
     tango_command.register(adapters)
     sims = sub.add_parser("sim", help="run a simulator").add_subparsers(
         dest="sim_command", required=True, metavar="SIMULATOR"
     )
     sim_command.register(sims)
+    sim_pva_command.register(sims)
     sim_tango_command.register(sims)

@@ -2,7 +2,7 @@
 
 Every error names the file, the line and the field (``adapter.yaml:7: channels[2]:
 'ca://' has an empty channel name``), so a typo is found without reading code.
-Protocol sections (``epics:``, ``tango:``) are kept as dicts for their source.
+Protocol sections (``epics:``, ``pva:``, ``tango:``) are kept as dicts for their source.
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ class AdapterConfig:
     source: str = "<config>"
 
     def section(self, name: str) -> dict[str, Any]:
-        """A protocol section (``epics``, ``tango``), empty if absent."""
+        """A protocol section (``epics``, ``pva``, ``tango``), empty if absent."""
         return self.sections.get(name, {})
 
 
@@ -147,7 +147,7 @@ def _build(data: dict[str, Any], node: Any, proto: str, source: str) -> AdapterC
         max_queue=data.get("publisher", {}).get("max_queue", defaults.max_queue),
         metrics_port=data.get("metrics", {}).get("port"),
         metrics_addr=data.get("metrics", {}).get("addr", defaults.metrics_addr),
-        sections={k: data[k] for k in ("epics", "tango") if k in data},
+        sections={k: data[k] for k in ("epics", "pva", "tango") if k in data},
         source=source,
     )
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from synoptic_adapters.sim.epics_db import SimSpec, build_database
 from synoptic_adapters.sim.epics_ioc import ca_environment
+from synoptic_adapters.sim.pva_env import pv_names, pva_environment
 from synoptic_bus.demo import DemoContext, DemoProcess
 from synoptic_bus.procs import free_udp_tcp_port
 
@@ -84,8 +85,38 @@ def tango(ctx: DemoContext) -> list[DemoProcess]:
     ]  # fmt: skip
 
 
+def pva(ctx: DemoContext) -> list[DemoProcess]:
+    """The simulated PV Access server (the IOC's channels plus a table, an enum and
+    a 1024x1024 16-bit image at 10 Hz) and the PVA adapter monitoring all of it."""
+    port = free_udp_tcp_port()
+    env = pva_environment(port)
+    spec = SimSpec(DEMO_PREFIX, DEMO_RECORDS, 10.0)
+    names = pv_names(spec)
+    config = ctx.var_dir / "pva-adapter.yaml"
+    lines = ["id: demo-pva", "nats:", f"  url: {ctx.nats_url}", "channels:"]
+    lines += [f"  - pva://{name}" for name in names]
+    config.write_text("\n".join(lines) + "\n")
+    sim_argv = [
+        _synoptic(), "sim", "pva", "--records", str(DEMO_RECORDS), "--rate", "10",
+        "--prefix", DEMO_PREFIX, "--port", str(port), "--image-rate", "10",
+        "--fill-rate", "1",
+    ]  # fmt: skip
+    return [
+        DemoProcess(
+            "sim-pva", sim_argv, r"sim pva ready", order=10, env=env,
+            banner=f"PVA on 127.0.0.1:{port}: {len(names)} PVs {DEMO_PREFIX}*",
+        ),
+        DemoProcess(
+            "adapter-pva",
+            [_synoptic(), "adapter", "pva", "--config", str(config)],
+            r"adapter \S+ ready", order=20, env=env,
+            banner=f"pva:// channels on NATS (config {config})",
+        ),
+    ]  # fmt: skip
+
+
 #: One function per protocol; each returns its demo processes.
-PROTOCOLS: list[Callable[[DemoContext], list[DemoProcess]]] = [epics, tango]
+PROTOCOLS: list[Callable[[DemoContext], list[DemoProcess]]] = [epics, pva, tango]
 
 
 def components(ctx: DemoContext) -> list[DemoProcess]:

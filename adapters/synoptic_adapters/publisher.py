@@ -136,6 +136,11 @@ class Publisher:
     def queued(self) -> int:
         return len(self._queue)
 
+    @property
+    def max_payload(self) -> int:
+        """The largest message the bus accepts, bytes (the server's limit)."""
+        return int(self.nc.max_payload)
+
     def last_value(self, channel: Channel) -> dict[str, Any] | None:
         """The latest value message of a channel as published (or to be)."""
         last = self._last.get(channel)

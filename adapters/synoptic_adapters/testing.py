@@ -1,5 +1,6 @@
-"""Helpers for tests and benchmarks: a simulated IOC and an EPICS adapter as real
-child processes on private loopback ports, and a separate CA client process.
+"""Helpers for tests and benchmarks: a simulated IOC or PV Access server and an
+EPICS adapter (CA or PVA) as real child processes on private loopback ports, and a
+separate CA client process.
 
 Everything starts with :class:`~synoptic_bus.procs.Process`, waits for its
 readiness line and stops by PID.
@@ -14,12 +15,25 @@ import subprocess
 import sys
 import tempfile
 import uuid
+from collections import defaultdict
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from synoptic_adapters.sim.epics_ioc import ca_environment
+from synoptic_adapters.sim.pva_env import pva_environment
 from synoptic_bus.procs import Process, free_udp_tcp_port
+from synoptic_bus.store import fetch_last, stream_name
+from synoptic_schemas import (
+    SCHEMA_VERSION,
+    Subjects,
+    decode_put_reply,
+    decode_value,
+    encode,
+    parse_channel,
+)
+
+_SUBJECTS = Subjects()
 
 
 def synoptic_command() -> str:
@@ -90,8 +104,38 @@ class SimIoc:
             self.process = None
 
 
+class SimPva(SimIoc):
+    """``synoptic sim pva`` on its own PVA port (restartable on the same port)."""
+
+    def __init__(self, *, image_rate: float = 10.0, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.image_rate = image_rate
+
+    @property
+    def env(self) -> dict[str, str]:
+        """PVA settings a client of this server needs."""
+        return pva_environment(self.port)
+
+    def uri(self, name: str) -> str:
+        return f"pva://{self.prefix}{name}"
+
+    def start(self, timeout: float = 60.0) -> SimPva:
+        argv = [
+            synoptic_command(), "sim", "pva", "--records", str(self.records),
+            "--rate", f"{self.rate:g}", "--prefix", self.prefix, "--port", str(self.port),
+            "--image-rate", f"{self.image_rate:g}", "--fill-rate", f"{self.fill_rate:g}",
+        ]  # fmt: skip
+        if not self.extras:
+            argv.append("--no-extras")
+        if self.interface:
+            argv += ["--interface", self.interface]
+        self.process = Process("sim-pva", argv, env=self.env)
+        self.process.wait_for(r"sim pva ready", timeout)
+        return self
+
+
 class EpicsAdapter:
-    """``synoptic adapter epics`` with a generated configuration file."""
+    """``synoptic adapter epics`` (or ``pva``) with a generated configuration file."""
 
     def __init__(
         self,
@@ -99,6 +143,7 @@ class EpicsAdapter:
         ioc: SimIoc,
         channels: Sequence[str],
         *,
+        protocol: str = "epics",
         adapter_id: str | None = None,
         shard: str = "0/1",
         extra: dict[str, Any] | None = None,
@@ -115,7 +160,7 @@ class EpicsAdapter:
             "id": self.id,
             "nats": {"url": nats_url},
             "channels": list(channels),
-            "epics": {"connect_timeout": connect_timeout},
+            protocol: {"connect_timeout": connect_timeout},
             **(extra or {}),
         }
         if metrics_port:
@@ -126,10 +171,11 @@ class EpicsAdapter:
         )
         self.config_path.write_text(json.dumps(config, indent=1))  # JSON is YAML
         self.process: Process | None = None
+        self.protocol = protocol
 
     def start(self, timeout: float = 60.0) -> EpicsAdapter:
         argv = [
-            synoptic_command(), "adapter", "epics", "--config", str(self.config_path),
+            synoptic_command(), "adapter", self.protocol, "--config", str(self.config_path),
             "--shard", self.shard,
         ]  # fmt: skip
         self.process = Process(f"adapter-{self.id}", argv, env=self.ioc.env)
@@ -196,3 +242,46 @@ async def eventually(predicate: Callable[[], Any], timeout: float = 10.0) -> Any
             if result:
                 return result
             await asyncio.sleep(0.02)
+
+
+class Tap:
+    """Decoded value messages per channel URI, as they arrive on the bus."""
+
+    def __init__(self) -> None:
+        self.values: dict[str, list[dict[str, Any]]] = defaultdict(list)
+
+    async def start(self, nc: Any, pattern: str = "cs.val.>") -> Tap:
+        """Subscribe to ``pattern`` (value subjects) on the NATS client ``nc``."""
+
+        async def on_msg(msg: Any) -> None:
+            _, channel = _SUBJECTS.parse(msg.subject)
+            self.values[channel.uri].append(decode_value(msg.data))
+
+        await nc.subscribe(pattern, cb=on_msg)
+        await nc.flush()
+        return self
+
+    def latest(self, uri: str) -> dict[str, Any] | None:
+        return self.values[uri][-1] if self.values[uri] else None
+
+
+async def bus_put(nc: Any, uri: str, value: Any, timeout: float = 5.0) -> dict:
+    """A put request through the bus, as a gateway makes it; the decoded reply."""
+    request = {"ver": SCHEMA_VERSION, "v": value, "who": "test", "timeout": timeout}
+    msg = await nc.request(
+        _SUBJECTS.put(parse_channel(uri)), encode(request), timeout=timeout + 5
+    )
+    return dict(decode_put_reply(msg.data))
+
+
+async def fetch_all(
+    nc: Any, subjects: list[str], timeout: float = 15.0, prefix: str = "cs"
+) -> dict:
+    """The last message of every subject from the store (of the deployment
+    ``prefix``), once all are there."""
+    async with asyncio.timeout(timeout):
+        while True:
+            snap = await fetch_last(nc, subjects, stream=stream_name(prefix))
+            if not snap.missing(subjects):
+                return snap.messages
+            await asyncio.sleep(0.1)

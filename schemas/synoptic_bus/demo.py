@@ -24,6 +24,7 @@ from pathlib import Path
 from synoptic_bus.natsserver import NatsServer
 from synoptic_bus.procs import Process
 from synoptic_bus.supervise import Child, Supervisor
+from synoptic_schemas.codec import MAX_PAYLOAD
 
 
 @dataclass
@@ -69,7 +70,10 @@ def log(message: str) -> None:
 def run(args: argparse.Namespace) -> int:
     var = Path(args.var).resolve()
     (var / "jetstream").mkdir(parents=True, exist_ok=True)
-    nats = NatsServer(port=args.nats_port, store_dir=var / "jetstream", echo=False)
+    nats = NatsServer(
+        port=args.nats_port, store_dir=var / "jetstream", echo=False,
+        max_payload=MAX_PAYLOAD,  # images of several MB, as in production
+    )  # fmt: skip
     supervisor = Supervisor(log)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())

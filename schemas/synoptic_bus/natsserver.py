@@ -35,6 +35,8 @@ class NatsServer:
     name: str = "nats"
     extra_args: list[str] = field(default_factory=list)
     echo: bool = False
+    #: Largest message the server accepts, bytes (None: nats-server's 1 MiB).
+    max_payload: int | None = None
     process: Process | None = None
     _own_store: tempfile.TemporaryDirectory[str] | None = None
 
@@ -63,6 +65,10 @@ class NatsServer:
             "-n", f"{self.name}-{self.port}",
             *self.extra_args,
         ]  # fmt: skip
+        if self.max_payload is not None:
+            conf = self.store_dir / f"limits-{self.port}.conf"
+            conf.write_text(f"max_payload: {self.max_payload}\n")
+            argv += ["-c", str(conf)]
         self.process = Process(self.name, argv, echo=self.echo)
         return self.process
 

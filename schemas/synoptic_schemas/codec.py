@@ -142,6 +142,7 @@ _META_REQ: _Spec = {"dt": (str,), "shape": (list,), "w": (bool,), "t": _INT, "ep
 _META_OPT: _Spec = {
     "unit": (str,), "prec": _INT, "disp": (list,), "warn": (list,), "alarm": (list,),
     "ctrl": (list,), "labels": (list,), "desc": (str,), "native": (str,),
+    "cols": (list,), "img": (dict,),
 }  # fmt: skip
 
 

@@ -27,7 +27,8 @@ class ValueMsg(TypedDict):
     """``cs.val.*``: one change of a channel's value."""
 
     ver: int
-    v: Any  # scalar, str, enum index, list of str, or numpy array (ext type 1); None when disconnected
+    v: Any  # scalar, str, enum index, list of str, numpy array (ext type 1), or a map
+    # (table columns, structure fields); None when disconnected or not publishable
     t: int  # source timestamp, ns since the Unix epoch
     sev: int  # Severity
     st: str  # status text: EPICS alarm status, Tango quality, or why disconnected
@@ -40,8 +41,8 @@ class MetaMsg(TypedDict):
     """``cs.meta.*``: a channel's metadata, on connect and whenever it changes."""
 
     ver: int
-    dt: str  # f8 f4 i1..i8 u1..u8 bool str enum state
-    shape: list[int]  # [] scalar, [n] spectrum/waveform (max length), [h, w] image
+    dt: str  # f8 f4 i1..i8 u1..u8 bool str enum state table struct
+    shape: list[int]  # [] scalar, [n] spectrum/waveform (max length), [h, w(, 3)] image
     w: bool  # writable by the adapter's credentials
     t: int  # when the metadata was read, ns since the Unix epoch
     ep: int
@@ -54,6 +55,8 @@ class MetaMsg(TypedDict):
     labels: NotRequired[list[str]]  # enum / DevState labels, index = value
     desc: NotRequired[str]
     native: NotRequired[str]  # the source's own type name (DBR_DOUBLE, DevDouble …)
+    cols: NotRequired[list[dict[str, str]]]  # table columns: name, label, dt
+    img: NotRequired[dict[str, str]]  # image: {"color": mono|bayer|rgb}
 
 
 class PutMsg(TypedDict):

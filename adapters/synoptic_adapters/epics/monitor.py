@@ -1,13 +1,11 @@
-"""Value monitors with batched, fair dispatch from the CA thread to the event loop.
+"""Value monitors of CA channels, delivered to the event loop in fair batches.
 
 aioca's ``camonitor`` calls back once per update through a loop callback that runs
 until its queue is empty: when updates arrive faster than the loop handles them,
 that callback never returns and starves every other task (the publisher
-included), so an overloaded adapter publishes nothing at all. Here each channel
-keeps only its newest undelivered update (a one-slot box; a replaced update is
-counted in ``merged``), channels with news wait in one shared ready queue, and the
-loop delivers at most ``BATCH`` of them per turn before yielding. Overload thus
-costs counted, per-channel coalescing, never starvation or unbounded memory.
+included), so an overloaded adapter publishes nothing at all. Each monitor here is
+a :class:`~synoptic_adapters.dispatch.Mailbox` instead: per-channel coalescing
+(counted in ``merged``) and batched delivery, never starvation or unbounded memory.
 
 Uses aioca's channel cache and CA bindings (pinned ``aioca==2.1``), so connection
 handling stays aioca's.
@@ -18,15 +16,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ctypes
-from collections import deque
 from collections.abc import Callable
 from typing import Any
 
 from aioca import _catools
 from epicscorelibs.ca import cadef, dbr
 
-#: Channels delivered per event-loop turn before other tasks get to run.
-BATCH = 1000
+from synoptic_adapters.dispatch import Dispatcher, Mailbox
 
 _DISCONNECTED = object()
 
@@ -72,64 +68,6 @@ def time_converter(channel: Any) -> tuple[int, Callable[[Any, int, int], TimeVal
     return dbrcode, general
 
 
-#: While the sink holds more than this many undelivered events, delivery pauses
-#: and updates coalesce per channel here (bounded by the channel count).
-MAX_SINK_BACKLOG = 5_000
-#: How long delivery pauses for a busy sink, seconds.
-_BACKOFF = 0.002
-
-
-class Dispatcher:
-    """Carries channels with news from any thread to the event loop, in batches.
-
-    ``backlog()`` tells how many events the sink still has to publish; above
-    ``max_backlog`` delivery waits, so a slow publisher turns into per-channel
-    coalescing (fresh values, counted merges) rather than a growing queue.
-    """
-
-    def __init__(
-        self,
-        loop: asyncio.AbstractEventLoop,
-        backlog: Callable[[], int] = lambda: 0,
-        max_backlog: int = MAX_SINK_BACKLOG,
-    ) -> None:
-        self.loop = loop
-        self.backlog = backlog
-        self.max_backlog = max_backlog
-        self.ready: deque[ValueMonitor] = deque()
-        self.scheduled = False
-        self.pauses = 0
-
-    def notify(self, monitor: ValueMonitor) -> None:
-        """Called from any thread when ``monitor`` has a value to deliver."""
-        self.ready.append(monitor)
-        if not self.scheduled:
-            self.scheduled = True
-            with contextlib.suppress(RuntimeError):  # loop closed at shutdown
-                self.loop.call_soon_threadsafe(self.drain)
-
-    def drain(self) -> None:
-        """Deliver up to ``BATCH`` channels, then yield to the loop."""
-        if self.backlog() > self.max_backlog:
-            self.pauses += 1
-            self.scheduled = True
-            self.loop.call_later(_BACKOFF, self.drain)
-            return
-        self.scheduled = False
-        ready = self.ready
-        for _ in range(min(len(ready), BATCH)):
-            monitor = ready.popleft()
-            monitor.queued = False
-            try:
-                value = monitor.box.popleft()
-            except IndexError:  # already delivered by an earlier turn
-                continue
-            monitor.deliver(value)
-        if ready and not self.scheduled:
-            self.scheduled = True
-            self.loop.call_soon(self.drain)
-
-
 @cadef.event_handler
 def _on_event(args: Any) -> None:  # pragma: no cover - runs in the CA thread
     monitor: ValueMonitor = args.usr
@@ -143,7 +81,7 @@ def _on_event(args: Any) -> None:  # pragma: no cover - runs in the CA thread
     monitor.put(value)
 
 
-class ValueMonitor:
+class ValueMonitor(Mailbox):
     """One FORMAT_TIME subscription (``DBE_VALUE | DBE_ALARM``) of one PV.
 
     ``on_value(value)`` gets a :data:`TimeValue` tuple; ``on_disconnect()`` a lost connection; ``on_timeout()`` a PV no
@@ -161,16 +99,13 @@ class ValueMonitor:
         connect_timeout: float,
         events: int = cadef.DBE_VALUE | cadef.DBE_ALARM,
     ) -> None:
+        super().__init__(dispatcher)
         self.name = name
-        self.dispatcher = dispatcher
         self.on_value, self.on_disconnect, self.on_timeout = (
             on_value,
             on_disconnect,
             on_timeout,
         )
-        self.box: deque[Any] = deque(maxlen=1)
-        self.queued = False
-        self.merged = 0  # updates replaced before delivery (loop behind)
         self.failures = 0
         self.dbr_to_value: Callable[..., Any] | None = None
         self._as_parameter_: int | None = None
@@ -200,16 +135,6 @@ class ValueMonitor:
         """aioca's channel calls this (in the loop) on every connection change."""
         if not connected:
             self.put(_DISCONNECTED)
-
-    def put(self, value: Any) -> None:
-        """Store the newest update and make sure the channel is queued (any thread)."""
-        box = self.box
-        if box:
-            self.merged += 1
-        box.append(value)
-        if not self.queued:
-            self.queued = True
-            self.dispatcher.notify(self)
 
     def deliver(self, value: Any) -> None:
         if value is _DISCONNECTED:

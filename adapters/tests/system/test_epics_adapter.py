@@ -6,9 +6,7 @@ from __future__ import annotations
 import asyncio
 import time
 import urllib.request
-from collections import defaultdict
 from collections.abc import Iterator
-from typing import Any
 
 import numpy as np
 import pytest
@@ -16,14 +14,16 @@ import pytest
 from synoptic_adapters.testing import (
     EpicsAdapter,
     SimIoc,
+    Tap,
     ca_batch,
     ca_client,
     eventually,
 )
+from synoptic_adapters.testing import bus_put as put
+from synoptic_adapters.testing import fetch_all as _fetch_all
 from synoptic_bus.connect import NatsClient
 from synoptic_bus.natsserver import NatsServer
 from synoptic_bus.procs import free_port
-from synoptic_bus.store import fetch_last
 from synoptic_schemas import (
     SCHEMA_VERSION,
     Subjects,
@@ -66,33 +66,6 @@ def adapter(nats_server: NatsServer, ioc: SimIoc) -> Iterator[EpicsAdapter]:
         yield running
     finally:
         running.close()
-
-
-class Tap:
-    """Decoded value messages per channel URI, as they arrive."""
-
-    def __init__(self) -> None:
-        self.values: dict[str, list[dict[str, Any]]] = defaultdict(list)
-
-    async def start(self, nc: NatsClient, pattern: str = "cs.val.ca.>") -> Tap:
-        async def on_msg(msg: Any) -> None:
-            _, channel = SUBJECTS.parse(msg.subject)
-            self.values[channel.uri].append(decode_value(msg.data))
-
-        await nc.subscribe(pattern, cb=on_msg)
-        await nc.flush()
-        return self
-
-    def latest(self, uri: str) -> dict[str, Any] | None:
-        return self.values[uri][-1] if self.values[uri] else None
-
-
-async def put(nc: NatsClient, uri: str, value: Any, timeout: float = 5.0) -> dict:
-    request = {"ver": SCHEMA_VERSION, "v": value, "who": "test", "timeout": timeout}
-    msg = await nc.request(
-        SUBJECTS.put(parse_channel(uri)), encode(request), timeout=timeout + 5
-    )
-    return dict(decode_put_reply(msg.data))
 
 
 async def test_a_caput_from_another_client_arrives_decoded(
@@ -159,17 +132,6 @@ async def test_metadata_on_connect(
     assert meta["MSG"]["dt"] == "str"
     assert meta["WF100K"]["shape"] == [100_000] and meta["WF100K"]["unit"] == "counts"
     assert meta["CNT:00000"]["dt"] == "f8"
-
-
-async def _fetch_all(
-    nc: NatsClient, subjects: list[str], timeout: float = 15.0
-) -> dict:
-    async with asyncio.timeout(timeout):
-        while True:
-            snap = await fetch_last(nc, subjects)
-            if not snap.missing(subjects):
-                return snap.messages
-            await asyncio.sleep(0.1)
 
 
 async def test_waveform_of_100k_points(

@@ -8,16 +8,15 @@ import json
 import tempfile
 import time
 import uuid
-from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
 from tango_support import SimServer, start_sim
 
-from synoptic_adapters.testing import eventually, synoptic_command
+from synoptic_adapters.testing import Tap, eventually, synoptic_command
+from synoptic_adapters.testing import bus_put as put
 from synoptic_bus.connect import NatsClient
 from synoptic_bus.natsserver import NatsServer
 from synoptic_bus.procs import Process, free_port
@@ -26,10 +25,8 @@ from synoptic_schemas import (
     SCHEMA_VERSION,
     Subjects,
     decode_meta,
-    decode_put_reply,
     decode_value,
     encode,
-    parse_channel,
 )
 
 pytestmark = pytest.mark.system
@@ -76,30 +73,6 @@ def adapter(nats_server: NatsServer, sim: SimServer, spare_port: int) -> Iterato
             yield adapter_id
         finally:
             process.stop()
-
-
-class Tap:
-    """Decoded value messages per channel URI, as they arrive."""
-
-    def __init__(self) -> None:
-        self.values: dict[str, list[dict[str, Any]]] = defaultdict(list)
-
-    async def start(self, nc: NatsClient) -> Tap:
-        async def on_msg(msg: Any) -> None:
-            _, channel = SUBJECTS.parse(msg.subject)
-            self.values[channel.uri].append(decode_value(msg.data))
-
-        await nc.subscribe("cs.val.tango.>", cb=on_msg)
-        await nc.flush()
-        return self
-
-
-async def put(nc: NatsClient, uri: str, value: Any, timeout: float = 5.0) -> dict:
-    request = {"ver": SCHEMA_VERSION, "v": value, "who": "test", "timeout": timeout}
-    msg = await nc.request(
-        SUBJECTS.put(parse_channel(uri)), encode(request), timeout=timeout + 5
-    )
-    return dict(decode_put_reply(msg.data))
 
 
 async def test_values_and_metadata_on_the_bus(

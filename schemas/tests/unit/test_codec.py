@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from jsonschema import ValidationError
 
 from synoptic_schemas import (
     DecodeError,
@@ -181,3 +182,40 @@ def test_mutated_valid_payloads_raise_nothing_but_decode_error(
         payload[index] = data.draw(st.integers(0, 255))
     with contextlib.suppress(DecodeError):
         decode_value(bytes(payload))
+
+
+PVA_VALUES = {
+    "table": {"name": ["M0", "M1"], "position": np.array([1.5, -2.0]),
+              "ok": np.array([True, False])},
+    "image": np.arange(24, dtype="<u2").reshape(2, 4, 3),
+    "struct": {"position": 1.5, "name": "m", "limits": {"low": -1.0, "high": 1.0},
+               "rows": [{"q": 1}], "trace": np.arange(3.0)},
+}  # fmt: skip
+PVA_META = {
+    "table": {**META, "dt": "table", "shape": [], "native": "epics:nt/NTTable:1.0",
+              "cols": [{"name": "name", "label": "Name", "dt": "str"},
+                       {"name": "position", "label": "Position", "dt": "f8"}]},
+    "image": {**META, "dt": "u2", "shape": [2, 4, 3], "img": {"color": "rgb"},
+              "native": "epics:nt/NTNDArray:1.0"},
+    "struct": {**META, "dt": "struct", "shape": [], "native": "x:Thing:1.0"},
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("kind", sorted(PVA_VALUES))
+def test_pv_access_tables_images_and_structures_match_the_schemas(kind: str) -> None:
+    value = decode_value(encode({**VALUE, "v": PVA_VALUES[kind]}))
+    validator("value").validate(to_json_view(value))
+    meta = decode_meta(encode(PVA_META[kind]))
+    assert meta == PVA_META[kind]
+    validator("meta").validate(to_json_view(meta))
+    if kind == "table":
+        assert list(value["v"]) == ["name", "position", "ok"]  # column order kept
+        assert value["v"]["ok"].dtype == np.bool_
+
+
+def test_pv_access_meta_fields_are_checked() -> None:
+    with pytest.raises(DecodeError, match=r"meta\.img must be dict"):
+        decode_meta(encode({**META, "img": "rgb"}))
+    bad_cols = {**META, "dt": "table", "cols": [{"name": "a"}]}
+    with pytest.raises(ValidationError, match="required"):
+        validator("meta").validate(bad_cols)

@@ -1,0 +1,1 @@
+"""EPICS PV Access (p4p): the only package that imports p4p."""

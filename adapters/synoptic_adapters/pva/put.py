@@ -1,0 +1,97 @@
+"""Bus put values → PV Access fields: a pure function checked against the PV's type.
+
+The put path fetches the PV's current structure first (p4p's put with ``get``),
+so the value is checked against what the server serves now, not what was seen at
+subscription time; a mismatch is answered with the reason before anything is sent.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from synoptic_adapters.pva.convert import layout_of
+
+#: Bus dtypes of numeric scalars → numpy dtypes (range checks).
+_NUMPY = {
+    "i1": np.int8, "u1": np.uint8, "i2": np.int16, "u2": np.uint16, "i4": np.int32,
+    "u4": np.uint32, "i8": np.int64, "u8": np.uint64, "f4": np.float32,
+    "f8": np.float64,
+}  # fmt: skip
+
+
+class PutValueError(ValueError):
+    """A put value that does not fit the PV's type; the message says why."""
+
+
+def put_fields(current: Any, value: Any) -> dict[str, Any]:
+    """The fields to write for ``value`` into a PV whose current structure is
+    ``current`` (a p4p ``Value``); :class:`PutValueError` naming the mismatch."""
+    layout = layout_of(current)
+    if layout.kind == "enum":
+        return {"value.index": _enum_index(value, list(current["value.choices"]))}
+    if layout.kind == "scalar":
+        return {"value": _scalar(value, layout.dt)}
+    if layout.kind == "array":
+        return {"value": _array(value, layout.dt)}
+    raise PutValueError(f"writing {layout.type_id} values is not supported")
+
+
+def _enum_index(value: Any, choices: list[str]) -> int:
+    if isinstance(value, str):
+        if value in choices:
+            return choices.index(value)
+        raise PutValueError(f"{value!r} is not one of the choices {choices}")
+    if isinstance(value, int) and not isinstance(value, bool):
+        if 0 <= value < max(len(choices), 1):
+            return value
+        raise PutValueError(f"enum index {value} is beyond {len(choices)} choices")
+    raise PutValueError(f"expected an enum index or choice, got {value!r}")
+
+
+def _scalar(value: Any, dt: str) -> Any:
+    if dt == "str":
+        if isinstance(value, str | int | float) and not isinstance(value, bool):
+            return str(value)
+        raise PutValueError(f"expected a string, got {type(value).__name__}")
+    if dt == "bool":
+        if isinstance(value, bool) or value in (0, 1):
+            return bool(value)
+        raise PutValueError(f"expected a boolean, got {value!r}")
+    if isinstance(value, bool):
+        value = int(value)
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            raise PutValueError(f"{value!r} is not a number") from None
+    if not isinstance(value, int | float):
+        raise PutValueError(f"expected a number, got {type(value).__name__}")
+    dtype = np.dtype(_NUMPY[dt])
+    if dtype.kind == "f":
+        return float(value)
+    if isinstance(value, float) and not value.is_integer():
+        raise PutValueError(f"{value} is not an integer ({dt})")
+    info = np.iinfo(dtype)
+    if not info.min <= int(value) <= info.max:
+        raise PutValueError(f"{value} is out of range for {dt}")
+    return int(value)
+
+
+def _array(value: Any, dt: str) -> Any:
+    if not isinstance(value, list | tuple | np.ndarray):
+        value = [value]
+    if dt == "str":
+        if all(isinstance(v, str) for v in value):
+            return list(value)
+        raise PutValueError("expected a list of strings")
+    try:
+        array = np.asarray(value)
+    except (TypeError, ValueError) as exc:
+        raise PutValueError(f"not a numeric array: {exc}") from None
+    if array.dtype.kind not in "iufb" or array.ndim != 1:
+        raise PutValueError(
+            f"expected a 1-D numeric array, got {array.dtype} {list(array.shape)}"
+        )
+    return array.astype(np.bool_ if dt == "bool" else _NUMPY[dt])

@@ -1,0 +1,355 @@
+"""The EPICS PV Access source (p4p).
+
+One p4p client context per adapter and one monitor of the whole structure per
+channel. p4p calls a monitor back in its own worker threads when the monitor's
+queue has news; the callback pops everything queued into the channel's
+:class:`~synoptic_adapters.dispatch.Mailbox` (the newest event wins, replaced ones
+are counted), and the shared dispatcher delivers to the event loop in batches.
+
+Guarantees, per channel and never affecting the others:
+
+- The first value after every (re)connect fixes the channel's layout and
+  metadata: a PV whose structure changed while it was away is published with
+  its new type and new metadata (and logged), never decoded with the old one.
+- A value that cannot be published whole (an array over ``max_array_bytes`` or
+  over the bus's payload limit, a compressed image, dimensions that do not fit)
+  is published as ``v`` None with sev 3 and the reason as status.
+- A server that goes away is published as disconnected; p4p reconnects by itself.
+  A PV that no server answers within ``connect_timeout`` is published as never
+  connected and keeps being searched for.
+- ``put`` never raises: it replies ok or a ``PutError`` code with the reason.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+import threading
+import time
+from collections.abc import Iterable
+from typing import Any
+
+from p4p.client.raw import Cancelled, Context, Disconnected, Finished, RemoteError
+
+from synoptic_adapters.dispatch import Dispatcher, Mailbox
+from synoptic_adapters.pva.convert import (
+    META_FIELDS,
+    ConvertError,
+    Layout,
+    alarm_of,
+    convert,
+    layout_of,
+    meta_of,
+    stamp_ns,
+)
+from synoptic_adapters.pva.put import PutValueError, put_fields
+from synoptic_adapters.source import ChannelSink
+from synoptic_schemas import SCHEMA_VERSION, Channel, PutError, Severity
+from synoptic_schemas.messages import PutReplyMsg
+
+log = logging.getLogger(__name__)
+
+#: Default largest array (bytes of one update) published; larger ones get a status.
+DEFAULT_MAX_ARRAY_BYTES = 8 * 1024 * 1024
+#: Room kept for the rest of a value message under the bus's payload limit.
+_ENVELOPE_BYTES = 4096
+#: Server error texts that mean "not allowed" rather than "failed".
+_ACCESS = re.compile(r"denied|not permitted|permission|read.?only|access", re.I)
+
+_ENV_KEYS = {
+    "addr_list": "EPICS_PVA_ADDR_LIST",
+    "auto_addr_list": "EPICS_PVA_AUTO_ADDR_LIST",
+    "server_port": "EPICS_PVA_SERVER_PORT",
+    "broadcast_port": "EPICS_PVA_BROADCAST_PORT",
+    "name_servers": "EPICS_PVA_NAME_SERVERS",
+}
+
+
+def pva_conf(settings: dict[str, Any]) -> dict[str, str]:
+    """p4p client configuration (EPICS_PVA_* keys) from a config ``pva:`` section;
+    keys not given there come from the environment."""
+    conf = {}
+    for key, env in _ENV_KEYS.items():
+        if key in settings:
+            value = settings[key]
+            conf[env] = (
+                ("YES" if value else "NO") if isinstance(value, bool) else str(value)
+            )
+    return conf
+
+
+def _reply(ok: bool, err: str | None = None, msg: str | None = None) -> PutReplyMsg:
+    reply: dict[str, Any] = {"ver": SCHEMA_VERSION, "ok": ok}
+    if err:
+        reply["err"] = err
+    if msg:
+        reply["msg"] = msg
+    return reply  # type: ignore[return-value]
+
+
+class PvaMonitor(Mailbox):
+    """One channel's subscription and what its current connection looks like."""
+
+    def __init__(self, channel: Channel, dispatcher: Dispatcher, source: PvaSource):
+        super().__init__(dispatcher)
+        self.channel = channel
+        self.source = source
+        self.layout: Layout | None = None  # None until a value of this connection
+        self.signature: Any = None  # the last connection's structure
+        self.meta: dict[str, Any] | None = None
+        self.meta_dirty = True
+        self.meta_fields: tuple[str, ...] = ()
+        self.ever_connected = False
+        self.failures = 0
+        self._lock = threading.Lock()
+        self.sub: Any = None
+        self.sub = source.context.monitor(channel.name, self._on_event)
+        self._on_event()  # anything queued before ``sub`` was set
+
+    def _on_event(self) -> None:  # p4p worker thread
+        sub = self.sub
+        if sub is None:
+            return
+        with self._lock:
+            while True:
+                try:
+                    item = sub.pop()
+                except Exception:  # closed meanwhile
+                    return
+                if item is None:
+                    return
+                self.put(item)
+
+    def put(self, value: Any) -> None:
+        if self.box:  # a replaced value may have carried a metadata change
+            self.meta_dirty = True
+        super().put(value)
+
+    def deliver(self, value: Any) -> None:
+        try:
+            if isinstance(value, Exception):
+                self.source.on_error(self, value)
+            else:
+                self.source.on_value(self, value)
+        except Exception as exc:  # one channel's surprise never stops the others
+            self.failures += 1
+            log.exception("%s: update not handled", self.channel.uri)
+            self.source.sink_value_error(self, f"update not handled: {exc}")
+
+    def close(self) -> None:
+        sub, self.sub = self.sub, None
+        if sub is not None:
+            try:
+                sub.close()
+            except Exception:
+                log.debug("closing %s", self.channel.uri, exc_info=True)
+        self.box.clear()
+
+
+class PvaSource:
+    """A :class:`~synoptic_adapters.source.Source` for ``pva://`` channels."""
+
+    proto = "pva"
+
+    def __init__(
+        self, *, connect_timeout: float = 5.0, settings: dict[str, Any] | None = None
+    ) -> None:
+        self.connect_timeout = connect_timeout
+        self.settings = settings or {}
+        self.max_array_bytes = int(
+            self.settings.get("max_array_bytes", DEFAULT_MAX_ARRAY_BYTES)
+        )
+        self.sink: ChannelSink | None = None
+        self.monitors: dict[Channel, PvaMonitor] = {}
+        self.dispatcher: Dispatcher | None = None
+        self.context: Any = None
+        self.structure_changes = 0
+        self._closed_merged = 0
+        self._timers: dict[Channel, asyncio.TimerHandle] = {}
+
+    @property
+    def merged(self) -> int:
+        """Updates replaced by a newer one before the loop delivered them."""
+        return sum(m.merged for m in self.monitors.values()) + self._closed_merged
+
+    async def start(self, sink: ChannelSink) -> None:
+        self.sink = sink
+        # A sink may tell its backlog (the Publisher's ``queued``) and the bus's
+        # largest payload: delivery pauses while it is behind, and no array is
+        # published that the bus would refuse.
+        has_backlog = getattr(type(sink), "queued", None) is not None
+        self.dispatcher = Dispatcher(
+            asyncio.get_running_loop(),
+            backlog=(lambda: sink.queued) if has_backlog else (lambda: 0),  # type: ignore[attr-defined]
+        )
+        max_payload = getattr(sink, "max_payload", None)
+        if isinstance(max_payload, int) and max_payload > _ENVELOPE_BYTES:
+            self.max_array_bytes = min(
+                self.max_array_bytes, max_payload - _ENVELOPE_BYTES
+            )
+        self.context = Context(
+            "pva", conf=pva_conf(self.settings), useenv=True, nt=False
+        )
+
+    async def monitor(self, channels: Iterable[Channel]) -> None:
+        assert self.dispatcher is not None
+        loop = asyncio.get_running_loop()
+        for channel in channels:
+            if channel in self.monitors or channel.proto != self.proto:
+                continue
+            self.monitors[channel] = PvaMonitor(channel, self.dispatcher, self)
+            self._timers[channel] = loop.call_later(
+                self.connect_timeout, self._never_connected, channel
+            )
+
+    def _never_connected(self, channel: Channel) -> None:
+        self._timers.pop(channel, None)
+        monitor = self.monitors.get(channel)
+        if monitor is not None and not monitor.ever_connected and self.sink:
+            self.sink.disconnected(
+                channel,
+                f"never connected: no server answered within {self.connect_timeout:g} s",
+            )
+
+    # -- events, in the loop ---------------------------------------------------------
+
+    def on_value(self, monitor: PvaMonitor, value: Any) -> None:
+        sink = self.sink
+        assert sink is not None
+        layout = monitor.layout
+        if layout is None:  # the first value of a connection
+            layout = monitor.layout = layout_of(value)
+            if monitor.signature is not None and monitor.signature != layout.signature:
+                self.structure_changes += 1
+                log.warning(
+                    "%s: structure changed across a reconnect (now %s, %s)",
+                    monitor.channel.uri, layout.type_id, layout.kind,
+                )  # fmt: skip
+            monitor.signature = layout.signature
+            monitor.ever_connected = True
+            monitor.meta_dirty = True
+            fields = dict(layout.signature[2]) if layout.signature[0] == "S" else {}
+            monitor.meta_fields = tuple(
+                f for f in META_FIELDS[layout.kind] if f.split(".")[0] in fields
+            )
+        try:
+            v = convert(value, layout, self.max_array_bytes)
+        except ConvertError as exc:
+            self.sink_value_error(monitor, str(exc))
+            monitor.meta_dirty = True
+            return
+        if monitor.meta_dirty or (
+            monitor.meta_fields and value.changed(*monitor.meta_fields)
+        ):
+            meta = meta_of(value, layout, v)
+            monitor.meta_dirty = False
+            if meta != monitor.meta:
+                monitor.meta = meta
+                sink.meta(monitor.channel, meta)
+        sev, st = alarm_of(value)
+        now = time.time_ns()
+        sink.value(monitor.channel, v, t=stamp_ns(value, now), sev=sev, st=st)
+
+    def sink_value_error(self, monitor: PvaMonitor, reason: str) -> None:
+        """Publish that the channel's value cannot be shown, and why."""
+        if self.sink is not None:
+            self.sink.value(
+                monitor.channel, None, t=time.time_ns(),
+                sev=int(Severity.INVALID), st=reason,
+            )  # fmt: skip
+
+    def on_error(self, monitor: PvaMonitor, error: Exception) -> None:
+        sink = self.sink
+        assert sink is not None
+        if isinstance(error, Cancelled):
+            return
+        monitor.layout = None
+        if isinstance(error, Disconnected):
+            if monitor.ever_connected:
+                sink.disconnected(monitor.channel, "disconnected")
+        elif isinstance(error, Finished):
+            sink.disconnected(monitor.channel, "subscription ended by the server")
+        elif isinstance(error, RemoteError):
+            sink.disconnected(monitor.channel, f"server error: {error}")
+        else:
+            sink.disconnected(monitor.channel, f"{type(error).__name__}: {error}")
+
+    # -- release, put, stop ----------------------------------------------------------
+
+    async def release(self, channels: Iterable[Channel]) -> None:
+        for channel in channels:
+            monitor = self.monitors.pop(channel, None)
+            timer = self._timers.pop(channel, None)
+            if timer is not None:
+                timer.cancel()
+            if monitor is not None:
+                self._closed_merged += monitor.merged
+                monitor.close()
+
+    async def put(self, channel: Channel, value: Any, timeout: float) -> PutReplyMsg:
+        loop = asyncio.get_running_loop()
+        done: asyncio.Future[Any] = loop.create_future()
+        reached = threading.Event()  # the server answered the put's get
+
+        def settle(result: Any) -> None:
+            if not done.done():
+                done.set_result(result)
+
+        def handler(result: Any) -> None:  # p4p worker thread
+            loop.call_soon_threadsafe(settle, result)
+
+        def builder(current: Any) -> None:  # p4p worker thread
+            reached.set()
+            for field, item in put_fields(current, value).items():
+                current[field] = item
+
+        op = self.context.put(
+            channel.name, handler, builder=builder,
+            request="field()record[block=true]", get=True,
+        )  # fmt: skip
+        try:
+            result = await asyncio.wait_for(done, timeout)
+        except TimeoutError:
+            if reached.is_set():
+                return _reply(
+                    False, PutError.TIMEOUT,
+                    f"{channel.name}: no completion within {timeout:g} s",
+                )  # fmt: skip
+            return _reply(
+                False, PutError.DISCONNECTED,
+                f"{channel.name} is not connected (no server answered within {timeout:g} s)",
+            )  # fmt: skip
+        finally:
+            op.close()
+        if result is None:
+            return _reply(True)
+        if isinstance(result, PutValueError):
+            return _reply(False, PutError.TYPE, f"{channel.name}: {result}")
+        if isinstance(result, RemoteError):
+            code = PutError.ACCESS if _ACCESS.search(str(result)) else PutError.FAILED
+            return _reply(False, code, f"{channel.name}: {result}")
+        if isinstance(result, Disconnected):
+            return _reply(
+                False,
+                PutError.DISCONNECTED,
+                f"{channel.name}: disconnected during the put",
+            )
+        if isinstance(result, Exception):
+            return _reply(
+                False,
+                PutError.TYPE,
+                f"{channel.name}: {type(result).__name__}: {result}",
+            )
+        return _reply(True)
+
+    async def stop(self) -> None:
+        for timer in self._timers.values():
+            timer.cancel()
+        self._timers.clear()
+        for monitor in self.monitors.values():
+            monitor.close()
+        self.monitors.clear()
+        if self.context is not None:
+            self.context.close()
+            self.context = None

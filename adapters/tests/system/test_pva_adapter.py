@@ -1,0 +1,255 @@
+"""The PV Access adapter end to end: the simulated PVA server (p4p), a real
+nats-server (8 MiB payloads, as deployed), the adapter as a child process."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+
+from synoptic_adapters.testing import (
+    EpicsAdapter,
+    SimPva,
+    Tap,
+    bus_put,
+    eventually,
+    fetch_all,
+)
+from synoptic_bus.connect import NatsClient
+from synoptic_bus.natsserver import NatsServer
+from synoptic_schemas import (
+    SCHEMA_VERSION,
+    Subjects,
+    decode_heartbeat,
+    decode_meta,
+    decode_value,
+    encode,
+    parse_channel,
+)
+from synoptic_schemas.codec import MAX_PAYLOAD
+
+pytestmark = pytest.mark.system
+SUBJECTS = Subjects()
+EXTRAS = [
+    "SINE", "WF1K", "WF100K", "STATE", "MODE", "MSG", "MSG:SP", "SP", "SP:RO",
+    "TABLE", "IMAGE", "MOTOR", "SWAP",
+]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def nats_server() -> Iterator[NatsServer]:
+    server = NatsServer(max_payload=MAX_PAYLOAD).start()
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+@pytest.fixture(scope="module")
+def sim() -> Iterator[SimPva]:
+    server = SimPva(records=3, image_rate=2.0).start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="module")
+def adapter(nats_server: NatsServer, sim: SimPva) -> Iterator[EpicsAdapter]:
+    channels = [sim.uri("CNT:00000"), sim.uri("CNT:00001")]
+    channels += [sim.uri(name) for name in EXTRAS] + [sim.uri("NO:SUCH:PV")]
+    running = EpicsAdapter(
+        nats_server.url, sim, channels, protocol="pva",
+        extra={"demand": {"sweep_period": 0.2}},
+    ).start()  # fmt: skip
+    try:
+        yield running
+    finally:
+        running.close()
+
+
+def _subjects(kind: str, uris: list[str]) -> list[str]:
+    return [SUBJECTS.of(kind, parse_channel(uri)) for uri in uris]  # type: ignore[arg-type]
+
+
+async def _meta(nc: NatsClient, sim: SimPva, names: list[str]) -> dict[str, dict]:
+    subjects = _subjects("meta", [sim.uri(n) for n in names])
+    got = await fetch_all(nc, subjects)
+    return {n: dict(decode_meta(got[s])) for n, s in zip(names, subjects, strict=True)}
+
+
+async def _values(nc: NatsClient, sim: SimPva, names: list[str]) -> dict[str, dict]:
+    subjects = _subjects("val", [sim.uri(n) for n in names])
+    got = await fetch_all(nc, subjects)
+    return {n: dict(decode_value(got[s])) for n, s in zip(names, subjects, strict=True)}
+
+
+async def test_scalars_arrive_in_order_with_alarms_and_limits(
+    nc: NatsClient, adapter: EpicsAdapter, sim: SimPva
+) -> None:
+    tap = await Tap().start(nc, "cs.val.pva.>")
+    counter = sim.uri("CNT:00000")
+    await eventually(lambda: len(tap.values[counter]) >= 15, timeout=20)
+    seen = tap.values[counter][:15]
+    assert [v["seq"] for v in seen] == list(range(seen[0]["seq"], seen[0]["seq"] + 15))
+    assert [v["v"] for v in seen] == [seen[0]["v"] + i for i in range(15)]
+    assert all(abs(time.time_ns() - v["t"]) < 60e9 for v in seen)
+    sine = sim.uri("SINE")
+    alarmed = await eventually(
+        lambda: next((v for v in tap.values[sine] if v["sev"] == 2), None), timeout=20
+    )
+    assert alarmed["st"] in ("HIHI", "LOLO") and abs(alarmed["v"]) > 8
+    await eventually(
+        lambda: any(
+            v["st"] == "NO_ALARM" and abs(v["v"]) < 5 for v in tap.values[sine]
+        ),
+        timeout=20,
+    )
+    meta = await _meta(nc, sim, ["SINE", "SP", "CNT:00000", "MSG", "WF1K"])
+    assert meta["SINE"] | {"t": 0, "ep": 0} == {
+        "ver": 1, "dt": "f8", "shape": [], "w": True, "native": "epics:nt/NTScalar:1.0",
+        "unit": "mm", "prec": 3, "disp": [-10.0, 10.0], "warn": [-5.0, 5.0],
+        "alarm": [-8.0, 8.0], "t": 0, "ep": 0,
+    }  # fmt: skip
+    assert meta["SP"]["ctrl"] == [0.0, 100.0] and meta["SP"]["unit"] == "A"
+    assert (meta["CNT:00000"]["dt"], meta["MSG"]["dt"]) == ("f8", "str")
+    assert (meta["WF1K"]["dt"], meta["WF1K"]["shape"]) == ("f8", [1000])
+
+
+async def test_enum_table_image_and_unknown_structure(
+    nc: NatsClient, adapter: EpicsAdapter, sim: SimPva
+) -> None:
+    names = ["STATE", "TABLE", "IMAGE", "MOTOR", "MSG", "WF100K"]
+    values = await _values(nc, sim, names)
+    meta = await _meta(nc, sim, names)
+    assert meta["STATE"]["labels"] == ["Idle", "Running", "Fault"]
+    assert values["STATE"]["v"] in (0, 1, 2)
+    table = values["TABLE"]["v"]
+    assert list(table) == ["name", "position", "current", "ok"]
+    assert table["name"] == ["M0", "M1", "M2"]
+    assert table["position"].dtype == np.float64 and table["ok"].dtype == np.bool_
+    assert meta["TABLE"]["dt"] == "table" and meta["TABLE"]["cols"][1] == {
+        "name": "position", "label": "position", "dt": "f8",
+    }  # fmt: skip
+    image = values["IMAGE"]["v"]
+    assert image.shape == (1024, 1024) and image.dtype == np.uint16
+    assert image.max() > 30000 and image.min() < 10000  # the pattern, not zeros
+    assert (meta["IMAGE"]["dt"], meta["IMAGE"]["shape"]) == ("u2", [1024, 1024])
+    assert meta["IMAGE"]["img"] == {"color": "mono"}
+    motor = values["MOTOR"]
+    assert motor["v"] == {
+        "position": 1.5, "moving": False, "name": "sim motor",
+        "limits": {"low": -10.0, "high": 10.0},
+    }  # fmt: skip
+    assert (motor["sev"], motor["c"]) == (0, True)
+    assert meta["MOTOR"]["dt"] == "struct"
+    assert meta["MOTOR"]["native"] == "synoptic:sim/Motor:1.0"
+    assert values["MSG"]["v"] == "hello from the simulated PVA server"
+    assert values["WF100K"]["v"].shape == (100_000,)
+
+
+async def test_puts_through_nats_and_their_errors(
+    nc: NatsClient, adapter: EpicsAdapter, sim: SimPva
+) -> None:
+    tap = await Tap().start(nc, "cs.val.pva.>")
+    assert await bus_put(nc, sim.uri("SP"), 33.5) == {"ver": 1, "ok": True}
+    await eventually(lambda: tap.latest(sim.uri("SP")) and
+                     tap.latest(sim.uri("SP"))["v"] == 33.5)  # fmt: skip
+    assert (await bus_put(nc, sim.uri("MODE"), "Standby"))["ok"]
+    await eventually(lambda: tap.latest(sim.uri("MODE")) and
+                     tap.latest(sim.uri("MODE"))["v"] == 2)  # fmt: skip
+    assert (await bus_put(nc, sim.uri("MSG:SP"), "written via NATS"))["ok"]
+    await eventually(lambda: tap.latest(sim.uri("MSG:SP")) and
+                     tap.latest(sim.uri("MSG:SP"))["v"] == "written via NATS")  # fmt: skip
+    assert (await bus_put(nc, sim.uri("WF100K"), [1.0, 2.0, 3.0]))["ok"]
+    reply = await bus_put(nc, sim.uri("SP"), "abc")
+    assert (reply["ok"], reply["err"]) == (False, "type")
+    assert "not a number" in reply["msg"]
+    reply = await bus_put(nc, sim.uri("SP:RO"), 2.0)
+    assert (reply["ok"], reply["err"]) == (False, "access")
+    assert "read-only" in reply["msg"]
+    reply = await bus_put(nc, sim.uri("MODE"), "Sideways")
+    assert reply["err"] == "type" and "not one of the choices" in reply["msg"]
+    reply = await bus_put(nc, sim.uri("TABLE"), 1)
+    assert reply["err"] == "type" and "NTTable" in reply["msg"]
+    reply = await bus_put(nc, sim.uri("NO:SUCH:PV"), 1.0, timeout=1.0)
+    assert (reply["ok"], reply["err"]) == (False, "disconnected")
+
+
+async def test_an_unknown_pv_is_reported_never_connected(
+    nc: NatsClient, adapter: EpicsAdapter, sim: SimPva
+) -> None:
+    value = (await _values(nc, sim, ["NO:SUCH:PV"]))["NO:SUCH:PV"]
+    assert (value["c"], value["sev"], value["v"]) == (False, 3, None)
+    assert value["st"].startswith("never connected")
+
+
+async def test_a_structure_that_changes_type_across_a_reconnect(
+    nc: NatsClient, adapter: EpicsAdapter, sim: SimPva
+) -> None:
+    tap = await Tap().start(nc, "cs.val.pva.>")
+    swap = sim.uri("SWAP")
+    meta_sub = await nc.subscribe(SUBJECTS.meta(parse_channel(swap)))
+    assert (await bus_put(nc, sim.uri("SWAP:CTL"), 1))["ok"]  # now a string
+    text = await eventually(
+        lambda: next((v for v in tap.values[swap] if v["v"] == "text"), None)
+    )
+    assert (text["c"], text["sev"]) == (True, 0)
+    assert any(not v["c"] for v in tap.values[swap])  # the reconnect was seen
+    async with asyncio.timeout(10):
+        while (meta := decode_meta((await meta_sub.next_msg(10)).data))["dt"] != "str":
+            pass
+    assert meta["native"] == "epics:nt/NTScalar:1.0"
+    assert (await bus_put(nc, sim.uri("SWAP:CTL"), 0))["ok"]  # a double again
+    back = await eventually(lambda: tap.latest(swap) if tap.latest(swap)["v"] == 0.0
+                            and not isinstance(tap.latest(swap)["v"], str) else None)  # fmt: skip
+    assert back["c"]
+    await meta_sub.unsubscribe()
+    # the counters did not notice
+    counter = tap.values[sim.uri("CNT:00000")]
+    assert all(v["c"] for v in counter)
+
+
+async def test_heartbeat_and_demand(
+    nc: NatsClient, adapter: EpicsAdapter, sim: SimPva
+) -> None:
+    sub = await nc.subscribe(SUBJECTS.hb(adapter.id))
+    beat = decode_heartbeat((await sub.next_msg(timeout=5)).data)
+    await sub.unsubscribe()
+    assert (beat["proto"], beat["n"]) == ("pva", 2 + len(EXTRAS) + 1)
+    assert beat["conn"] >= 2 + len(EXTRAS) - 1
+    tap = await Tap().start(nc, "cs.val.pva.>")
+    uri = sim.uri("CNT:00002")  # not configured
+    want = {"ver": SCHEMA_VERSION, "ch": [uri], "lease": 1.0, "by": "test-gateway"}
+    await nc.publish(SUBJECTS.want("pva"), encode(want))
+    await eventually(lambda: len(tap.values[uri]) >= 3)
+    released = await eventually(
+        lambda: tap.latest(uri) if not tap.latest(uri)["c"] else None, timeout=10
+    )
+    assert released["st"] == "released: no demand"
+
+
+async def test_arrays_over_the_limit_get_a_status_and_nothing_half(
+    nats_server: NatsServer, nc: NatsClient, sim: SimPva
+) -> None:
+    names = ["WF1K", "IMAGE", "TABLE", "CNT:00000"]
+    limited = EpicsAdapter(
+        nats_server.url, sim, [sim.uri(n) for n in names], protocol="pva",
+        extra={"pva": {"connect_timeout": 2.0, "max_array_bytes": 4096},
+               "nats": {"url": nats_server.url, "prefix": "lim"}},
+    )  # fmt: skip
+    try:
+        limited.start()
+        subjects = [Subjects("lim").val(parse_channel(sim.uri(n))) for n in names]
+        got = await fetch_all(nc, subjects, timeout=20, prefix="lim")
+        wf1k, image, table, counter = (decode_value(got[s]) for s in subjects)
+        assert (wf1k["v"], wf1k["sev"], wf1k["c"]) == (None, 3, True)
+        assert wf1k["st"] == "array of 8000 bytes exceeds the limit of 4096 bytes"
+        assert image["v"] is None and "exceeds the limit of 4096" in image["st"]
+        assert list(table["v"]) == ["name", "position", "current", "ok"]
+        assert counter["c"] and counter["sev"] == 0
+    finally:
+        limited.close()
