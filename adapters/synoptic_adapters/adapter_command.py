@@ -4,6 +4,15 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import uvloop
+
+from synoptic_adapters.config import ConfigError, load_config
+from synoptic_adapters.sharding import Shard
+
+if TYPE_CHECKING:
+    from synoptic_adapters.source import Source
 
 
 def add_adapter_parser(
@@ -27,3 +36,26 @@ def add_adapter_parser(
     )
     parser.set_defaults(func=run)
     return parser
+
+
+def serve_source(
+    args: argparse.Namespace,
+    proto: str,
+    command: str,
+    make_source: Callable[[dict[str, Any]], Source],
+) -> int:
+    """Validate the configuration of ``synoptic adapter <command>``, then serve
+    ``make_source(section)`` (imported only now: its control-system library) on
+    a uvloop event loop; 2 with the reason on a bad configuration."""
+    try:
+        config = load_config(args.config, proto)
+        shard = Shard.parse(args.shard)
+    except (ConfigError, ValueError) as exc:
+        print(f"synoptic adapter {command}: {exc}", flush=True)
+        return 2
+    if args.nats:
+        config.nats_url = args.nats
+    from synoptic_adapters.runner import run_adapter
+
+    source = make_source(config.section(command))
+    return uvloop.run(run_adapter(source, config, shard=shard, adapter_id=args.id))

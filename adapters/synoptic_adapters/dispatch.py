@@ -49,6 +49,16 @@ class Dispatcher:
         self.scheduled = False
         self.pauses = 0
 
+    @classmethod
+    def for_sink(cls, sink: object) -> Dispatcher:
+        """A dispatcher on the running loop that pauses while ``sink`` is behind,
+        if the sink tells its backlog (the Publisher's ``queued``)."""
+        has_backlog = getattr(type(sink), "queued", None) is not None
+        return cls(
+            asyncio.get_running_loop(),
+            backlog=(lambda: sink.queued) if has_backlog else (lambda: 0),  # type: ignore[attr-defined]
+        )
+
     def notify(self, monitor: Mailbox) -> None:
         """Called from any thread when ``monitor`` has a value to deliver."""
         self.ready.append(monitor)

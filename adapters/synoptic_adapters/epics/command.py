@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
-import uvloop
-
-from synoptic_adapters.adapter_command import add_adapter_parser
-from synoptic_adapters.config import ConfigError, load_config
-from synoptic_adapters.sharding import Shard
+from synoptic_adapters.adapter_command import add_adapter_parser, serve_source
+from synoptic_adapters.source import Source
 
 
 def register(adapters: argparse._SubParsersAction) -> None:
@@ -18,19 +16,12 @@ def register(adapters: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Validate the configuration, then serve on a uvloop event loop."""
-    try:
-        config = load_config(args.config, "ca")
-        shard = Shard.parse(args.shard)
-    except (ConfigError, ValueError) as exc:
-        print(f"synoptic adapter epics: {exc}", flush=True)
-        return 2
-    if args.nats:
-        config.nats_url = args.nats
-    from synoptic_adapters.epics.source import EpicsSource  # the aioca import
-    from synoptic_adapters.runner import run_adapter
+    return serve_source(args, "ca", "epics", _source)
 
-    settings = config.section("epics")
-    source = EpicsSource(
+
+def _source(settings: dict[str, Any]) -> Source:
+    from synoptic_adapters.epics.source import EpicsSource  # the aioca import
+
+    return EpicsSource(
         connect_timeout=float(settings.get("connect_timeout", 5.0)), settings=settings
     )
-    return uvloop.run(run_adapter(source, config, shard=shard, adapter_id=args.id))

@@ -115,13 +115,7 @@ class EpicsSource:
         apply_ca_environment(self.settings)
         start_repeater()
         self.sink = sink
-        # A sink may tell how many events it has not published yet (the
-        # Publisher's ``queued``); delivery then pauses while it is behind.
-        backlog = getattr(type(sink), "queued", None)
-        self.dispatcher = Dispatcher(
-            asyncio.get_running_loop(),
-            backlog=(lambda: sink.queued) if backlog is not None else (lambda: 0),  # type: ignore[attr-defined]
-        )
+        self.dispatcher = Dispatcher.for_sink(sink)
 
     async def monitor(self, channels: Iterable[Channel]) -> None:
         for channel in channels:

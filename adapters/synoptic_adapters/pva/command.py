@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
-import uvloop
-
-from synoptic_adapters.adapter_command import add_adapter_parser
-from synoptic_adapters.config import ConfigError, load_config
-from synoptic_adapters.sharding import Shard
+from synoptic_adapters.adapter_command import add_adapter_parser, serve_source
+from synoptic_adapters.source import Source
 
 
 def register(adapters: argparse._SubParsersAction) -> None:
@@ -18,19 +16,12 @@ def register(adapters: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Validate the configuration, then serve on a uvloop event loop."""
-    try:
-        config = load_config(args.config, "pva")
-        shard = Shard.parse(args.shard)
-    except (ConfigError, ValueError) as exc:
-        print(f"synoptic adapter pva: {exc}", flush=True)
-        return 2
-    if args.nats:
-        config.nats_url = args.nats
-    from synoptic_adapters.pva.source import PvaSource  # the p4p import
-    from synoptic_adapters.runner import run_adapter
+    return serve_source(args, "pva", "pva", _source)
 
-    settings = config.section("pva")
-    source = PvaSource(
+
+def _source(settings: dict[str, Any]) -> Source:
+    from synoptic_adapters.pva.source import PvaSource  # the p4p import
+
+    return PvaSource(
         connect_timeout=float(settings.get("connect_timeout", 5.0)), settings=settings
     )
-    return uvloop.run(run_adapter(source, config, shard=shard, adapter_id=args.id))

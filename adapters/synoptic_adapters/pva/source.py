@@ -44,8 +44,9 @@ from synoptic_adapters.pva.convert import (
     stamp_ns,
 )
 from synoptic_adapters.pva.put import PutValueError, put_fields
+from synoptic_adapters.runner import put_reply
 from synoptic_adapters.source import ChannelSink
-from synoptic_schemas import SCHEMA_VERSION, Channel, PutError, Severity
+from synoptic_schemas import Channel, PutError, Severity
 from synoptic_schemas.messages import PutReplyMsg
 
 log = logging.getLogger(__name__)
@@ -80,12 +81,7 @@ def pva_conf(settings: dict[str, Any]) -> dict[str, str]:
 
 
 def _reply(ok: bool, err: str | None = None, msg: str | None = None) -> PutReplyMsg:
-    reply: dict[str, Any] = {"ver": SCHEMA_VERSION, "ok": ok}
-    if err:
-        reply["err"] = err
-    if msg:
-        reply["msg"] = msg
-    return reply  # type: ignore[return-value]
+    return put_reply(ok, err, msg)  # type: ignore[return-value]
 
 
 class PvaMonitor(Mailbox):
@@ -175,14 +171,9 @@ class PvaSource:
 
     async def start(self, sink: ChannelSink) -> None:
         self.sink = sink
-        # A sink may tell its backlog (the Publisher's ``queued``) and the bus's
-        # largest payload: delivery pauses while it is behind, and no array is
-        # published that the bus would refuse.
-        has_backlog = getattr(type(sink), "queued", None) is not None
-        self.dispatcher = Dispatcher(
-            asyncio.get_running_loop(),
-            backlog=(lambda: sink.queued) if has_backlog else (lambda: 0),  # type: ignore[attr-defined]
-        )
+        self.dispatcher = Dispatcher.for_sink(sink)
+        # A sink may tell the bus's largest payload (the Publisher does): no array
+        # is published that the bus would refuse.
         max_payload = getattr(sink, "max_payload", None)
         if isinstance(max_payload, int) and max_payload > _ENVELOPE_BYTES:
             self.max_array_bytes = min(
