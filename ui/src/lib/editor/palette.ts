@@ -19,6 +19,8 @@ const HINTS: Record<string, string> = {
   toggle: 'on/off switch',
   menu: 'enum choice',
   section: 'framed group of widgets',
+  image: 'detector or camera image',
+  table: 'PV Access table or structure',
 };
 
 export const PALETTE: readonly { type: string; hint: string }[] = WIDGET_TYPES.map((type) => ({ type, hint: HINTS[type] ?? '' }));
