@@ -58,6 +58,10 @@ bench-gateway: install ## gateway fan-out against the peers' workload
 bench-gateway-open: install ## gateway screen open (fresh groups of 100/1000 channels, store barrier on/off; JSON)
 	$(PY) -m synoptic_benchmarks.gateway.screen_open $(BENCH_ARGS)
 
+.PHONY: bench-tables
+bench-tables: install ## rewrite the tables of docs/benchmarks.md from benchmarks/results/*.json
+	$(PY) -m synoptic_benchmarks.tables
+
 # --- bus contract as AsyncAPI: docs/asyncapi.yaml, generated from schemas/synoptic_schemas/json ---
 # The AsyncAPI 3.0 meta-schema (npm @asyncapi/specs, checksum-pinned) for the document's test.
 ASYNCAPI_SPECS := $(TOOLS)/asyncapi-specs-6.11.1
@@ -138,8 +142,8 @@ ui-dev: ui-install ## UI dev server with hot reload; /ws and /api go to SYNOPTIC
 test-ui: install ui-build /usr/bin/chromium ## UI unit tests (vitest), then end-to-end tests in Chromium against the real stack
 	cd ui && node_modules/.bin/vitest run && node_modules/.bin/playwright test
 
-bench-ui: install ui-build /usr/bin/chromium ## browser benchmarks: screen open, 1000 channels x 10 Hz, breaking rate, charts (JSON)
-	cd ui && node_modules/.bin/playwright test --config bench/playwright.bench.config.ts
+bench-ui: install ui-build /usr/bin/chromium ## browser benchmarks: screen open, 1000 channels x 10 Hz, breaking rate, charts (JSON; BENCH_ARGS=--save keeps it in benchmarks/results/ui.json)
+	set -o pipefail; cd ui && node_modules/.bin/playwright test --config bench/playwright.bench.config.ts $(if $(findstring --save,$(BENCH_ARGS)),| tee ../benchmarks/results/ui.json.tmp && mv ../benchmarks/results/ui.json.tmp ../benchmarks/results/ui.json)
 
 ui-screenshots: install ui-build /usr/bin/chromium ## save screenshots of the demo screens into docs/screenshots/
 	cd ui && E2E_IOC_RECORDS=100 node_modules/.bin/playwright test --config playwright.screenshots.config.ts

@@ -10,7 +10,7 @@ every attribute of a device has the same owner. cppTango makes one event
 subscription at a time per client process, so shards that hold whole devices
 subscribe in parallel, one device proxy and one event channel per device server
 each (4000 attributes over 10 devices: 8.5 s split by attribute, 4.1 s by device,
-in 5 processes: docs/benchmarks.md).
+in 5 processes).
 """
 
 from __future__ import annotations

@@ -9,6 +9,7 @@ import argparse
 import json
 import os
 import platform
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -17,8 +18,10 @@ RESULTS_DIR = Path(__file__).resolve().parents[1] / "results"
 
 
 def machine() -> dict[str, Any]:
-    """CPU count and kind, Python version and the 1-minute load average."""
+    """When (UTC), CPU count and kind, Python version and the 1-minute load
+    average."""
     return {
+        "date": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "cpus": os.cpu_count(),
         "cpu": platform.processor() or platform.machine(),
         "python": platform.python_version(),

@@ -365,7 +365,8 @@ class UpdateCounter:
 
     def latencies_ns(self, decoded: bool = False) -> np.ndarray:
         """Every counted update's latency, in arrival order; ``decoded``: taken
-        when its frame had been decoded (the definition before session 3)."""
+        when its frame had been decoded (the older definition, kept to compare
+        with results taken that way)."""
         if not self.latency_parts:
             return np.zeros(0, dtype=np.int64)
         if decoded:
@@ -456,8 +457,8 @@ async def _worker(spec: dict[str, Any]) -> dict[str, Any]:
             "latencies": (latencies[::step] / 1e9).tolist(),
             "slice_p99_ms": slice_p99s_ms(arrivals, latencies, start_ns),
             "latencies_decoded": (decoded[::step] / 1e9).tolist(),
-            # what the bench before session 3 sampled: the first 200 000 updates
-            # of the worker (all clients), after the decode
+            # the older sample, kept to compare with results taken that way: the
+            # first 200 000 updates of the worker (all clients), after the decode
             "latencies_first_200k": (decoded[:200_000:10] / 1e9).tolist(),
             "decode_lags": [x / 1e9 for c in counters for x in c.decode_lags]}  # fmt: skip
 
@@ -623,7 +624,7 @@ def run_case(
         # nats_subscriber_ms's: robust to seconds when others took the cores)
         "p99_median_of_1s_ms": round(float(np.median(slices)), 1) if slices else None,
         "slice_p99_ms": slices,
-        # receipt after the frame's decode (how latency_ms was taken before session 3)
+        # receipt after the frame's decode (the older definition of latency_ms)
         "latency_decoded_ms": {
             "p50": round(float(np.percentile(decoded, 50)) * 1e3, 1) if decoded else None,
             "p99": round(float(np.percentile(decoded, 99)) * 1e3, 1) if decoded else None,
@@ -702,7 +703,6 @@ def main(argv: list[str] | None = None) -> int:
         result = json.dumps(uvloop.run(_worker(spec)))
         out.write_text(result)
         print(f"result in {out}", flush=True)
-        print(result, flush=True)  # (as one line too, for the peers' run)
         return 0
     if args.cmd == "probe":
         import uvloop

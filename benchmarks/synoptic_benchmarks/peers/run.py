@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 
 from synoptic_benchmarks.peers.procstat import CpuMeter
-from synoptic_benchmarks.report import add_save_option, emit
+from synoptic_benchmarks.report import add_save_option, emit, machine
 from synoptic_bus.natsserver import NatsServer
 from synoptic_bus.procs import Process, ProcessError, free_port, free_udp_tcp_port
 from synoptic_gateway.testing import ca_env, start_gateway
@@ -180,6 +180,13 @@ def _screen(system: str, ioc: Ioc, channels: int) -> tuple[list[str], str]:
     return ioc.pvs[:channels], "synoptic_benchmarks.peers.run"
 
 
+def _worker_result(worker: Process, timeout: float) -> dict[str, Any]:
+    """A client worker's result, from the file its ``result in FILE`` line names
+    (a result line can be megabytes: a file, not a pipe)."""
+    path = worker.wait_for(r"^result in (\S+)$", timeout).group(1)
+    return json.loads(Path(path).read_text())
+
+
 def measure_opens(
     system: str, url: str, ioc: Ioc, channels: int, workdir: Path, screens: int = 3
 ) -> dict[str, Any]:
@@ -194,8 +201,7 @@ def measure_opens(
     argv = [sys.executable, "-m", worker_module, "worker", str(spec)]
     worker = Process(f"{system}-opener", argv)
     try:
-        line = worker.wait_for(r"^\{.*", 120 + channels / 10).group(0)
-        opens = json.loads(line)["opens"]
+        opens = _worker_result(worker, 120 + channels / 10)["opens"]
     finally:
         worker.stop()
     return {
@@ -245,9 +251,7 @@ def run_case(
         client_cpu = clients_meter.stop()
         rss = servers_meter.rss()
         load_end = os.getloadavg()[0]
-        results = [
-            json.loads(w.wait_for(r"^\{.*", window + 60).group(0)) for w in workers
-        ]
+        results = [_worker_result(w, window + 60) for w in workers]
     finally:
         for worker in workers:
             worker.stop()
@@ -369,6 +373,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "warmup_s": args.warmup,
         "window_s": args.window,
         "cpu_count": os.cpu_count(),
+        "machine": machine(),
         "niceness": os.nice(0),
         "systems": {
             "coniql": f"Coniql {CONIQL_VERSION} (aiohttp + Strawberry, "
@@ -434,7 +439,9 @@ def main(argv: list[str] | None = None) -> int:
         from synoptic_benchmarks.peers.coniql_client import run_worker
 
         spec = json.loads(Path(args.spec).read_text())
-        print(json.dumps(uvloop.run(run_worker(spec))), flush=True)
+        out = Path(args.spec).with_suffix(".result.json")
+        out.write_text(json.dumps(uvloop.run(run_worker(spec))))
+        print(f"result in {out}", flush=True)  # as the fan-out bench's worker
         return 0
     emit("peers", run(args), save=args.save, indent=2)
     return 0

@@ -14,7 +14,7 @@ from synoptic_benchmarks.gateway.fanout import UpdateCounter, slice_p99s_ms
 def _reference(
     frames: list[tuple[int, list[int], list[dict[str, Any]], bool]],
 ) -> tuple[int, int, int, list[int]]:
-    """The bench's loop before session 3: delivered, gaps, value gaps, latencies."""
+    """The bench's older per-update loop: delivered, gaps, value gaps, latencies."""
     delivered = gaps = value_gaps = 0
     latencies: list[int] = []
     last: dict[int, tuple[int, int, Any]] = {}

@@ -1,0 +1,404 @@
+"""The tables of docs/benchmarks.md, generated from ``benchmarks/results/*.json``.
+
+``python -m synoptic_benchmarks.tables`` (``make bench-tables``) rewrites every
+block between ``<!-- bench:NAME -->`` and ``<!-- /bench:NAME -->`` in the page with
+the table :data:`TABLES` makes for ``NAME`` from its results file; the text around
+the blocks is left alone. ``--check`` only says whether the page is current (a unit
+test does the same), so the tables cannot drift from what the benchmarks printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from synoptic_benchmarks.peers.reference import (
+    CASE_CPU_PCT,
+    SCREEN_OPEN_S,
+    TANGOGQL_FIRST_VALUES_S,
+    UPDATES_PER_CORE_S,
+    Range,
+)
+from synoptic_benchmarks.report import RESULTS_DIR
+
+PAGE = Path(__file__).resolve().parents[2] / "docs" / "benchmarks.md"
+_BLOCK = re.compile(
+    r"(<!-- bench:(?P<name>[a-z0-9-]+) -->\n)(?P<body>.*?)(<!-- /bench:(?P=name) -->)",
+    re.S,
+)
+
+Report = dict[str, Any]
+
+
+class TablesError(ValueError):
+    """A block names no table, or its results file is missing or unreadable."""
+
+
+# -- formatting ---------------------------------------------------------------------
+
+
+def _num(x: float | None, digits: int = 1) -> str:
+    """``12 345`` for large numbers, ``1.5`` with ``digits`` decimals otherwise."""
+    if x is None:
+        return "–"
+    if abs(x) >= 1000:
+        return f"{x:,.0f}".replace(",", " ")
+    return f"{x:.{digits}f}" if digits else f"{x:.0f}"
+
+
+def _pair(p50: float | None, p99: float | None) -> str:
+    return f"{_num(p50)} / {_num(p99)}"
+
+
+def _times(ours: float, theirs: Range, higher_is_better: bool = True) -> str:
+    """How many times better ``ours`` is than a peer's range, e.g. ``4.1–5.0×``."""
+    ratios = sorted(
+        (ours / t if higher_is_better else t / ours) for t in theirs if t and ours
+    )
+    if not ratios:
+        return "–"
+    low, high = ratios[0], ratios[-1]
+    if f"{low:.1f}" == f"{high:.1f}":
+        return f"{low:.1f}×"
+    return f"{low:.1f}–{high:.1f}×"
+
+
+def _range(r: Range, unit: str = "") -> str:
+    def one(x: float) -> str:
+        return _num(x, 0 if float(x).is_integer() else 2)
+
+    low, high = r
+    return one(low) + ("" if high == low else "–" + one(high)) + unit
+
+
+def _table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines) + "\n"
+
+
+def provenance(report: Report) -> str:
+    """One line: when and on what the report was measured, or where it was
+    transcribed from."""
+    m = report.get("machine")
+    m = m if isinstance(m, dict) else {}
+    when = str(m.get("date", "date unknown")).replace("T", " ").replace("Z", " UTC")
+    cores = f"{m.get('cpus', report.get('cpu_count', '?'))} cores (shared)"
+    load = m.get("load_avg_1m")
+    line = f"{when}, {cores}" + (f", load average {load}" if load is not None else "")
+    if source := m.get("transcribed_from"):
+        return f"*Transcribed from {source}; {cores}.*\n\n"
+    return f"*Measured {line} at the start.*\n\n"
+
+
+# -- one function per table -----------------------------------------------------------
+
+
+def store(r: Report) -> str:
+    rows = [
+        [
+            x["storage"],
+            _num(x["published_per_s"]),
+            f"{_num(x['nats_server_cpu_percent'])} %",
+            _num(x["nats_server_rss_mib"]),
+            _num(x["read_1000_ms"]),
+            _num(x[f"read_{r['channels']}_ms"]),
+        ]
+        for x in r["results"]
+    ]
+    header = ["storage", "publish (msg/s)", "nats-server CPU", "RSS MiB",
+              "read 1000 (ms)", f"read {r['channels']} (ms)"]  # fmt: skip
+    return provenance(r) + _table(header, rows)
+
+
+def _per_core(updates_per_s: float, cpu_pct: float) -> float:
+    return updates_per_s / (cpu_pct / 100) if cpu_pct else 0.0
+
+
+def epics(r: Report) -> str:
+    rows = []
+    for x in r["runs"]:
+        cpu = x["adapter_cpu_percent_total"]
+        per_core = _per_core(x["published_updates_per_s"], cpu)
+        rows.append([
+            f"{x['records']} × {x['rate_hz']:g} Hz", str(x["adapters"]),
+            _num(x["published_updates_per_s"], 0), _num(x["gaps"], 0),
+            _num(x["seq_gaps"], 0),
+            " + ".join(_num(c) for c in x["adapter_cpu_percent"]) + " %",
+            _num(1e4 * cpu / x["published_updates_per_s"] if x["published_updates_per_s"] else None),
+            _pair(x["latency_ms"]["p50"], x["latency_ms"]["p99"]),
+            _num(per_core, 0),
+            _times(per_core, UPDATES_PER_CORE_S["Coniql 0.4.2"]),
+            _times(per_core, UPDATES_PER_CORE_S["PVWS"]),
+        ])  # fmt: skip
+    header = ["PVs × rate", "adapters", "published/s", "gaps", "seq gaps",
+              "adapter CPU", "µs CPU per update", "latency p50 / p99 ms",
+              "updates per core-second", "vs Coniql (5–6k)", "vs PVWS (30–40k)"]  # fmt: skip
+    return provenance(r) + _table(header, rows)
+
+
+_GW_CASES = {
+    "1x100": "1 × 100", "10x100": "10 × 100", "100x100-shared": "100 × 100 shared",
+    "1x1000": "1 × 1000", "100x100-distinct": "100 × 100 distinct", "1x5000": "1 × 5000",
+}  # fmt: skip
+
+
+def gateway(r: Report) -> str:
+    rows = []
+    for x in r["cases"]:
+        cpu = x["cpu_pct"]
+        server = cpu.get("gateway", 0) + cpu.get("nats-server", 0)
+        raw = x.get("nats_subscriber_ms") or {}
+        rows.append([
+            _GW_CASES.get(x["case"], x["case"]),
+            f"{_num(x['delivered_pct'])} % ({_num(x['delivered_per_s'], 0)}/s)",
+            _num(x["gaps"], 0), _pair(x["latency_ms"]["p50"], x["latency_ms"]["p99"]),
+            _num(x.get("p99_median_of_1s_ms")), _num(raw.get("p99")),
+            f"{_num(cpu.get('gateway'))} / {_num(cpu.get('nats-server'))} %",
+            _num(_per_core(x["delivered_per_s"], server), 0),
+            _times(_per_core(x["delivered_per_s"], server), UPDATES_PER_CORE_S["PVWS"]),
+            _num(x.get("load_avg_1m")),
+        ])  # fmt: skip
+    header = ["clients × channels", "delivered", "gaps", "latency p50 / p99 ms",
+              "median of 1-s p99s", "raw NATS p99", "gateway / nats-server CPU",
+              "delivered per core-second (gateway + nats-server)", "vs PVWS (30–40k)",
+              "load"]  # fmt: skip
+    return provenance(r) + _table(header, rows)
+
+
+def gateway_peers(r: Report) -> str:
+    """The cases the peers were measured on, CPU side by side."""
+    by_case = {x["case"]: x for x in r["cases"]}
+    rows = []
+    for case, label in _GW_CASES.items():
+        if case not in by_case or not any(case in p for p in CASE_CPU_PCT.values()):
+            continue
+        x = by_case[case]
+        ours = x["cpu_pct"].get("gateway", 0) + x["cpu_pct"].get("nats-server", 0)
+        row = [label, f"{_num(ours)} % ({_num(x['delivered_pct'])} %)"]
+        for peer in ("Coniql 0.4.2", "PVWS"):
+            cpu, share = CASE_CPU_PCT[peer].get(case, ((0, 0), "–"))
+            row += [f"{_range(cpu, ' %')} ({share})", _times(ours, cpu, False)]
+        rows.append(row)
+    header = ["clients × PVs", "Synoptic gateway + nats-server CPU (delivered)",
+              "Coniql CPU (delivered)", "Coniql ÷ Synoptic", "PVWS CPU (delivered)",
+              "PVWS ÷ Synoptic"]  # fmt: skip
+    return provenance(r) + _table(header, rows)
+
+
+def gateway_open(r: Report) -> str:
+    rows = []
+    res = r["results"]
+    for key in res:
+        if not key.endswith(" cold"):
+            continue
+        n = int(key.split("ch")[0])
+        cold, reopen = res[key], res.get(f"{n}ch reopen", {})
+        coniql = SCREEN_OPEN_S["Coniql 0.4.2"].get(n)
+        rows.append([
+            str(n), f"{_num(cold['median_ms'])} ({_num(cold['p90_ms'])})",
+            _num(reopen.get("median_ms")), _num(cold.get("gateway_cpu_ms_per_open")),
+            f"{coniql[0]:g} / {coniql[1]:g}" if coniql else "–",
+            _times(coniql[0] * 1000, (cold["median_ms"],)) if coniql else "–",
+        ])  # fmt: skip
+    header = ["channels", "cold median (p90) ms", "re-open median ms",
+              "gateway CPU per cold open ms", "Coniql cold / warm (s)",
+              "Coniql cold ÷ Synoptic cold"]  # fmt: skip
+    return provenance(r) + _table(header, rows)
+
+
+def _devices(n: int) -> str:
+    return f"{n} device" + ("" if n == 1 else "s")
+
+
+def tango_subscription(r: Report) -> str:
+    rows = []
+    for x in r["subscription"]:
+        gql = TANGOGQL_FIRST_VALUES_S.get(x["attributes"])
+        one = x.get("pytango_one_by_one") or {}
+        ours = [("adapter", "one process", "pytango_asyncread")] + [
+            (key, f"{n} workers", f"pytango_asyncread_{n}_processes")
+            for key in x
+            if (n := key.removeprefix("adapter_").removesuffix("_workers")).isdigit()
+        ]
+        for key, how, ref_key in ours:
+            if not isinstance(m := x.get(key), dict):
+                continue
+            ref = x.get(ref_key) or {}
+            rows.append([
+                f"{x['attributes']} attributes, {_devices(x['devices'])}", how,
+                _num(m.get("first_values_s"), 2), _num(m.get("subscribed_s"), 2),
+                _num(ref.get("subscribed_s"), 2)
+                + ("" if ref_key == "pytango_asyncread" else f" ({how.split()[0]} processes)"),
+                _num(one.get("subscribed_s"), 2) if ref_key == "pytango_asyncread" else "",
+                _times(m["first_values_s"], gql, False) if gql and m.get("first_values_s") else "–",
+            ])  # fmt: skip
+    header = ["case", "adapter", "first values (s)", "every subscription live (s)",
+              "PyTango AsyncRead, same run (s)", "PyTango one by one (s)",
+              "TangoGQL first values ÷ ours"]  # fmt: skip
+    return provenance(r) + _table(header, rows)
+
+
+def _us(per_event: float | None) -> str:
+    return f" ({_num(per_event)} µs/event)" if per_event is not None else ""
+
+
+def tango_throughput(r: Report) -> str:
+    rows = []
+    for x in r["throughput"]:
+        ref = x.get("pytango_reference") or {}
+        per_core = _per_core(x["events_per_s"], x["adapter_cpu_percent"])
+        if x.get("workers", 1) > 1:
+            how = f"{x['workers']} workers"
+        elif x.get("adapter_processes", 1) > 1:
+            how = f"{x['adapter_processes']} processes (--shard)"
+        else:
+            how = "one process"
+        rows.append([
+            f"{x['attributes']} × {x['rate_hz']:g} Hz, {_devices(x['devices'])}", how,
+            _num(x["events_per_s"]), _num(x["gaps"], 0),
+            f"{_num(x['adapter_cpu_percent'])} %" + _us(x.get("adapter_us_per_event")),
+            _pair(x["latency_ms"]["p50"], x["latency_ms"]["p99"]),
+            f"{_num(ref['events_per_s'])}/s, {_num(ref['gaps'], 0)} gaps" + _us(ref.get("us_per_event"))
+            if "events_per_s" in ref else ref.get("error", "–"),
+            _times(per_core, UPDATES_PER_CORE_S["TangoGQL 2.3.0"]),
+        ])  # fmt: skip
+    header = ["case", "adapter", "events/s", "gaps", "adapter CPU",
+              "latency p50 / p99 ms", "PyTango-only client, same run",
+              "vs TangoGQL (1.7–2.3k per core)"]  # fmt: skip
+    return provenance(r) + _table(header, rows)
+
+
+def peers(r: Report) -> str:
+    rows = []
+    for x in r["cases"]:
+        for system, label in (("coniql", "Coniql"), ("synoptic", "Synoptic")):
+            s = x.get(system)
+            if not s or "error" in s:
+                rows.append(
+                    [x["case"].replace("x", " × "), label, "error", "", "", "", "", ""]
+                )
+                continue
+            cpu = s["server_cpu_pct"]
+            parts = ", ".join(f"{k} {_num(v)}" for k, v in cpu.items() if k != "total")
+            rows.append([
+                x["case"].replace("x", " × "), label,
+                f"{_num(s['delivered_per_s'], 0)} ({_num(s['delivered_pct'])} %)",
+                f"{_num(s['value_gaps'], 0)}" + (f" ({_num(s['seq_gaps'], 0)})" if s.get("seq_gaps") is not None else ""),
+                _pair(s["latency_ms"]["p50"], s["latency_ms"]["p99"]),
+                f"{_num(cpu['total'])}" + (f" ({parts})" if system == "synoptic" else ""),
+                _num(s["server_cpu_us_per_update"]),
+                _num((s.get("screen_open_s") or {}).get("first"), 3),
+            ])  # fmt: skip
+        if ratios := x.get("ratios"):
+            rows.append([
+                x["case"].replace("x", " × "), "**ratio**",
+                f"Synoptic ÷ Coniql {_num(ratios['delivered_synoptic_over_coniql'])}×", "", "",
+                "", f"Coniql ÷ Synoptic {_num(ratios['cpu_per_update_coniql_over_synoptic'])}×",
+                f"Coniql ÷ Synoptic {_num(ratios['screen_open_coniql_over_synoptic'])}×",
+            ])  # fmt: skip
+    header = ["case", "system", "delivered/s", "value gaps (seq gaps)",
+              "latency p50 / p99 ms", "server CPU % of a core",
+              "µs server CPU per delivered update", "screen open (s)"]  # fmt: skip
+    return provenance(r) + _table(header, rows)
+
+
+def ui(r: Report) -> str:
+    rows = []
+    for key, label in (("screen_open_cold_ms", "open 1000 labels + LEDs, cold"),
+                       ("screen_open_reopen_ms", "open 1000 labels + LEDs, re-open")):  # fmt: skip
+        if o := r.get(key):
+            low, high = (
+                (min(o["runs"]), max(o["runs"])) if o.get("runs") else o["range"]
+            )
+            rows.append([label, f"median {_num(o['median'])} ms ({_num(low, 0)}–{_num(high, 0)})",
+                         f"≤ {o.get('target', 300)} ms"])  # fmt: skip
+    for key, label in (("sustained_10hz", f"{r.get('channels', 1000)} channels × 10 Hz"),
+                       ("charts", "50 trends + 10 spectra of 10k points, 10 Hz")):  # fmt: skip
+        if s := r.get(key):
+            rows.append([label, f"{_num(s['fps'])} fps, receipt-to-paint p50 / p99 "
+                         f"{_pair(s['receipt_to_paint_ms'].get('p50'), s['receipt_to_paint_ms'].get('p99'))} ms",
+                         "≥ 30 fps, p99 ≤ 100 ms"])  # fmt: skip
+    for step in r.get("breaking", []):
+        rows.append([f"{r.get('channels', 1000)} channels × {step['rate_hz']:g} Hz",
+                     f"{_num(step['fps'])} fps, receipt-to-paint p99 "
+                     f"{_num(step['receipt_to_paint_ms'].get('p99'))} ms",
+                     "holds" if step.get("ok") else "breaks"])  # fmt: skip
+    return provenance(r) + _table(["scenario", "result", "target"], rows)
+
+
+#: Table name → (results file, function making the table).
+TABLES: dict[str, tuple[str, Callable[[Report], str]]] = {
+    "store": ("store", store),
+    "epics": ("epics", epics),
+    "tango-subscription": ("tango", tango_subscription),
+    "tango-throughput": ("tango", tango_throughput),
+    "gateway": ("gateway", gateway),
+    "gateway-peers": ("gateway", gateway_peers),
+    "gateway-open": ("gateway-open", gateway_open),
+    "peers": ("peers", peers),
+    "ui": ("ui", ui),
+}
+
+
+# -- the page -------------------------------------------------------------------------
+
+
+def load_results(results_dir: Path = RESULTS_DIR) -> dict[str, Report]:
+    """Every ``NAME.json`` of the results folder, by ``NAME``."""
+    out = {}
+    for path in sorted(results_dir.glob("*.json")):
+        try:
+            out[path.stem] = json.loads(path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise TablesError(f"{path.name}: not JSON ({exc})") from exc
+    return out
+
+
+def render(page: str, results: dict[str, Report]) -> str:
+    """``page`` with every marked block replaced by its table."""
+
+    def fill(match: re.Match[str]) -> str:
+        name = match["name"]
+        if name not in TABLES:
+            raise TablesError(
+                f"<!-- bench:{name} --> names no table ({', '.join(TABLES)})"
+            )
+        source, make = TABLES[name]
+        if source not in results:
+            raise TablesError(f"<!-- bench:{name} -->: no results/{source}.json")
+        try:
+            body = make(results[source])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise TablesError(f"results/{source}.json for {name}: {exc!r}") from exc
+        return match.group(1) + body + match.group(4)
+
+    return _BLOCK.sub(fill, page)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m synoptic_benchmarks.tables",
+                                     description=__doc__.splitlines()[0])  # fmt: skip
+    parser.add_argument("--check", action="store_true",
+                        help="exit 1 if the page differs from its results; write nothing")  # fmt: skip
+    args = parser.parse_args(argv)
+    text = PAGE.read_text(encoding="utf-8")
+    new = render(text, load_results())
+    if args.check:
+        if new != text:
+            print(
+                f"{PAGE.name} is not current: run `make bench-tables`", file=sys.stderr
+            )
+            return 1
+        return 0
+    PAGE.write_text(new, encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
