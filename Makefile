@@ -54,6 +54,10 @@ bench-tango: install ## Tango adapter subscription time, throughput, latency
 bench-gateway: install ## gateway fan-out against the peers' workload
 	$(PY) -m synoptic_benchmarks.gateway.fanout $(BENCH_ARGS)
 
+.PHONY: bench-gateway-hub
+bench-gateway-hub: install ## gateway hub's per-update cost in one process (handler, order, batch, flush; JSON)
+	$(PY) -m synoptic_benchmarks.gateway.hub_path $(BENCH_ARGS)
+
 .PHONY: bench-gateway-open
 bench-gateway-open: install ## gateway screen open (fresh groups of 100/1000 channels, store barrier on/off; JSON)
 	$(PY) -m synoptic_benchmarks.gateway.screen_open $(BENCH_ARGS)

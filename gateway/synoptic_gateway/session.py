@@ -45,8 +45,10 @@ from synoptic_schemas.channels import Channel
 from synoptic_schemas.frames import CloseCode, ErrorCode, FrameError, Op
 
 if TYPE_CHECKING:
+    from synoptic_gateway.batch import Batch
+    from synoptic_gateway.group import Group
     from synoptic_gateway.history.service import HistoryService
-    from synoptic_gateway.hub import Batch, Group, Hub
+    from synoptic_gateway.hub import Hub
 
 log = logging.getLogger(__name__)
 audit_log = logging.getLogger("synoptic_gateway.audit")

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from synoptic_bus.demo import DemoContext
+from synoptic_gateway.channel_state import ChannelState
 from synoptic_gateway.demo import components
-from synoptic_gateway.hub import ChannelState
 from synoptic_gateway.limits import TokenBucket
 from synoptic_gateway.metrics import Histogram, Stats, make_registry, render
 from synoptic_gateway.screens import ScreenError, ScreenStore
