@@ -56,6 +56,7 @@ CHANNELS: tuple[BusChannel, ...] = (
     BusChannel("want", "{prefix}.want.{proto}", "want", "send", "Demand: the channels a consumer needs for a lease period; adapters monitor them until the lease lapses."),
     BusChannel("heartbeat", "{prefix}.hb.{adapter}", "heartbeat", "receive", "An adapter instance's heartbeat, every `period` seconds; 3 missed periods mean its channels are stale."),
     BusChannel("audit", "{prefix}.audit.{proto}", "audit", "receive", "Every write that passed through a gateway: who, channel, value, result, time."),
+    BusChannel("screen-audit", "{prefix}.audit.screens", "screen-audit", "receive", "Every save, revert and delete of a screen (a key of the `screens` KV bucket) through a gateway: who, screen, op, revision, summary, time."),
     BusChannel("history", "{prefix}.hist.val.{tail}", "value", "receive", "Recent history: the CS_LAST stream republishes each stored value here and the CS_HIST stream keeps them for a window (default 1 h); read with a pull consumer or Direct Get batches. Nobody else publishes here."),
     BusChannel("barrier", "{prefix}.sync.barrier", None, "send", "Store barrier: an empty JetStream publish whose acknowledgement proves the CS_LAST stream has ingested everything published before it (ADR 0009). Not a data subject."),
 )
