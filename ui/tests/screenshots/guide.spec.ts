@@ -1,5 +1,5 @@
 /** Screenshots for docs/user-guide.md (run by `make ui-screenshots`): live values in
- * a quick look, a write asking for confirmation and its result. */
+ * a quick look, a write asking for confirmation and its result, the EPICS 7 screen. */
 import { join } from 'node:path';
 import { expect, openScreen, test, widget } from '../e2e/fixtures';
 import { ROOT } from '../e2e/stack';
@@ -28,4 +28,11 @@ test('screenshots for the user guide', async ({ page, stack }) => {
   await expect(input.locator('[data-role=write-status]')).toHaveText('written');
   await expect(input.locator('[data-role=value]')).toHaveText(/42\.500\s*A/);
   await input.screenshot({ path: out('guide-write-done') });
+
+  // PV Access: a detector image, a table and a structure
+  await openScreen(page, stack, 'epics7-demo');
+  const image = widget(page, 'image', stack.pva('IMAGE'));
+  await expect(image.locator('[data-role=info]')).toHaveText(/^1024×1024 · auto \d+\.\.\d+$/);
+  await expect(widget(page, 'table', stack.pva('TABLE')).locator('tbody tr').first()).toBeVisible();
+  await page.screenshot({ path: out('guide-epics7-demo'), fullPage: true });
 });
