@@ -62,6 +62,10 @@ bench-gateway-hub: install ## gateway hub's per-update cost in one process (hand
 bench-gateway-open: install ## gateway screen open (fresh groups of 100/1000 channels, store barrier on/off; JSON)
 	$(PY) -m synoptic_benchmarks.gateway.screen_open $(BENCH_ARGS)
 
+.PHONY: bench-screens
+bench-screens: install ## screens in the KV bucket: 1000-widget save round trip, save -> viewer on another gateway, channel search over 100,000 (JSON)
+	$(PY) -m synoptic_benchmarks.gateway.screens $(BENCH_ARGS)
+
 .PHONY: bench-tables
 bench-tables: install ## rewrite the tables of docs/benchmarks.md from benchmarks/results/*.json
 	$(PY) -m synoptic_benchmarks.tables
