@@ -212,6 +212,17 @@ def gateway_open(r: Report) -> str:
     return provenance(r) + _table(header, rows)
 
 
+def gateway_hub(r: Report) -> str:
+    row = [
+        str(r["channels"]), str(r["bursts"]),
+        f"{_num(r['cpu_us_per_update_min'], 2)} / {_num(r['cpu_us_per_update_median'], 2)}",
+        f"{_num(r['us_per_update_min'], 2)} / {_num(r['us_per_update_median'], 2)}",
+    ]  # fmt: skip
+    header = ["channels", "bursts", "CPU µs per update (best / median)",
+              "wall µs per update (best / median)"]  # fmt: skip
+    return provenance(r) + _table(header, [row])
+
+
 def _devices(n: int) -> str:
     return f"{n} device" + ("" if n == 1 else "s")
 
@@ -368,6 +379,7 @@ TABLES: dict[str, tuple[str, Callable[[Report], str]]] = {
     "gateway": ("gateway", gateway),
     "gateway-peers": ("gateway", gateway_peers),
     "gateway-open": ("gateway-open", gateway_open),
+    "gateway-hub": ("gateway-hub", gateway_hub),
     "peers": ("peers", peers),
     "ui": ("ui", ui),
     "screens": ("screens", screens),
