@@ -139,6 +139,17 @@ $(UI_STAMP): ui/package.json ui/package-lock.json
 /usr/bin/chromium:
 	apt-get update && apt-get install -y chromium
 
+# Debian's PostgreSQL: tests and the demo start private servers from its programs
+PG_INITDB := /usr/lib/postgresql/15/bin/initdb
+$(PG_INITDB):
+	apt-get update && apt-get install -y postgresql-15
+
+.PHONY: install-postgres
+install-postgres: $(PG_INITDB) ## install Debian's PostgreSQL 15 (HDB++ archive: tests, demo)
+
+test-py: $(PG_INITDB)
+demo: $(PG_INITDB)
+
 ui-install: $(UI_STAMP) ## install the UI's pinned npm packages (npm ci; idempotent)
 
 ui-build: ui-install ## build the UI into ui/dist (the gateway serves it)
@@ -147,7 +158,7 @@ ui-build: ui-install ## build the UI into ui/dist (the gateway serves it)
 ui-dev: ui-install ## UI dev server with hot reload; /ws and /api go to SYNOPTIC_GATEWAY (default http://127.0.0.1:8000)
 	cd ui && node_modules/.bin/vite
 
-test-ui: install ui-build /usr/bin/chromium ## UI unit tests (vitest), then end-to-end tests in Chromium against the real stack
+test-ui: install ui-build /usr/bin/chromium $(PG_INITDB) ## UI unit tests (vitest), then end-to-end tests in Chromium against the real stack
 	cd ui && node_modules/.bin/vitest run && node_modules/.bin/playwright test
 
 bench-ui: install ui-build /usr/bin/chromium ## browser benchmarks: screen open, 1000 channels x 10 Hz, breaking rate, charts (JSON; BENCH_ARGS=--save keeps it in benchmarks/results/ui.json)

@@ -30,6 +30,7 @@ from synoptic_gateway.bus import Bus
 from synoptic_gateway.directory import ChannelDirectory
 from synoptic_gateway.headers import SecurityHeaders
 from synoptic_gateway.history.busbackend import BusHistory
+from synoptic_gateway.history.hdbpp import HdbppArchive
 from synoptic_gateway.history.service import HistoryService
 from synoptic_gateway.hub import Hub
 from synoptic_gateway.metrics import Stats, make_registry, render
@@ -71,6 +72,9 @@ class Gateway:
             BusHistory(
                 settings.nats_url, settings.prefix, f"synoptic-gateway-{self.id}-hist"
             ),
+            HdbppArchive(settings.hist_archive_dsn)
+            if settings.hist_archive_dsn
+            else None,
         )
         self._history_started: asyncio.Task[None] | None = None
 

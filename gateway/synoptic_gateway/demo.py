@@ -14,6 +14,8 @@ def components(ctx: DemoContext) -> list[Any]:
     argv = [sys.executable, "-m", "synoptic_bus.cli", "gateway", "--host", "0.0.0.0",
             "--port", str(port), "--nats", ctx.nats_url,
             "--anonymous-screens", "*"]  # fmt: skip
+    if ctx.archive_dsn:
+        argv += ["--archive-dsn", ctx.archive_dsn]
     return [
         DemoProcess(
             name="gateway",
