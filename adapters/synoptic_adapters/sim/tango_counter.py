@@ -7,8 +7,12 @@ change events of every attribute whose name starts with the prefix
 (``AsyncRead``: first values come with the subscriptions) and prints, with
 ``time.time()`` stamps:
 
+- ``counter proxy at T`` once connected to the device;
 - ``counter subscribed N at T`` once the subscription calls returned;
-- ``counter all valued N at T`` once every one of them has had a value;
+- ``counter read N at T`` once ``--read`` attributes were read, in one call
+  (right after the subscription calls: what an expert client does for attributes
+  it knows to be healthy and without events);
+- ``counter all valued N at T`` once every subscribed one has had a value;
 - ``counted C at T`` every ``--every`` seconds (C: value events so far).
 """
 
@@ -26,8 +30,10 @@ def main() -> int:
     parser.add_argument("url", help="tango://host:port/dom/fam/mem#dbase=no")
     parser.add_argument("--prefix", default="ev_", help="attribute name prefix")
     parser.add_argument("--every", type=float, default=0.5, help="seconds")
+    parser.add_argument("--read", default="", help="comma-separated names to read")
     args = parser.parse_args()
     proxy = tango.DeviceProxy(args.url)
+    print(f"counter proxy at {time.time():.3f}", flush=True)
     names = [n for n in proxy.get_attribute_list() if n.startswith(args.prefix)]
     lock = threading.Lock()
     counted = [0]
@@ -45,6 +51,11 @@ def main() -> int:
             name, tango.EventType.CHANGE_EVENT, on_event, tango.EventSubMode.AsyncRead
         )
     print(f"counter subscribed {len(names)} at {time.time():.3f}", flush=True)
+    if args.read:
+        reads = args.read.split(",")
+        results = proxy.read_attributes(reads)
+        valid = sum(1 for r in results if not r.has_failed)
+        print(f"counter read {valid} at {time.time():.3f}", flush=True)
     said = False
     while True:
         time.sleep(min(args.every, 0.02) if not said else args.every)

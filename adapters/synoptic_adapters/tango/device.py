@@ -72,6 +72,9 @@ CONFIG_EVENTS_DELAY = 60.0
 #: the process back for tens of seconds.
 CONFIG_CHUNK = 10
 CONFIG_PAUSE = 0.05
+#: Longest a device may go on not answering pings while a read of ours holds
+#: it before it is taken for gone (a hung host looks the same), seconds.
+BUSY_MAX = 60.0
 #: Seconds between two log lines about event errors of one device.
 ERROR_LOG_PERIOD = 5.0
 
@@ -301,22 +304,28 @@ class DeviceLink:
 
     async def _watch(self) -> None:
         """Ping until the device stops answering. A ping that times out while a
-        read of ours holds the device (or may still: a timed-out read runs on)
-        says the device is busy, not gone: no reconnection."""
+        read of ours holds the device (or may still: a timed-out read runs on),
+        for at most :data:`BUSY_MAX`, says the device is busy, not gone: no
+        reconnection."""
         busy_logged = False
         while True:
             await asyncio.sleep(self.settings.ping_period)
             reads = self.reads
-            held = reads is not None and reads.busy
+            held_since = reads.busy_since if reads is not None else None
             started = time.monotonic()
             try:
                 await asyncio.wait_for(self.proxy.ping(), self.settings.ping_timeout)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
-                took = time.monotonic() - started
-                timed_out = is_timeout(exc, took, self.settings.ping_timeout)
-                if timed_out and (held or (reads is not None and reads.busy)):
+                now = time.monotonic()
+                if held_since is None and reads is not None:
+                    held_since = reads.busy_since
+                if (
+                    is_timeout(exc, now - started, self.settings.ping_timeout)
+                    and held_since is not None
+                    and now - held_since < BUSY_MAX
+                ):
                     self.busy_pings += 1
                     if not busy_logged:
                         busy_logged = True

@@ -113,6 +113,12 @@ class Reads:
         """Whether a read of ours holds (or may still hold) the device."""
         return self.in_flight is not None or self.stall is not None
 
+    @property
+    def busy_since(self) -> float | None:
+        """Since when (monotonic) a read of ours holds the device, if it does."""
+        starts = [t for t in (self.in_flight, self.stall and self.stall[0]) if t]
+        return min(starts) if starts else None
+
     # -- the loop ---------------------------------------------------------------------
 
     async def run(self) -> None:
@@ -132,21 +138,24 @@ class Reads:
                 await asyncio.wait_for(self.wake.wait(), 0.05)
 
     async def _sleep(self) -> None:
+        """Until the next read is due (or something wakes the lane)."""
         now = time.monotonic()
-        dues = [self._meta_due, now + self.settings.confirm_period]
-        if self.stall is not None:
-            dues.append(self._probe_due)
+        dues = [now + self.settings.confirm_period]
         polled = [s for s in self.link.attrs.values() if self.link.polls(s)]
         if any(s.name in self.link.polled for s in polled):
             dues.append(self._cache_due)
         if any(s.proven and not s.strikes for s in polled):
             dues.append(self._group_due)
-        for state in polled:
-            if not state.proven or state.strikes:
-                due = state.due
-                if state.strikes:
-                    due = max(due, now + self.time.wait(now))
-                dues.append(due)
+        if self.stall is not None:  # only the probe and the cheap reads meanwhile
+            dues.append(self._probe_due)
+        else:
+            dues.append(self._meta_due)
+            for state in polled:
+                if not state.proven or state.strikes:
+                    due = state.due
+                    if state.strikes:
+                        due = max(due, now + self.time.wait(now))
+                    dues.append(due)
         self.wake.clear()
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self.wake.wait(), max(0.01, min(dues) - now))

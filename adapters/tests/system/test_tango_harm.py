@@ -100,12 +100,13 @@ async def test_bad_attributes_say_what_they_are_and_harm_nobody(
         first_slow = sink.first(slow)
         assert first_slow.v is not None and first_slow.sev == 3
         assert re.fullmatch(
-            r"read took 1\.\d s \(slow: over 0.5 s\); next try in \d+ s", first_slow.st
+            r"read took [1-4]\.\d s \(slow: over 0.5 s\); next try in \d+ s",
+            first_slow.st,
         ), first_slow.st
         statuses = [u.st for u in sink.of(timeout)]
         assert statuses[0].startswith("read timed out after 1.5 s; next try in ")
         assert re.fullmatch(
-            r"read timed out after 1\.5 s \(the device was busy [34]\.\d s with it\); "
+            r"read timed out after 1\.5 s \(the device was busy \d+\.\d s with it\); "
             r"next try in \d+ s",
             statuses[-1],
         ), statuses
@@ -158,15 +159,15 @@ async def test_backoff_grows_and_a_recovered_attribute_returns_to_its_period(
     slow, fast = device.channel("slow"), device.channel("po_00")
     try:
         await source.monitor([slow, fast])
-        # waits: 2 x 0.4 / 0.5 = 1.6 s, then 3.2 s capped at 3 s
+        # waits: 2 x 0.4 / 0.5 = 1.6 s (more if the read took longer), then
+        # 3.2 s capped at 3 s
         await sink.wait(lambda: len(sink.of(slow)) >= 3, timeout=30)
         tries = sink.of(slow)[:3]
-        assert [u.st[-len("next try in 2 s") :] for u in tries] == [
-            "next try in 2 s", "next try in 3 s", "next try in 3 s",
-        ]  # fmt: skip
+        waits = [int(re.search(r"next try in (\d+) s$", u.st)[1]) for u in tries]
+        assert waits[0] in (2, 3) and waits[1:] == [3, 3], [u.st for u in tries]
         assert all(u.sev == 3 and u.v is not None for u in tries)
         first_gap, second_gap = (b.at - a.at for a, b in itertools.pairwise(tries))
-        assert 1.6 <= first_gap < second_gap, (first_gap, second_gap)
+        assert first_gap >= 1.6 and second_gap >= 3.0, (first_gap, second_gap)
         fast_during = [u for u in sink.of(fast) if tries[0].at < u.at < tries[2].at]
         assert len(fast_during) >= 5  # the others keep their period meanwhile
 

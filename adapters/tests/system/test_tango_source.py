@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import re
 import sys
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -154,7 +155,10 @@ async def test_slow_and_timing_out_attributes_do_not_delay_others(
     await sink.wait(lambda: sink.last(timeout) is not None, timeout=20)
     assert sink.last(timeout).st.startswith("read timed out after 3.0 s; next try in")
     assert sink.last(timeout).v is None and sink.last(timeout).sev == 3
-    assert sink.last(slow).st.startswith("read took 2.0 s (slow: over 1 s)")
+    assert re.fullmatch(  # 2 s, more on a loaded machine
+        r"read took [2-5]\.\d s \(slow: over 1 s\); next try in \d+ s",
+        sink.last(slow).st,
+    ), sink.last(slow).st
     assert sink.last(slow).sev == 3
     start = len(sink.of(polled))
     await sink.wait(lambda: len(sink.of(polled)) >= start + 10, timeout=20)

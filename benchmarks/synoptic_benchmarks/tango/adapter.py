@@ -16,12 +16,17 @@ Workload: simulated device servers (``synoptic sim tango``, database-less) whose
    (p50/p99); then a PyTango-only client counting the same events for the same
    window, as the reference.
 
+3. With ``--harm`` instead: no harm to a standard device (slow, timing-out and
+   failing attributes among 414), beside a bare PyTango client
+   (:mod:`synoptic_benchmarks.tango.harm`).
+
 Everything on loopback; every step bounded in time.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import statistics
 import sys
@@ -36,6 +41,7 @@ import psutil
 from synoptic_adapters.testing import synoptic_command
 from synoptic_benchmarks.bus.counting import CountingSubscriber
 from synoptic_benchmarks.report import add_save_option, emit, machine
+from synoptic_benchmarks.tango.harm import harm_report
 from synoptic_benchmarks.tango.procs import (
     SETTLE_TIMEOUT,
     Servers,
@@ -286,8 +292,30 @@ def main(argv: list[str] | None = None) -> int:
         "(event subscriptions of 4000 attributes take ~30 s here)",
     )  # fmt: skip
     parser.add_argument("--window", type=float, default=20.0)
+    parser.add_argument(
+        "--harm", action="store_true",
+        help="run only the no-harm cases (a standard device with slow, timing-out "
+        "and failing attributes, and the same device clean; report tango-harm)",
+    )  # fmt: skip
+    parser.add_argument("--harm-slow", type=float, default=2.0, help="s, 'slow'")
+    parser.add_argument("--harm-timeout", type=float, default=10.0, help="s, 'timeout'")
+    parser.add_argument(
+        "--harm-after", type=float, default=60.0,
+        help="seconds after the adapter is ready when the event-rate window starts",
+    )  # fmt: skip
+    parser.add_argument("--harm-window", type=float, default=60.0)
     add_save_option(parser)
     args = parser.parse_args(argv)
+    if args.harm:
+        at_start = machine()
+        cases = asyncio.run(
+            harm_report(
+                args.harm_slow, args.harm_timeout, args.harm_after, args.harm_window
+            )
+        )
+        report = {"benchmark": "tango-harm", "machine": at_start, "cases": cases}
+        emit("tango-harm", report, save=args.save)
+        return 0
     report: dict[str, Any] = {"benchmark": "tango-adapter", "machine": machine()}
     report["subscription"] = []
     for case in args.subscription:
