@@ -54,9 +54,17 @@ bench-tango: install ## Tango adapter subscription time, throughput, latency (BE
 bench-gateway: install ## gateway fan-out against the peers' workload
 	$(PY) -m synoptic_benchmarks.gateway.fanout $(BENCH_ARGS)
 
+.PHONY: bench-gateway-hub
+bench-gateway-hub: install ## gateway hub's per-update cost in one process (handler, order, batch, flush; JSON)
+	$(PY) -m synoptic_benchmarks.gateway.hub_path $(BENCH_ARGS)
+
 .PHONY: bench-gateway-open
 bench-gateway-open: install ## gateway screen open (fresh groups of 100/1000 channels, store barrier on/off; JSON)
 	$(PY) -m synoptic_benchmarks.gateway.screen_open $(BENCH_ARGS)
+
+.PHONY: bench-screens
+bench-screens: install ## screens in the KV bucket: 1000-widget save round trip, save -> viewer on another gateway, channel search over 100,000 (JSON)
+	$(PY) -m synoptic_benchmarks.gateway.screens $(BENCH_ARGS)
 
 .PHONY: bench-tables
 bench-tables: install ## rewrite the tables of docs/benchmarks.md from benchmarks/results/*.json
@@ -131,6 +139,17 @@ $(UI_STAMP): ui/package.json ui/package-lock.json
 /usr/bin/chromium:
 	apt-get update && apt-get install -y chromium
 
+# Debian's PostgreSQL: tests and the demo start private servers from its programs
+PG_INITDB := /usr/lib/postgresql/15/bin/initdb
+$(PG_INITDB):
+	apt-get update && apt-get install -y postgresql-15
+
+.PHONY: install-postgres
+install-postgres: $(PG_INITDB) ## install Debian's PostgreSQL 15 (HDB++ archive: tests, demo)
+
+test-py: $(PG_INITDB)
+demo: $(PG_INITDB)
+
 ui-install: $(UI_STAMP) ## install the UI's pinned npm packages (npm ci; idempotent)
 
 ui-build: ui-install ## build the UI into ui/dist (the gateway serves it)
@@ -139,7 +158,7 @@ ui-build: ui-install ## build the UI into ui/dist (the gateway serves it)
 ui-dev: ui-install ## UI dev server with hot reload; /ws and /api go to SYNOPTIC_GATEWAY (default http://127.0.0.1:8000)
 	cd ui && node_modules/.bin/vite
 
-test-ui: install ui-build /usr/bin/chromium ## UI unit tests (vitest), then end-to-end tests in Chromium against the real stack
+test-ui: install ui-build /usr/bin/chromium $(PG_INITDB) ## UI unit tests (vitest), then end-to-end tests in Chromium against the real stack
 	cd ui && node_modules/.bin/vitest run && node_modules/.bin/playwright test
 
 bench-ui: install ui-build /usr/bin/chromium ## browser benchmarks: screen open, 1000 channels x 10 Hz, breaking rate, charts (JSON; BENCH_ARGS=--save keeps it in benchmarks/results/ui.json)

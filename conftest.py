@@ -8,6 +8,7 @@ import pytest
 
 from synoptic_bus.connect import NatsClient, connect
 from synoptic_bus.natsserver import NatsServer
+from synoptic_bus.postgres import PostgresServer
 
 
 @pytest.fixture(scope="module")
@@ -28,3 +29,14 @@ async def nc(nats_server: NatsServer) -> AsyncIterator[NatsClient]:
         yield client
     finally:
         await client.close()
+
+
+@pytest.fixture(scope="module")
+def postgres() -> Iterator[PostgresServer]:
+    """A private PostgreSQL server (initdb in a temporary folder, a free loopback
+    port, database ``hdb``), stopped by PID."""
+    server = PostgresServer().start()
+    try:
+        yield server
+    finally:
+        server.close()

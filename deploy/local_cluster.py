@@ -479,6 +479,7 @@ http {{
             gateway.process = Process(gateway.name, [
                 *self.synoptic, "gateway", "--host", "127.0.0.1",
                 "--port", str(gateway.port), "--id", gateway.name,
+                "--no-seed-screens",  # bus init seeds; gateways may not create
             ], env={"SYNOPTIC_NATS_URL": self.nats_url("gateway")})  # fmt: skip
         if wait:
             gateway.process.wait_for(r"ready on http", 120)

@@ -212,6 +212,17 @@ def gateway_open(r: Report) -> str:
     return provenance(r) + _table(header, rows)
 
 
+def gateway_hub(r: Report) -> str:
+    row = [
+        str(r["channels"]), str(r["bursts"]),
+        f"{_num(r['cpu_us_per_update_min'], 2)} / {_num(r['cpu_us_per_update_median'], 2)}",
+        f"{_num(r['us_per_update_min'], 2)} / {_num(r['us_per_update_median'], 2)}",
+    ]  # fmt: skip
+    header = ["channels", "bursts", "CPU µs per update (best / median)",
+              "wall µs per update (best / median)"]  # fmt: skip
+    return provenance(r) + _table(header, [row])
+
+
 def _devices(n: int) -> str:
     return f"{n} device" + ("" if n == 1 else "s")
 
@@ -357,6 +368,33 @@ def ui(r: Report) -> str:
     return provenance(r) + _table(["scenario", "result", "target"], rows)
 
 
+def screens(r: Report) -> str:
+    s, d = r["saves"], r["directory"]
+
+    def row(what: str, x: dict[str, Any], budget: str, p: str = "p99_ms") -> list[str]:
+        return [what, str(x["n"]), _num(x["p50_ms"], 2), _num(x["p95_ms"], 2),
+                _num(x[p], 2), budget]  # fmt: skip
+
+    rows = [
+        row(f"save round trip, {s['widgets']} widgets ({s['body_bytes'] // 1000} kB)",
+            s["save_round_trip"], "≤ 100 ms"),
+        row("save → `screen` frame, viewer on the other gateway",
+            s["viewer_on_other_gateway"], "p99 ≤ 1000 ms"),
+        row("save → `screen` frame, viewer on the same gateway",
+            s["viewer_on_same_gateway"], "p99 ≤ 1000 ms"),
+        row(f"`/api/channels` prefix search, {d['channels']} channels (HTTP)",
+            d["search_http"], "≤ 50 ms"),
+    ]  # fmt: skip
+    header = ["what", "n", "p50 ms", "p95 ms", "p99 ms", "budget"]
+    index = d["search_in_process"]
+    first = (f"\nThe same searches on the index alone: p50 "
+             f"{_num(index['p50_ms'] * 1000)} µs, p99 {_num(index['p99_ms'] * 1000)} µs, "
+             f"max {_num(index['max_ms'] * 1000)} µs. The first `/api/channels` request "
+             f"(reads the stream's {d['listed']} subjects and builds the index): "
+             f"{_num(d['first_request_ms'])} ms.\n")  # fmt: skip
+    return provenance(r) + _table(header, rows) + first
+
+
 #: Table name → (results file, function making the table).
 TABLES: dict[str, tuple[str, Callable[[Report], str]]] = {
     "store": ("store", store),
@@ -367,8 +405,10 @@ TABLES: dict[str, tuple[str, Callable[[Report], str]]] = {
     "gateway": ("gateway", gateway),
     "gateway-peers": ("gateway", gateway_peers),
     "gateway-open": ("gateway-open", gateway_open),
+    "gateway-hub": ("gateway-hub", gateway_hub),
     "peers": ("peers", peers),
     "ui": ("ui", ui),
+    "screens": ("screens", screens),
 }
 
 

@@ -4,9 +4,11 @@ schema; the adapter configurations against the adapters' configuration loader.""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,8 +16,14 @@ import pytest
 
 from synoptic_adapters.config import parse_config
 from synoptic_adapters.testing import EpicsAdapter, SimIoc, ca_client
+from synoptic_bus.connect import NatsClient
+from synoptic_bus.history import HistoryConfig, ensure_history
 from synoptic_bus.natsserver import NatsServer
 from synoptic_bus.procs import Process
+from synoptic_bus.store import StoreConfig, ensure_store
+from synoptic_gateway.testing import start_gateway
+from synoptic_schemas import Subjects, parse_channel
+from synoptic_schemas.codec import encode_value
 from synoptic_schemas.jsonschemas import validator
 
 GUIDE = Path(__file__).parents[1] / "user-guide.md"
@@ -39,6 +47,7 @@ def test_the_screen_example_is_a_valid_screen() -> None:
     [
         ("### Connect IOCs: the EPICS adapter", "ca"),
         ("### Connect Tango devices: the Tango adapter", "tango"),
+        ("### Connect EPICS 7 servers: the PV Access adapter", "pva"),
     ],
 )
 def test_the_adapter_configurations_load(heading: str, proto: str) -> None:
@@ -98,3 +107,41 @@ def test_the_python_example_says_when_nobody_owns_the_channel(
         assert script.popen.wait(30) == 1
     finally:
         script.stop()
+
+
+async def test_the_history_example_prints_the_recent_values(
+    nats_server: NatsServer, nc: NatsClient, tmp_path: Path
+) -> None:
+    await ensure_store(nc, StoreConfig())
+    await ensure_history(nc, HistoryConfig())
+    channel = parse_channel("ca://DOC:HISTORY")
+    t_end = time.time_ns()
+    for i in range(50):  # one value per second, the last one now
+        t = t_end - (49 - i) * 1_000_000_000
+        await nc.publish(
+            Subjects().val(channel),
+            encode_value(i * 0.5, t, 2 if i == 49 else 0, "", i + 1, 7, True),
+        )
+    js = nc.jetstream()
+    async with asyncio.timeout(30):
+        while (await js.stream_info("CS_HIST")).state.messages < 50:  # noqa: ASYNC110 - no event for a stream count
+            await asyncio.sleep(0.05)
+    gateway = start_gateway(nats_server.url)
+    script = tmp_path / "history.py"
+    script.write_text(
+        block("#### From Python: the recent history of a channel", "python"),
+        encoding="utf-8",
+    )
+    run = Process(
+        "history", [sys.executable, str(script), gateway.ws_url, channel.uri, "10"]
+    )
+    try:
+        run.wait_for(r"24\.5 sev 2$", 60)
+        assert run.popen.wait(30) == 0
+        lines = run.output().splitlines()
+        assert len(lines) == 50  # fewer than 2 points per pixel: every value
+        assert lines[0].endswith(" 0.0 sev 0")
+        assert all(re.fullmatch(r"\d\d:\d\d:\d\d \S+ sev \d", line) for line in lines)
+    finally:
+        run.stop()
+        gateway.stop()

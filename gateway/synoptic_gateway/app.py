@@ -21,21 +21,24 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import replace
 
-from fastapi import FastAPI, HTTPException, Request, WebSocket
+from fastapi import FastAPI, WebSocket
 from fastapi.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from synoptic_gateway.auth import Authenticator, AuthError, bearer_token
 from synoptic_gateway.bus import Bus
+from synoptic_gateway.directory import ChannelDirectory
 from synoptic_gateway.headers import SecurityHeaders
 from synoptic_gateway.history.busbackend import BusHistory
+from synoptic_gateway.history.hdbpp import HdbppArchive
 from synoptic_gateway.history.service import HistoryService
 from synoptic_gateway.hub import Hub
 from synoptic_gateway.metrics import Stats, make_registry, render
-from synoptic_gateway.screens import ScreenError, ScreenStore
+from synoptic_gateway.screen_api import add_screen_routes
+from synoptic_gateway.screens import ScreenCatalog, ScreenWatchers
 from synoptic_gateway.session import Session
 from synoptic_gateway.settings import Settings
-from synoptic_gateway.static import REVALIDATE, mount_ui, not_modified
+from synoptic_gateway.static import mount_ui
 from synoptic_schemas import frames
 from synoptic_schemas.frames import CloseCode, ErrorCode
 
@@ -60,14 +63,18 @@ class Gateway:
         )
         self.hub = Hub(self.bus, settings, self.stats, self.id)
         self.auth = Authenticator(settings)
-        self.screens = ScreenStore(settings.screens_dir)
-        self._screens_warmed: asyncio.Task[object] | None = None
+        self.watchers = ScreenWatchers()
+        self.screens = ScreenCatalog(self.bus, settings, self.watchers.notify)
+        self.directory = ChannelDirectory(self.bus, settings.prefix)
         self.registry = make_registry(self.stats, self.hub.gauges)
         self.history = HistoryService(
             settings,
             BusHistory(
                 settings.nats_url, settings.prefix, f"synoptic-gateway-{self.id}-hist"
             ),
+            HdbppArchive(settings.hist_archive_dsn)
+            if settings.hist_archive_dsn
+            else None,
         )
         self._history_started: asyncio.Task[None] | None = None
 
@@ -75,6 +82,7 @@ class Gateway:
         await self.hub.bus_down()
 
     async def _bus_up(self) -> None:
+        self.screens.restart()  # a fresh watch of the screens bucket
         await self.hub.bus_up()
 
     async def start(self) -> None:
@@ -82,8 +90,7 @@ class Gateway:
         self.hub.start()
         # its own NATS connection, made in the background like the live one
         self._history_started = asyncio.create_task(self.history.start())
-        # validate every screen once, off the event loop, before the first viewer
-        self._screens_warmed = asyncio.create_task(asyncio.to_thread(self.screens.list))
+        self.screens.start()  # watch the screens bucket once NATS is connected
 
     def going_away(self) -> None:
         """Ask every client to reconnect elsewhere (before a shutdown)."""
@@ -96,6 +103,8 @@ class Gateway:
         if self._history_started is not None:
             self._history_started.cancel()
         await self.history.close()
+        await self.screens.close()
+        await self.directory.close()
         await self.bus.close()
 
 
@@ -169,7 +178,12 @@ def create_app(settings: Settings) -> FastAPI:
         cap_send_buffer(ws.scope.get("synoptic.transport"), settings.ws_send_buffer)
         await ws.accept()
         await Session(
-            ws, gateway.hub, principal, json_mode=json_mode, history=gateway.history
+            ws,
+            gateway.hub,
+            principal,
+            json_mode=json_mode,
+            history=gateway.history,
+            watchers=gateway.watchers,
         ).run()
 
     @app.get("/healthz")
@@ -188,20 +202,6 @@ def create_app(settings: Settings) -> FastAPI:
             render(gateway.registry), media_type="text/plain; version=0.0.4"
         )
 
-    @app.get("/api/screens")
-    async def list_screens() -> list[dict[str, object]]:
-        return gateway.screens.list()
-
-    @app.get("/api/screens/{name}")
-    async def get_screen(name: str, request: Request) -> Response:
-        try:
-            body, etag = gateway.screens.get_json_tagged(name)
-        except ScreenError as exc:
-            raise HTTPException(404 if exc.missing else 422, str(exc)) from None
-        headers = {"etag": etag, "cache-control": REVALIDATE}
-        if not_modified(request, etag):
-            return Response(status_code=304, headers=headers)
-        return Response(body, media_type="application/json", headers=headers)
-
+    add_screen_routes(app, gateway)
     mount_ui(app, settings.ui_dir)
     return app

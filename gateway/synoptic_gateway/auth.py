@@ -3,7 +3,7 @@
 Anonymous read-only by default. With a JWT key (HS256 secret, or an RS256/ES256
 public key) a bearer token names the principal (``sub``) and grants reading and
 writing by channel pattern (``read``/``write`` claims: shell-style globs on
-normalised URIs). The Origin header is checked against an allow-list.
+normalised URIs) and editing screens by name pattern (``screens`` claim). The Origin header is checked against an allow-list.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ class Principal:
     read: tuple[str, ...]
     write: tuple[str, ...]
     expires: float | None = None  # the token's exp (Unix seconds)
+    screens: tuple[str, ...] = ()  # screen names (globs) this principal may edit
 
     def may_read(self, uri: str) -> bool:
         return any(fnmatchcase(uri, pattern) for pattern in self.read)
@@ -42,6 +43,10 @@ class Principal:
     def can_write(self) -> bool:
         return bool(self.write)
 
+    def may_edit(self, screen: str) -> bool:
+        """Whether this principal may save, revert or delete the screen ``screen``."""
+        return any(fnmatchcase(screen, pattern) for pattern in self.screens)
+
 
 def _patterns(claim: Any, default: tuple[str, ...]) -> tuple[str, ...]:
     if claim is None:
@@ -50,7 +55,9 @@ def _patterns(claim: Any, default: tuple[str, ...]) -> tuple[str, ...]:
         return (claim,)
     if isinstance(claim, list) and all(isinstance(p, str) for p in claim):
         return tuple(claim)
-    raise AuthError("'read'/'write' claims must be a pattern or a list of patterns")
+    raise AuthError(
+        "'read'/'write'/'screens' claims must be a pattern or a list of patterns"
+    )
 
 
 class Authenticator:
@@ -73,7 +80,12 @@ class Authenticator:
         if not token:
             if not self._settings.anonymous_allowed:
                 raise AuthError("a bearer token is required")
-            return Principal(ANONYMOUS, self._settings.anonymous_read, ())
+            return Principal(
+                ANONYMOUS,
+                self._settings.anonymous_read,
+                (),
+                screens=self._settings.anonymous_screens,
+            )
         if self._key is None:
             raise AuthError("tokens are not accepted: no JWT key is configured")
         try:
@@ -99,6 +111,7 @@ class Authenticator:
             _patterns(claims.get("read"), ("*",)),
             _patterns(claims.get("write"), ()),
             float(exp) if isinstance(exp, int | float) else None,
+            _patterns(claims.get("screens"), ()),
         )
 
     def origin_allowed(self, origin: str | None) -> bool:

@@ -25,8 +25,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--prefix", default=d.prefix, help="subject prefix")
     p.add_argument("--id", default="", help="gateway instance id (default random)")
     p.add_argument("--screens", type=Path, default=d.screens_dir,
-                   help="screens folder (default $SYNOPTIC_SCREENS_DIR, else screens/ "
+                   help="screens seed folder (default $SYNOPTIC_SCREENS_DIR, else screens/ "
                         "of a source checkout, else ./screens)")  # fmt: skip
+    p.add_argument("--screens-bucket", default=d.screens_bucket,
+                   help="the screens KV bucket")  # fmt: skip
+    p.add_argument("--seed-screens", action=argparse.BooleanOptionalAction,
+                   default=d.seed_screens,
+                   help="create the screens bucket if missing and seed it from "
+                        "--screens (keys that hold nothing only)")  # fmt: skip
+    p.add_argument("--anonymous-screens", action="append", default=[],
+                   metavar="GLOB",
+                   help="screen names a connection without a token may edit "
+                        "(repeat; default none)")  # fmt: skip
     p.add_argument("--ui", type=Path, default=d.ui_dir,
                    help="built UI folder (default $SYNOPTIC_UI_DIR, else ui/dist of a "
                         "source checkout, else ./ui/dist)")  # fmt: skip
@@ -107,6 +117,8 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         allowed_origins=tuple(args.allowed_origin),
         ws_per_message_deflate=args.ws_per_message_deflate,
         screens_dir=args.screens, ui_dir=args.ui,
+        screens_bucket=args.screens_bucket, seed_screens=args.seed_screens,
+        anonymous_screens=tuple(args.anonymous_screens),
         hist_max_channels=args.hist_max_channels,
         hist_max_points=args.hist_max_points,
         hist_concurrency=args.hist_concurrency, hist_timeout=args.hist_timeout,

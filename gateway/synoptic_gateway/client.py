@@ -241,6 +241,10 @@ class GatewayClient:
         self._new_error = asyncio.Event()
         self._ws: ClientConnection | None = None
         self._subs: list[Subscription] = []
+        #: ``screen`` frames received (a watched screen's new revisions), in order
+        self.screens: list[dict[str, Any]] = []
+        self._new_screen = asyncio.Event()
+        self._watched: list[str] | None = None
         self._pending: dict[Any, asyncio.Future[dict[str, Any]]] = {}
         self._pending_subs: dict[Any, Subscription] = {}
         self._ids = itertools.count(1)
@@ -394,6 +398,9 @@ class GatewayClient:
         for sub in list(self._subs):
             with contextlib.suppress(Exception):
                 await self._send_sub(sub)
+        if self._watched:
+            with contextlib.suppress(Exception):
+                await self.watch(self._watched)
 
     async def wait_for_bus(self, up: bool, timeout: float = 30.0) -> None:
         """Wait until the gateway says the bus is ``up`` (or down)."""
@@ -449,13 +456,16 @@ class GatewayClient:
         elif op == Op.BUS:
             self.bus_up = bool(frame["up"])
             self._bus_changed.set()
+        elif op == Op.SCREEN:
+            self.screens.append(frame)
+            self._new_screen.set()
         elif op == Op.ERR:
             if frame.get("id") is None or frame.get("id") not in self._pending:
                 self.errors.append(frame)
                 self._new_error.set()
             self._pending_subs.pop(frame.get("id"), None)
             self._resolve(frame)
-        else:  # put, pong, unsub
+        else:  # put, pong, unsub, watch
             self._resolve(frame)
 
     def _resolve(self, frame: dict[str, Any]) -> None:
@@ -508,6 +518,24 @@ class GatewayClient:
             self._subs.remove(sub)
         if sub.sid is not None and all(s.sid != sub.sid for s in self._subs):
             await self._request(frames.unsub(next(self._ids), sub.sid), timeout)
+
+    async def watch(self, names: Sequence[str], timeout: float = 10.0) -> None:
+        """Watch these screens (replacing the watched set; kept across reconnects):
+        their new revisions arrive as ``screen`` frames in :attr:`screens`."""
+        self._watched = list(names)
+        await self._request(frames.watch(next(self._ids), self._watched), timeout)
+
+    async def wait_screen(
+        self, predicate: Callable[[dict[str, Any]], bool], timeout: float = 10.0
+    ) -> dict[str, Any]:
+        """The first ``screen`` frame (received so far or later) that matches."""
+        async with asyncio.timeout(timeout):
+            while True:
+                for frame in self.screens:
+                    if predicate(frame):
+                        return frame
+                self._new_screen.clear()
+                await self._new_screen.wait()
 
     async def put(self, uri: str, value: Any, timeout: float = 10.0) -> dict[str, Any]:
         """Write a value; returns the ``put`` reply (``ok``, ``err``, ``msg``)."""

@@ -12,7 +12,10 @@ def components(ctx: DemoContext) -> list[Any]:
     """One gateway serving the UI and screens, started after adapters."""
     port = ctx.http_port
     argv = [sys.executable, "-m", "synoptic_bus.cli", "gateway", "--host", "0.0.0.0",
-            "--port", str(port), "--nats", ctx.nats_url]  # fmt: skip
+            "--port", str(port), "--nats", ctx.nats_url,
+            "--anonymous-screens", "*"]  # fmt: skip
+    if ctx.archive_dsn:
+        argv += ["--archive-dsn", ctx.archive_dsn]
     return [
         DemoProcess(
             name="gateway",

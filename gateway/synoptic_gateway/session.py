@@ -45,8 +45,11 @@ from synoptic_schemas.channels import Channel
 from synoptic_schemas.frames import CloseCode, ErrorCode, FrameError, Op
 
 if TYPE_CHECKING:
+    from synoptic_gateway.batch import Batch
+    from synoptic_gateway.group import Group
     from synoptic_gateway.history.service import HistoryService
-    from synoptic_gateway.hub import Batch, Group, Hub
+    from synoptic_gateway.hub import Hub
+    from synoptic_gateway.screens import ScreenWatchers
 
 log = logging.getLogger(__name__)
 audit_log = logging.getLogger("synoptic_gateway.audit")
@@ -103,9 +106,11 @@ class Session:
         *,
         json_mode: bool,
         history: HistoryService | None = None,
+        watchers: ScreenWatchers | None = None,
     ) -> None:
         self.ws = ws
         self.history = history
+        self._watchers = watchers
         self._hist: set[asyncio.Task[None]] = set()
         self.hub = hub
         self.principal = principal
@@ -318,6 +323,8 @@ class Session:
 
     async def _cleanup(self) -> None:
         self.state = State.CLOSED
+        if self._watchers is not None:
+            self._watchers.drop(self)
         self.hub.sessions.discard(self)
         for group in list(self._groups.values()):
             self.hub.leave(self, group)
@@ -406,6 +413,8 @@ class Session:
                 self._start_put(frame)
             elif op == Op.HIST:
                 self._start_history(frame)
+            elif op == Op.WATCH:
+                self._watch(frame)
             else:
                 self.send_frame(frames.pong(frame.get("id")))
         except FrameError as exc:
@@ -472,6 +481,17 @@ class Session:
         self._conflating.pop(group.sid, None)
         self.hub.leave(self, group)
         self.send_frame(frames.unsub_ack(frame["id"], group.sid))
+
+    # ------------------------------------------------------------ screens
+
+    def _watch(self, frame: dict[str, Any]) -> None:
+        """This socket's watched screens become ``frame["screens"]``."""
+        if self._watchers is None:
+            raise FrameError(
+                ErrorCode.UNAVAILABLE, "no screens here", req_id=frame["id"]
+            )
+        self._watchers.set(self, frozenset(frame["screens"]))
+        self.send_frame(frames.watch_ack(frame["id"]))
 
     # ------------------------------------------------------------ history
 

@@ -122,7 +122,13 @@ class Settings:
     jwt_issuer: str | None = None
     allow_anonymous: bool | None = None  # None: only when no JWT key is configured
     anonymous_read: tuple[str, ...] = ("*",)
+    # screen names (globs) a connection without a token may edit (the demo: "*")
+    anonymous_screens: tuple[str, ...] = ()
     allowed_origins: tuple[str, ...] = ()  # empty: any Origin
+    # Screens: the KV bucket; the folder seeds keys that hold nothing at start
+    # (creating the bucket if missing) unless seed_screens is off
+    screens_bucket: str = "screens"
+    seed_screens: bool = True
     # HTTP
     screens_dir: Path = field(default_factory=default_screens_dir)
     ui_dir: Path = field(default_factory=default_ui_dir)

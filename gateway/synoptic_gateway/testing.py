@@ -50,6 +50,37 @@ class GatewayProc:
         except urllib.error.HTTPError as exc:
             return exc.code, {k.lower(): v for k, v in exc.headers.items()}, exc.read()
 
+    def api(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        token: str | None = None,
+        data: bytes | None = None,
+    ) -> tuple[int, Any, dict[str, str]]:
+        """An HTTP request with a JSON ``body`` (or raw ``data``): status, the
+        decoded JSON answer (raw bytes if not JSON) and the headers."""
+        headers = {"content-type": "application/json"}
+        if token:
+            headers["authorization"] = f"Bearer {token}"
+        payload = data if data is not None else (
+            None if body is None else json.dumps(body).encode()
+        )  # fmt: skip
+        request = urllib.request.Request(
+            self.http_url + path, data=payload, headers=headers, method=method
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=30) as response:
+                status, raw = response.status, response.read()
+                got = {k.lower(): v for k, v in response.headers.items()}
+        except urllib.error.HTTPError as exc:
+            status, raw = exc.code, exc.read()
+            got = {k.lower(): v for k, v in exc.headers.items()}
+        try:
+            return status, json.loads(raw), got
+        except ValueError:
+            return status, raw, got
+
     def metrics(self) -> dict[str, float]:
         """Prometheus samples without labels, by name."""
         _, body = self.get("/metrics")

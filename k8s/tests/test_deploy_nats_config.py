@@ -25,6 +25,7 @@ from cryptography.x509.oid import NameOID
 from deploy_helpers import REPO, run_tool
 
 from synoptic_bus.natsserver import NatsServer, nats_server_executable
+from synoptic_bus.screens import ScreenBucket, ScreensConfig
 from synoptic_bus.store import StoreConfig, ensure_store, fetch_last, store_barrier
 from synoptic_schemas import Subjects, decode_put_reply, encode, parse_channel
 
@@ -253,6 +254,17 @@ async def test_roles_can_do_their_jobs(roles: dict[str, Client]) -> None:
     await asyncio.sleep(0.2)  # let the store capture the value
     snapshot = await fetch_last(gateway, [subjects.val(channel)], stream="CS_LAST")
     assert subjects.val(channel) in snapshot.messages
+    # screens: the bus-init Job creates the bucket, a gateway reads, watches and
+    # writes it
+    await ScreenBucket.ensure(admin, ScreensConfig())
+    bucket = await ScreenBucket.open(gateway, ScreensConfig())
+    screen = {"title": "Roles", "widgets": []}
+    entry = await bucket.put("roles", screen, 0, "op")
+    assert (await bucket.get("roles")).screen == screen
+    assert [e.revision for e in await bucket.history("roles")] == [entry.revision]
+    assert [e.name for e in await bucket.entries()] == ["roles"]
+    await bucket.delete("roles", entry.revision, "op")
+    await gateway.publish(subjects.audit("screens"), b"audit")
     await gateway.flush()
     assert not roles["gateway"].errors, roles["gateway"].errors
     assert not roles["adapter"].errors, roles["adapter"].errors

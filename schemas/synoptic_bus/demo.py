@@ -1,7 +1,8 @@
 """``synoptic demo``: the whole system in the foreground on one machine.
 
 Starts nats-server (JetStream data under ``var/``), creates the streams
-(``synoptic bus init``: last values and one hour of history), then every component that an
+(``synoptic bus init``: last values and one hour of history), starts PostgreSQL
+(the HDB++ archive under ``var/``), then every component that an
 installed package offers through the ``synoptic.demo`` entry point group (a function
 ``components(ctx) -> list[DemoProcess]``), in ``order``; prints what runs where and
 stops everything on Ctrl-C. A child that exits (nats-server included) is reaped at
@@ -22,6 +23,7 @@ from importlib.metadata import entry_points
 from pathlib import Path
 
 from synoptic_bus.natsserver import NatsServer
+from synoptic_bus.postgres import PostgresServer
 from synoptic_bus.procs import Process
 from synoptic_bus.supervise import Child, Supervisor
 from synoptic_schemas.codec import MAX_PAYLOAD
@@ -37,6 +39,8 @@ class DemoContext:
     #: the simulated Tango device server's port (part of every tango:// name of
     #: the demo screens: they name 10000)
     tango_port: int = 10000
+    #: the demo's HDB++ archive (PostgreSQL) as a libpq connection string
+    archive_dsn: str = ""
 
 
 @dataclass
@@ -74,6 +78,7 @@ def run(args: argparse.Namespace) -> int:
         port=args.nats_port, store_dir=var / "jetstream", echo=False,
         max_payload=MAX_PAYLOAD,  # images of several MB, as in production
     )  # fmt: skip
+    archive = PostgresServer(data_dir=var / "postgres" / "data", dbname="postgres")
     supervisor = Supervisor(log)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
@@ -93,7 +98,11 @@ def run(args: argparse.Namespace) -> int:
             print(f"bus init failed: {init.stderr.strip()}", flush=True)
             return 1
         print(init.stdout.strip(), flush=True)
-        ctx = DemoContext(nats.url, var, args.http_port, args.tango_port)
+        proc = supervisor.add(
+            Child("postgres", archive.spawn, PostgresServer.READY, 60)
+        )
+        print(f"postgres      pid {proc.pid} {archive.dsn} (HDB++ archive)", flush=True)
+        ctx = DemoContext(nats.url, var, args.http_port, args.tango_port, archive.dsn)
         specs: list[DemoProcess] = []
         for ep in entry_points(group="synoptic.demo"):
             specs.extend(ep.load()(ctx))

@@ -322,3 +322,30 @@ async def _multi_last(
         raise StoreError(f"stream {stream} not found or JetStream unavailable")
     description = headers.split(b"\r\n", 1)[0].decode(errors="replace")
     raise StoreError(f"direct get on {stream} failed: {description}")
+
+
+async def stream_subjects(
+    nc: NatsClient, stream: str, subjects_filter: str, timeout: float = 10.0
+) -> list[str]:
+    """Every subject of ``stream`` that matches ``subjects_filter`` and holds a
+    message (stream info pages of up to 100,000 subjects each)."""
+    out: list[str] = []
+    async with asyncio.timeout(timeout):
+        while True:
+            request = {"subjects_filter": subjects_filter, "offset": len(out)}
+            try:
+                reply = await nc.request(
+                    f"$JS.API.STREAM.INFO.{stream}", json.dumps(request).encode(),
+                    timeout=timeout,
+                )  # fmt: skip
+            except (NoRespondersError, NatsTimeoutError) as exc:
+                raise StoreError(
+                    f"JetStream not available for {stream}: {exc}"
+                ) from exc
+            info = json.loads(reply.data)
+            if "error" in info:
+                raise StoreError(f"stream {stream}: {info['error'].get('description')}")
+            page = list((info.get("state", {}).get("subjects") or {}).keys())
+            out.extend(page)
+            if not page or len(out) >= int(info.get("total", 0)):
+                return out

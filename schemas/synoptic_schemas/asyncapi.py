@@ -56,7 +56,9 @@ CHANNELS: tuple[BusChannel, ...] = (
     BusChannel("want", "{prefix}.want.{proto}", "want", "send", "Demand: the channels a consumer needs for a lease period; adapters monitor them until the lease lapses."),
     BusChannel("heartbeat", "{prefix}.hb.{adapter}", "heartbeat", "receive", "An adapter instance's heartbeat, every `period` seconds; 3 missed periods mean its channels are stale."),
     BusChannel("audit", "{prefix}.audit.{proto}", "audit", "receive", "Every write that passed through a gateway: who, channel, value, result, time."),
+    BusChannel("screen-audit", "{prefix}.audit.screens", "screen-audit", "receive", "Every save, revert and delete of a screen (a key of the `screens` KV bucket) through a gateway: who, screen, op, revision, summary, time."),
     BusChannel("history", "{prefix}.hist.val.{tail}", "value", "receive", "Recent history: the CS_LAST stream republishes each stored value here and the CS_HIST stream keeps them for a window (default 1 h); read with a pull consumer or Direct Get batches. Nobody else publishes here."),
+    BusChannel("screens", "$KV.{bucket}.{screen}", "screen-entry", "receive", "The screens key-value bucket (stream KV_{bucket}): every saved revision of a screen, one key per screen, 64 revisions kept; watch it for changes. Writes are conditional on the last revision (docs/bus.md).", content_type=JSON),
     BusChannel("barrier", "{prefix}.sync.barrier", None, "send", "Store barrier: an empty JetStream publish whose acknowledgement proves the CS_LAST stream has ingested everything published before it (ADR 0009). Not a data subject."),
 )
 # fmt: on
@@ -82,6 +84,16 @@ PARAMETERS: dict[str, dict[str, Any]] = {
     "proto": {
         "description": "The channel protocol: `ca`, `tango`, `pva`.",
         "examples": ["ca", "tango"],
+    },
+    "bucket": {
+        "description": "The screens key-value bucket.",
+        "default": "screens",
+        "examples": ["screens"],
+    },
+    "screen": {
+        "description": "A screen name: 1-128 of A-Z a-z 0-9 _ -, starting with a "
+        "letter or digit.",
+        "examples": ["epics-demo"],
     },
     "adapter": {
         "description": "An adapter instance's id (percent-escaped as a token).",

@@ -20,6 +20,7 @@ import msgpack
 from synoptic_schemas.codec import _ext_hook, encode, to_json_view
 from synoptic_schemas.errors import ContractError, DecodeError, VersionError
 from synoptic_schemas.messages import SCHEMA_VERSION
+from synoptic_schemas.screens import NAME as SCREEN_NAME
 
 PROTOCOL_VERSION: Final = 1
 MAX_ID_CHARS: Final = 64
@@ -38,6 +39,8 @@ class Op:
     PUT = "put"
     PING = "ping"
     HIST = "hist"  # both ways: the request and its answer
+    WATCH = "watch"  # both ways: the request and its acknowledgement
+    SCREEN = "screen"  # server: a watched screen has a new revision
     # server → client
     HELLO = "hello"
     SNAP = "snap"
@@ -50,7 +53,9 @@ class Op:
     SRC = "src"
 
 
-CLIENT_OPS: Final = frozenset({Op.SUB, Op.UNSUB, Op.PUT, Op.PING, Op.HIST})
+CLIENT_OPS: Final = frozenset({Op.SUB, Op.UNSUB, Op.PUT, Op.PING, Op.HIST, Op.WATCH})
+#: The most screen names one ``watch`` may name.
+MAX_WATCH_SCREENS: Final = 64
 
 
 class ErrorCode:
@@ -202,6 +207,8 @@ def validate_client_frame(frame: Any) -> dict[str, Any]:
             )
     elif op == Op.HIST:
         _validate_hist(frame, req_id)
+    elif op == Op.WATCH:
+        _validate_watch(frame, req_id)
     elif op == Op.PUT:
         if not isinstance(frame.get("ch"), str):
             raise FrameError(
@@ -226,6 +233,24 @@ def _number(frame: Mapping[str, Any], key: str, req_id: Any) -> float:
             req_id=req_id,
         )
     return float(value)
+
+
+def _validate_watch(frame: Mapping[str, Any], req_id: Any) -> None:
+    names = frame.get("screens")
+    if not isinstance(names, list) or len(names) > MAX_WATCH_SCREENS:
+        raise FrameError(
+            ErrorCode.BAD_FRAME,
+            f"'watch.screens' must be a list of at most {MAX_WATCH_SCREENS} screen "
+            "names",
+            req_id=req_id,
+        )
+    for name in names:
+        if not isinstance(name, str) or not SCREEN_NAME.match(name):
+            raise FrameError(
+                ErrorCode.BAD_FRAME,
+                f"invalid screen name {str(name)[:80]!r} in 'watch.screens'",
+                req_id=req_id,
+            )
 
 
 def _validate_hist(frame: Mapping[str, Any], req_id: Any) -> None:
@@ -269,6 +294,25 @@ def unsub(req_id: Any, sid: int) -> dict[str, Any]:
 def put(req_id: Any, channel: str, value: Any) -> dict[str, Any]:
     """A ``put`` request."""
     return {"op": Op.PUT, "id": req_id, "ch": channel, "v": value}
+
+
+def watch(req_id: Any, names: Sequence[str]) -> dict[str, Any]:
+    """A ``watch`` request: this socket's watched screens become ``names``."""
+    return {"op": Op.WATCH, "id": req_id, "screens": list(names)}
+
+
+def watch_ack(req_id: Any) -> dict[str, Any]:
+    """The answer to a ``watch``."""
+    return {"op": Op.WATCH, "id": req_id}
+
+
+def screen(
+    name: str, rev: int, by: str, at: str, deleted: bool = False
+) -> dict[str, Any]:
+    """A watched screen has revision ``rev`` (saved or deleted by ``by`` at ``at``);
+    the client re-fetches ``GET /api/screens/{name}``."""
+    return {"op": Op.SCREEN, "name": name, "rev": rev, "by": by, "at": at,
+            "deleted": deleted}  # fmt: skip
 
 
 def hist(
@@ -585,6 +629,7 @@ __all__ = [
     "pong",
     "put",
     "put_reply",
+    "screen",
     "snap",
     "src",
     "stats",
@@ -596,4 +641,6 @@ __all__ = [
     "upd",
     "validate_client_frame",
     "value_order",
+    "watch",
+    "watch_ack",
 ]

@@ -199,6 +199,7 @@ __all__ = [
     "ScreenInvalidError",
     "ScreenNameError",
     "ScreenTooLargeError",
+    "audit_record",
     "check_name",
     "decode_stored",
     "dump_screen",
@@ -209,3 +210,12 @@ __all__ = [
     "parse_json",
     "validate_screen",
 ]
+
+
+def audit_record(
+    who: str, screen: str, op: str, rev: int, summary: str, t: int, by: str
+) -> dict[str, Any]:
+    """A ``cs.audit.screens`` record (msgpack on the bus): ``op`` is ``put``,
+    ``revert`` or ``delete``; ``t`` ns since the epoch; ``by`` the gateway."""
+    return {"ver": 1, "who": who, "screen": screen, "op": op, "rev": rev,
+            "summary": summary, "t": t, "by": by}  # fmt: skip

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from synoptic_benchmarks.gateway.fanout import UpdateCounter, slice_p99s_ms
+from synoptic_benchmarks.gateway.clients import UpdateCounter, slice_p99s_ms
 
 
 def _reference(

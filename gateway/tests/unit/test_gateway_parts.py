@@ -11,13 +11,16 @@ from pathlib import Path
 import pytest
 
 from synoptic_bus.demo import DemoContext
+from synoptic_bus.screens import Entry
+from synoptic_gateway.channel_state import ChannelState
 from synoptic_gateway.demo import components
-from synoptic_gateway.hub import ChannelState
+from synoptic_gateway.directory import DirectoryIndex
 from synoptic_gateway.limits import TokenBucket
 from synoptic_gateway.metrics import Histogram, Stats, make_registry, render
-from synoptic_gateway.screens import ScreenError, ScreenStore
+from synoptic_gateway.screens import ScreenWatchers, cache_entry
 from synoptic_gateway.settings import Settings
 from synoptic_schemas import ContractError, Subjects, encode, frames, parse_channel
+from synoptic_schemas.screens import RevInfo
 
 SCREEN = {"title": "Fixture", "widgets": []}
 
@@ -49,40 +52,49 @@ def test_metrics_render_counters_gauges_and_histograms() -> None:
     assert 'synoptic_gateway_latency_seconds_bucket{le="0.005"} 1.0' in text
 
 
-def test_screens_are_listed_validated_and_confined(tmp_path: Path) -> None:
-    (tmp_path / "good.json").write_text(json.dumps(SCREEN))
-    (tmp_path / "bad.json").write_text(json.dumps({"widgets": "nope"}))
-    (tmp_path / "broken.json").write_text("{")
-    store = ScreenStore(tmp_path)
-    listing = {s["name"]: s for s in store.list()}
-    assert listing["good"] == {"name": "good", "title": "Fixture", "valid": True}
-    assert not listing["bad"]["valid"] and not listing["broken"]["valid"]
-    assert store.get("good") == SCREEN
-    for name, missing in (("bad", False), ("nothing", True), ("../etc/passwd", True)):
-        with pytest.raises(ScreenError) as info:
-            store.get(name)
-        assert info.value.missing is missing
-    assert ScreenStore(tmp_path / "absent").list() == []
+def test_screen_cache_entries_are_validated_once() -> None:
+    good = cache_entry(Entry("good", 3, SCREEN, RevInfo("a", "t")))
+    assert good.error is None and json.loads(good.body) == SCREEN
+    assert good.etag == cache_entry(Entry("x", 9, SCREEN, RevInfo())).etag
+    bad = cache_entry(Entry("bad", 4, {"widgets": "nope"}, RevInfo()))
+    assert bad.error is not None and bad.error.pointer == ""
 
 
-def test_screens_are_validated_once_per_version_and_edits_show(tmp_path: Path) -> None:
-    path = tmp_path / "live.json"
-    path.write_text(json.dumps(SCREEN))
-    store = ScreenStore(tmp_path)
-    first = store.get("live")
-    assert store.get("live") is first  # the same version: not read again
-    assert json.loads(store.get_json("live")) == SCREEN
-    path.write_text(json.dumps({**SCREEN, "title": "Edited title"}))
-    assert store.get("live")["title"] == "Edited title"
-    assert json.loads(store.get_json("live"))["title"] == "Edited title"
-    path.write_text(json.dumps({"widgets": "nope"}))  # broken by an edit
-    with pytest.raises(ScreenError) as info:
-        store.get_json("live")
-    assert not info.value.missing
-    path.unlink()
-    with pytest.raises(ScreenError) as info:
-        store.get("live")
-    assert info.value.missing
+def test_screen_watchers_tell_exactly_the_sockets_watching_a_name() -> None:
+    class Sock:
+        def __init__(self) -> None:
+            self.frames: list[dict] = []
+
+        def send_frame(self, frame: dict) -> None:
+            self.frames.append(frame)
+
+    a, b = Sock(), Sock()
+    watchers = ScreenWatchers()
+    watchers.set(a, frozenset({"one", "two"}))
+    watchers.set(b, frozenset({"two"}))
+    assert watchers.notify(Entry("two", 5, None, RevInfo("x", "t"), True)) == 2
+    assert a.frames == b.frames == [{"op": "screen", "name": "two", "rev": 5,
+                                     "by": "x", "at": "t", "deleted": True}]  # fmt: skip
+    watchers.set(a, frozenset())
+    watchers.drop(b)
+    assert watchers.notify(Entry("two", 6, SCREEN, RevInfo())) == 0
+    assert watchers.notify(Entry("one", 6, SCREEN, RevInfo())) == 0
+
+
+def test_channel_directory_prefix_search() -> None:
+    uris = [f"ca://SR:BPM{i:05d}:X" for i in range(1000)] + [
+        "ca://CA:ODD", "tango://h:1/sr/d/1/current", "pva://SR:IMG"]  # fmt: skip
+    index = DirectoryIndex(uris + uris[:10])
+    assert len(index) == len(uris)
+    assert index.search("sr:bpm0001", 50) == (
+        [f"ca://SR:BPM{i:05d}:X" for i in range(10, 20)], 10)  # fmt: skip
+    found, total = index.search("SR:", 5)
+    assert total == 1001 and found[0] == "ca://SR:BPM00000:X"
+    assert index.search("ca", 1000)[1] == 1001  # scheme and a PV named CA:…, once
+    assert index.search("ca://ca:", 5) == (["ca://CA:ODD"], 1)
+    assert index.search("TANGO://H:1/SR", 5)[0] == ["tango://h:1/sr/d/1/current"]
+    assert index.search("zzz", 5) == ([], 0)
+    assert index.search("", 3)[1] == len(uris)
 
 
 def test_settings_announce_limits_and_keep_uvicorn_above_them() -> None:
@@ -95,7 +107,8 @@ def test_settings_announce_limits_and_keep_uvicorn_above_them() -> None:
 
 def test_demo_runs_one_gateway_on_the_http_port(tmp_path: Path) -> None:
     (proc,) = components(DemoContext("nats://127.0.0.1:4", tmp_path, 8123))
-    assert proc.argv[-4:] == ["--port", "8123", "--nats", "nats://127.0.0.1:4"]
+    assert proc.argv[-6:-2] == ["--port", "8123", "--nats", "nats://127.0.0.1:4"]
+    assert proc.argv[-2:] == ["--anonymous-screens", "*"]  # the demo can edit
     assert "8123" in proc.banner and proc.name == "gateway"
 
 

@@ -19,6 +19,7 @@ from synoptic_schemas import Subjects, decode_value, parse_channel
 from synoptic_schemas.asyncapi import CHANNELS, PARAMETERS, document, render
 from synoptic_schemas.codec import encode_value, to_json_view
 from synoptic_schemas.jsonschemas import schema_names
+from synoptic_schemas.screens import encode_stored, make_rev
 
 ROOT = Path(__file__).parents[3]
 COMMITTED = ROOT / "docs" / "asyncapi.yaml"
@@ -114,3 +115,16 @@ def test_payload_schemas_accept_what_the_adapters_publish() -> None:
         check.validate(
             {"ver": 1, "v": 1, "t": 1, "sev": 0, "st": "", "ep": 1, "c": True}
         )
+
+
+def test_the_screens_bucket_entry_is_what_the_store_writes() -> None:
+    check = _payload_validator("screen-entry")
+    screen = {"version": 1, "title": "T", "layout": {"type": "grid", "columns": 2},
+              "widgets": [{"type": "label", "channels": ["ca://X"]}]}  # fmt: skip
+    saved = encode_stored(screen, make_rev("alice", "first"))
+    check.validate(json.loads(saved))
+    check.validate(json.loads(encode_stored(None, make_rev("bob"))))  # a delete marker
+    with pytest.raises(ValidationError, match="'_rev' is a required property"):
+        check.validate(screen)
+    message = document()["components"]["messages"]["screen-entry"]
+    assert message["contentType"] == "application/json"

@@ -1,5 +1,6 @@
 /** Screenshots for docs/user-guide.md (run by `make ui-screenshots`): live values in
- * a quick look, a write asking for confirmation and its result. */
+ * a quick look, a write asking for confirmation and its result, the EPICS 7 screen,
+ * the screen editor and a screen's history. */
 import { join } from 'node:path';
 import { expect, openScreen, test, widget } from '../e2e/fixtures';
 import { ROOT } from '../e2e/stack';
@@ -28,4 +29,28 @@ test('screenshots for the user guide', async ({ page, stack }) => {
   await expect(input.locator('[data-role=write-status]')).toHaveText('written');
   await expect(input.locator('[data-role=value]')).toHaveText(/42\.500\s*A/);
   await input.screenshot({ path: out('guide-write-done') });
+
+  // PV Access: a detector image, a table and a structure
+  await openScreen(page, stack, 'epics7-demo');
+  const image = widget(page, 'image', stack.pva('IMAGE'));
+  await expect(image.locator('[data-role=info]')).toHaveText(/^1024×1024 · auto \d+\.\.\d+$/);
+  await expect(widget(page, 'table', stack.pva('TABLE')).locator('tbody tr').first()).toBeVisible();
+  await page.screenshot({ path: out('guide-epics7-demo'), fullPage: true });
+
+  // the screen editor: a trend selected, its properties beside the grid
+  await page.goto(`${stack.baseUrl}/?access_token=${stack.token('e2e-engineer', ['*'], ['*'])}#/edit/epics-demo`);
+  const editor = page.getByTestId('editor');
+  await expect(editor).toBeVisible();
+  await editor.locator('.ed-item[data-type="trend"]').first().click();
+  await expect(page.locator('[data-prop="title"]')).toHaveValue('sine and walk');
+  await page.screenshot({ path: out('guide-editor') });
+  // a change saved with a summary, then the screen's history
+  await page.locator('[data-prop="title"]').fill('sine and random walk');
+  await page.locator('[data-prop="title"]').press('Enter');
+  await editor.getByLabel('summary of the change').fill('clearer trend title');
+  await editor.getByRole('button', { name: 'Save', exact: true }).click();
+  await expect(page.getByTestId('save-state')).toHaveText(/^saved · revision \d+$/);
+  await editor.getByRole('button', { name: 'History' }).click();
+  await expect(page.locator('li[data-revision]')).toHaveCount(2);
+  await page.screenshot({ path: out('guide-editor-history') });
 });

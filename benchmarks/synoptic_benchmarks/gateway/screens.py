@@ -1,0 +1,203 @@
+"""Benchmark of screens in the KV bucket through two real gateway processes.
+
+- save round trip: ``PUT /api/screens/{name}`` of a 1000-widget screen on gateway
+  A, each save based on the previous revision (HTTP request to answer);
+- viewer latency: a client of gateway B (and one of A) watches the screen; time
+  from sending each save to its ``screen`` frame arriving;
+- channel directory: 100,000 channels in the last-value stream; the first
+  ``/api/channels`` (reads the stream's subjects), then prefix searches over HTTP
+  and the in-process index search alone.
+
+Prints JSON (``--save``: benchmarks/results/screens.json).
+
+    .venv/bin/python -m synoptic_benchmarks.gateway.screens [--saves 50] [--channels 100000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from synoptic_benchmarks.report import add_save_option, emit, machine
+from synoptic_bus.connect import connect
+from synoptic_bus.natsserver import NatsServer
+from synoptic_bus.store import StoreConfig, ensure_store
+from synoptic_gateway.client import GatewayClient
+from synoptic_gateway.directory import DirectoryIndex
+from synoptic_gateway.testing import GatewayProc, start_gateway
+from synoptic_schemas import Subjects, encode, parse_channel
+
+
+def screen_of(widgets: int, title: str) -> dict[str, Any]:
+    """A screen of ``widgets`` labels on distinct channels."""
+    return {
+        "title": title,
+        "layout": {"type": "grid", "columns": 20},
+        "widgets": [
+            {"type": "label", "channels": [f"ca://BENCH:W{i:05d}"], "w": 1, "h": 1}
+            for i in range(widgets)
+        ],
+    }
+
+
+def percentiles(samples: list[float]) -> dict[str, float]:
+    """p50, p95, p99 and max of ``samples`` (seconds) in ms."""
+    ordered = sorted(samples)
+
+    def at(q: float) -> float:
+        return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000, 3)
+
+    return {"n": len(ordered), "p50_ms": at(0.5), "p95_ms": at(0.95),
+            "p99_ms": at(0.99), "max_ms": round(ordered[-1] * 1000, 3)}  # fmt: skip
+
+
+async def saves(a: GatewayProc, b: GatewayProc, n: int, widgets: int) -> dict[str, Any]:
+    """``n`` saves of a ``widgets``-widget screen on A, watched on A and B."""
+    arrivals: dict[str, dict[int, int]] = {"a": {}, "b": {}}
+    clients: dict[str, GatewayClient] = {}
+
+    def recorder(side: str) -> Any:
+        def on_frame(frame: dict[str, Any]) -> None:
+            if frame.get("op") == "screen":
+                arrivals[side][frame["rev"]] = clients[side].received_ns
+
+        return on_frame
+
+    for side, gw in (("a", a), ("b", b)):
+        clients[side] = GatewayClient(gw.ws_url, on_frame=recorder(side))
+        await clients[side].connect()
+        await clients[side].watch(["bench"])
+    round_trips: list[float] = []
+    seen: dict[str, list[float]] = {"a": [], "b": []}
+    base = 0
+    body_bytes = 0
+    try:
+        for i in range(n):
+            body = {"screen": screen_of(widgets, f"Bench {i}"), "base_revision": base}
+            body_bytes = len(json.dumps(body))
+            sent_ns = time.time_ns()
+            t0 = time.perf_counter()
+            status, answer, _ = await asyncio.to_thread(
+                a.api, "PUT", "/api/screens/bench", body
+            )
+            round_trips.append(time.perf_counter() - t0)
+            if status != 200:
+                raise RuntimeError(f"save {i}: {status} {answer}")
+            base = answer["revision"]
+            for side, client in clients.items():
+                rev = base
+                frame = await client.wait_screen(lambda f, r=rev: f["rev"] == r, 10)
+                assert frame["by"] == "anonymous"
+                seen[side].append((arrivals[side][base] - sent_ns) / 1e9)
+    finally:
+        for client in clients.values():
+            await client.close()
+    return {
+        "widgets": widgets,
+        "body_bytes": body_bytes,
+        "save_round_trip": percentiles(round_trips),
+        "viewer_on_other_gateway": percentiles(seen["b"]),
+        "viewer_on_same_gateway": percentiles(seen["a"]),
+    }
+
+
+async def directory(nats_url: str, gw: GatewayProc, channels: int) -> dict[str, Any]:
+    """Fill the last-value stream with ``channels`` channels; time the directory."""
+    nc = await connect(nats_url, name="bench-directory")
+    await ensure_store(nc, StoreConfig())
+    subjects = Subjects()
+    uris = [f"ca://SR{i % 40:02d}C:BPM{i:06d}:X" for i in range(channels)]
+    payload = encode({"ver": 1, "v": 1.0, "t": time.time_ns(), "sev": 0,
+                      "st": "NO_ALARM", "seq": 1, "ep": 1, "c": True})  # fmt: skip
+    for uri in uris:
+        await nc.publish(subjects.val(parse_channel(uri)), payload)
+    await nc.flush(timeout=60)
+    await asyncio.sleep(0.5)  # let the stream store the last ones
+    await nc.close()
+
+    t0 = time.perf_counter()
+    status, body, _ = await asyncio.to_thread(
+        gw.api, "GET", "/api/channels?prefix=SR07C"
+    )
+    first_s = time.perf_counter() - t0
+    if status != 200:
+        raise RuntimeError(f"/api/channels: {status} {body}")
+    prefixes = ["SR07C:BPM0000", "ca://SR1", "sr39c:bpm09", "SR", "nothing", ""]
+    http: list[float] = []
+    totals: dict[str, int] = {}
+    for _ in range(10):
+        for prefix in prefixes:
+            t0 = time.perf_counter()
+            status, body, _ = await asyncio.to_thread(
+                gw.api, "GET", f"/api/channels?prefix={prefix}&limit=50"
+            )
+            http.append(time.perf_counter() - t0)
+            totals[prefix] = body["total"]
+    index = DirectoryIndex(uris)
+    inproc: list[float] = []
+    for _ in range(200):
+        for prefix in prefixes:
+            t0 = time.perf_counter()
+            index.search(prefix, 50)
+            inproc.append(time.perf_counter() - t0)
+    return {
+        "channels": channels,
+        "listed": totals[""],
+        "first_request_ms": round(first_s * 1000, 1),
+        "search_http": percentiles(http),
+        "search_in_process": percentiles(inproc),
+        "totals": totals,
+    }
+
+
+async def run(args: argparse.Namespace) -> dict[str, Any]:
+    with NatsServer() as server, tempfile.TemporaryDirectory() as tmp:
+        gateways: list[GatewayProc] = []
+        try:
+            for _ in range(2):
+                gateways.append(start_gateway(
+                    server.url, "--screens", str(Path(tmp)), "--anonymous-screens",
+                    "*", "--ui", tmp,
+                ))  # fmt: skip
+            a, b = gateways
+            await asyncio.sleep(0)
+            for gw in gateways:  # both have read the (empty) bucket
+                await asyncio.to_thread(gw.api, "GET", "/api/screens")
+            save = await saves(a, b, args.saves, args.widgets)
+            found = await directory(server.url, a, args.channels)
+        finally:
+            for gw in gateways:
+                gw.stop()
+    return {"saves": save, "directory": found}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--saves", type=int, default=50)
+    parser.add_argument("--widgets", type=int, default=1000)
+    parser.add_argument("--channels", type=int, default=100_000)
+    add_save_option(parser)
+    args = parser.parse_args()
+    started = machine()
+    results = asyncio.run(run(args))
+    report = {
+        "benchmark": "screens in the KV bucket (two gateways)",
+        "machine": started,
+        "load_avg_1m_end": machine()["load_avg_1m"],
+        **results,
+        "budgets": {
+            "save_round_trip_ms": 100,
+            "viewer_p99_ms": 1000,
+            "search_ms": 50,
+        },
+    }
+    emit("screens", report, save=args.save)
+
+
+if __name__ == "__main__":
+    main()

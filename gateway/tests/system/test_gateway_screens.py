@@ -1,0 +1,259 @@
+"""Screens in the KV bucket through real gateways: two gateways serve the same
+screens; saves, conflicts, validation, grants, history, revert, delete, the
+``screen`` frame on another gateway within 1 s, audit records, an unavailable
+store, and the channel directory."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import secrets
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import jwt
+import pytest
+
+from synoptic_bus.connect import NatsClient
+from synoptic_bus.natsserver import NatsServer
+from synoptic_gateway.client import GatewayClient
+from synoptic_gateway.testing import GatewayProc, Publisher, start_gateway
+from synoptic_schemas import decode
+
+pytestmark = pytest.mark.system
+
+SECRET = "test-secret-of-at-least-32-bytes-long!"
+SCREEN = {"title": "Seeded", "widgets": [{"type": "label", "channels": ["ca://S:A"]}]}
+
+
+def token(sub: str = "alice", **claims: object) -> str:
+    return jwt.encode({"sub": sub, "exp": int(time.time()) + 600, **claims}, SECRET)
+
+
+EDITOR = token("alice", screens=["*"])
+LIMITED = token("bob", screens="lab-*")
+VIEWER = token("carol")
+
+
+@pytest.fixture(scope="module")
+def bucket_name() -> str:
+    return f"scr{secrets.token_hex(3)}"
+
+
+@pytest.fixture(scope="module")
+def pair(
+    nats_server: NatsServer, tmp_path_factory: pytest.TempPathFactory, bucket_name: str
+) -> Iterator[tuple[GatewayProc, GatewayProc]]:
+    seed: Path = tmp_path_factory.mktemp("seed")
+    (seed / "seeded.json").write_text(json.dumps(SCREEN))
+    args = ["--jwt-secret", SECRET, "--allow-anonymous", "--screens", str(seed),
+            "--screens-bucket", bucket_name]  # fmt: skip
+    a = start_gateway(nats_server.url, *args)
+    b = None
+    try:
+        b = start_gateway(nats_server.url, *args)
+        yield a, b
+    finally:
+        a.stop()
+        if b is not None:
+            b.stop()
+
+
+async def until(check, timeout: float = 10.0):  # type: ignore[no-untyped-def]
+    """Poll an HTTP condition (gateways load the bucket in the background)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if result := check():
+            return result
+        await asyncio.sleep(0.05)
+    raise TimeoutError("condition not met")
+
+
+async def test_both_gateways_serve_the_seeded_screen(pair) -> None:
+    for gw in pair:
+        status, body, _ = await until(
+            lambda gw=gw: (r := gw.api("GET", "/api/screens"))[0] == 200 and r
+        )
+        assert [(s["name"], s["title"], s["by"]) for s in body] == [
+            ("seeded", "Seeded", "seed")
+        ]
+        status, screen, headers = gw.api("GET", "/api/screens/seeded")
+        assert status == 200 and screen == SCREEN
+        assert int(headers["x-synoptic-revision"]) == body[0]["revision"]
+        assert headers["x-synoptic-editable"] == "0"  # anonymous: no grant
+        assert (
+            gw.api("GET", "/api/screens/seeded", token=EDITOR)[2]["x-synoptic-editable"]
+            == "1"
+        )
+        assert gw.api("GET", "/api/screens/nothing")[0] == 404
+    assert pair[0].api("GET", "/api/whoami", token=LIMITED)[1] == {
+        "user": "bob", "write": False, "screens": ["lab-*"]
+    }  # fmt: skip
+
+
+async def test_save_on_a_reaches_a_viewer_of_b_within_a_second(
+    pair, nc: NatsClient
+) -> None:
+    a, b = pair
+    audits: list[dict] = []
+    got_audit = asyncio.Event()
+
+    async def on_audit(msg) -> None:  # type: ignore[no-untyped-def]
+        audits.append(decode(msg.data))
+        got_audit.set()
+
+    await nc.subscribe("cs.audit.screens", cb=on_audit)
+    await nc.flush()
+    async with GatewayClient(b.ws_url) as viewer:
+        await viewer.watch(["live", "other"])
+        t0 = time.monotonic()
+        status, saved, _ = a.api("PUT", "/api/screens/live", {
+            "screen": SCREEN, "base_revision": 0, "summary": "new"}, token=EDITOR)  # fmt: skip
+        assert status == 200, saved
+        frame = await viewer.wait_screen(lambda f: f["name"] == "live", timeout=5)
+        seen_s = time.monotonic() - t0
+        assert frame == {"op": "screen", "name": "live", "rev": saved["revision"],
+                         "by": "alice", "at": saved["at"], "deleted": False}  # fmt: skip
+        assert seen_s < 1.0, seen_s
+        assert b.api("GET", "/api/screens/live")[1] == SCREEN  # B serves it
+        await asyncio.wait_for(got_audit.wait(), 5)
+        assert audits[0] | {"t": 0, "by": ""} == {
+            "ver": 1, "who": "alice", "screen": "live", "op": "put",
+            "rev": saved["revision"], "summary": "new", "t": 0, "by": "",
+        }  # fmt: skip
+
+        status, gone, _ = b.api(
+            "DELETE",
+            f"/api/screens/live?base_revision={saved['revision']}",
+            token=EDITOR,
+        )
+        assert status == 200
+        deleted = await viewer.wait_screen(lambda f: f["deleted"], timeout=5)
+        assert deleted["rev"] == gone["revision"] and deleted["by"] == "alice"
+        await until(lambda: a.api("GET", "/api/screens/live")[0] == 404)
+        await viewer.watch([])
+        a.api("PUT", "/api/screens/live", {"screen": SCREEN, "base_revision": 0},
+                  token=EDITOR)  # fmt: skip
+        await until(lambda: b.api("GET", "/api/screens/live")[0] == 200)
+        assert len([f for f in viewer.screens if f["name"] == "live"]) == 2
+
+
+async def test_conflict_validation_grants_and_limits(pair) -> None:
+    a, b = pair
+    put = lambda gw, body, tok=EDITOR, name="edit": gw.api(  # noqa: E731
+        "PUT", f"/api/screens/{name}", body, token=tok
+    )
+    status, first, _ = put(a, {"screen": SCREEN, "base_revision": 0})
+    assert status == 200
+    status, second, _ = put(
+        b, {"screen": {**SCREEN, "title": "B"}, "base_revision": first["revision"]}
+    )
+    assert status == 200
+    status, conflict, _ = put(a, {"screen": SCREEN, "base_revision": first["revision"]}, token(
+        "dave", screens="*"))  # fmt: skip
+    assert status == 409
+    assert conflict | {"reason": ""} == {"error": "conflict", "revision": second["revision"],
+        "by": "alice", "at": second["at"], "deleted": False, "reason": ""}  # fmt: skip
+    bad = {"title": "x", "widgets": [SCREEN["widgets"][0], {"type": "dial"}]}
+    status, invalid, _ = put(a, {"screen": bad, "base_revision": second["revision"]})
+    assert status == 422 and invalid["pointer"] == "/widgets/1/type", invalid
+    assert put(a, {"screen": SCREEN, "base_revision": 0}, VIEWER)[0:2] == (
+        403, {"error": "forbidden", "reason": "carol may not edit screen 'edit'"})  # fmt: skip
+    assert put(a, {"screen": SCREEN, "base_revision": 0}, None)[0] == 403
+    assert put(a, {"screen": SCREEN, "base_revision": 0}, LIMITED)[0] == 403
+    assert put(a, {"screen": SCREEN, "base_revision": 0}, LIMITED, "lab-1")[0] == 200
+    assert put(a, {"screen": SCREEN, "base_revision": 0}, "garbage")[0] == 401
+    for name in ["a.b", "a%2Ab", "a%3E", "%C3%BC", "%2E%2E", "x" * 129]:
+        status, body, _ = put(a, {"screen": SCREEN, "base_revision": 0}, EDITOR, name)
+        assert status == 400 and body["error"] == "bad_name", (name, body)
+    big = b"x" * (5 * 1024 * 1024 + 100 * 1024)
+    assert a.api("PUT", "/api/screens/edit", data=big, token=EDITOR)[0] == 413
+    widget = {"type": "label", "channels": ["ca://X"], "title": "t" * 150}
+    mid = {"screen": {"title": "t", "widgets": [widget] * 15_000}, "base_revision": 0}
+    status, body, _ = put(a, mid, EDITOR, "mid")  # ~2.5 MB: over NATS max_payload
+    assert status == 413 and body["error"] == "too_large", body
+    status, body, _ = a.api(
+        "PUT", "/api/screens/edit", data=b'{"screen": "\xff"}', token=EDITOR
+    )
+    assert status == 400 and "UTF-8" in body["reason"]
+    many = {"title": "10k", "widgets": [{"type": "nope"}] * 10_000}
+    status, body, _ = put(a, {"screen": many, "base_revision": 0}, EDITOR, "many")
+    assert status == 422 and body["pointer"] == "/widgets/0/type"
+    assert put(a, {"screen": SCREEN}, EDITOR)[0] == 400
+    assert a.api("GET", "/api/screens/edit")[1] == {**SCREEN, "title": "B"}
+    assert a.api("GET", "/healthz")[0] == 200  # still serving
+
+
+async def test_history_revision_and_revert(pair) -> None:
+    a, b = pair
+    _, one, _ = a.api("PUT", "/api/screens/hist", {"screen": SCREEN, "base_revision": 0,
+                          "summary": "one"}, token=EDITOR)  # fmt: skip
+    two_screen = {**SCREEN, "title": "Two"}
+    _, two, _ = b.api("PUT", "/api/screens/hist", {"screen": two_screen,
+                          "base_revision": one["revision"], "summary": "two"}, token=EDITOR)  # fmt: skip
+    status, history, _ = a.api("GET", "/api/screens/hist/history")
+    assert status == 200
+    assert [(r["revision"], r["summary"], r["op"], r["by"]) for r in history["revisions"]] == [
+        (two["revision"], "two", "put", "alice"), (one["revision"], "one", "put", "alice")]  # fmt: skip
+    assert a.api("GET", f"/api/screens/hist/revisions/{one['revision']}")[1] == SCREEN
+    assert a.api("GET", "/api/screens/hist/revisions/999999")[0] == 404
+    assert a.api("GET", "/api/screens/nothing/history")[0] == 404
+    status, reverted, _ = a.api("POST", "/api/screens/hist/revert", {
+        "revision": one["revision"], "base_revision": two["revision"]}, token=EDITOR)  # fmt: skip
+    assert status == 200
+    assert a.api("GET", "/api/screens/hist")[1] == SCREEN
+    status, history, _ = b.api("GET", "/api/screens/hist/history")
+    assert history["revisions"][0]["summary"] == f"revert to {one['revision']}"
+    stale = a.api("POST", "/api/screens/hist/revert", {
+        "revision": one["revision"], "base_revision": two["revision"]}, token=EDITOR)  # fmt: skip
+    assert stale[0] == 409 and stale[1]["revision"] == reverted["revision"]
+    assert a.api("POST", "/api/screens/hist/revert", {"revision": 1, "base_revision": 0},
+                     token=VIEWER)[0] == 403  # fmt: skip
+
+
+async def test_missing_bucket_is_503_and_the_gateway_keeps_serving(
+    nats_server: NatsServer,
+) -> None:
+    gw = start_gateway(nats_server.url, "--no-seed-screens", "--screens-bucket", "absent",
+                       "--anonymous-screens", "*")  # fmt: skip
+    try:
+        status, body, _ = await until(
+            lambda: (r := gw.api("GET", "/api/screens"))[0] == 503 and r
+        )
+        assert (
+            body["error"] == "store_unavailable" and "does not exist" in body["reason"]
+        )
+        status, body, _ = gw.api(
+            "PUT", "/api/screens/x", {"screen": SCREEN, "base_revision": 0}
+        )
+        assert status == 503 and body["error"] == "store_unavailable"
+        assert gw.api("GET", "/healthz")[0] == 200
+    finally:
+        gw.stop()
+
+
+async def test_channel_directory(pair, publisher: Publisher, nc: NatsClient) -> None:
+    a, _ = pair
+    tag = secrets.token_hex(3).upper()
+    uris = [f"ca://DIR{tag}:SINE", f"ca://DIR{tag}:sine2", f"ca://DIR{tag}:COS",
+            f"tango://h:1/dir{tag.lower()}/f/m/attr"]  # fmt: skip
+    for uri in uris:
+        await publisher.value(uri)
+    await nc.flush()
+    await asyncio.sleep(0)
+
+    def search(prefix: str, limit: int = 50) -> dict:
+        status, body, _ = a.api("GET", f"/api/channels?prefix={prefix}&limit={limit}")
+        assert status == 200, body
+        return body
+
+    body = await until(
+        lambda: (r := search(f"DIR{tag}:S"))["total"] == 2 and r, timeout=30
+    )
+    assert sorted(body["channels"]) == sorted(uris[:2])  # after the scheme, any case
+    assert search(f"ca://dir{tag.lower()}:c") == {"channels": [uris[2]], "total": 1}
+    assert search(f"tango://h:1/DIR{tag}")["channels"] == [uris[3]]
+    assert search(f"DIR{tag}", limit=1)["total"] == 3
+    assert len(search(f"DIR{tag}", limit=1)["channels"]) == 1
+    assert a.api("GET", "/api/channels?limit=0")[0] == 400

@@ -1,0 +1,204 @@
+"""``synoptic archiver``: a small bus consumer that writes values into HDB++
+tables on PostgreSQL (the demo's archive; a facility runs its own HDB++).
+
+It subscribes to value subjects (default ``cs.val.tango.>``), registers each new
+channel in ``att_conf`` and writes its numeric scalar values, severity as Tango
+quality and disconnections as rows without a value, in one transaction per
+``--flush`` seconds. Rows of the same channel and time (an adapter's republished
+duplicate) are written once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import sys
+import time
+from datetime import UTC, datetime
+from typing import Any
+
+import psycopg
+
+from synoptic_bus import hdbpp
+from synoptic_bus.connect import connect
+from synoptic_bus.demo import DemoContext, DemoProcess
+from synoptic_schemas import ContractError, Subjects, decode_value
+
+log = logging.getLogger(__name__)
+
+#: Rows kept waiting at most; beyond it the oldest are dropped and counted.
+MAX_PENDING = 200_000
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("archiver", help="write bus values into HDB++ tables")
+    p.add_argument("--nats", help="NATS URL (default $SYNOPTIC_NATS_URL)")
+    p.add_argument("--prefix", default="cs")
+    p.add_argument("--dsn", required=True, help="PostgreSQL connection string")
+    p.add_argument("--subject", action="append", default=[],
+                   help="value subjects to archive (repeat; default PREFIX.val.tango.>)")  # fmt: skip
+    p.add_argument("--flush", type=float, default=1.0, help="seconds between writes")
+    p.set_defaults(func=run)
+
+
+class Archiver:
+    """Values in, HDB++ rows out, batched."""
+
+    def __init__(self, conn: psycopg.AsyncConnection[Any], prefix: str) -> None:
+        self._conn = conn
+        self._subjects = Subjects(prefix)
+        self._ids: dict[str, tuple[int, str]] = {}  # uri -> (att_conf_id, table)
+        self._errors: dict[str, int] = {}
+        self._pending: list[tuple[str, dict[str, Any]]] = []
+        self.written = 0
+        self.dropped = 0
+
+    def add(self, subject: str, data: bytes) -> None:
+        try:
+            _, channel = self._subjects.parse(subject)
+            value = decode_value(data)
+        except ContractError as exc:
+            log.debug("skipping %s: %s", subject, exc)
+            return
+        if len(self._pending) >= MAX_PENDING:
+            self._pending.pop(0)
+            self.dropped += 1
+        self._pending.append((channel.uri, dict(value)))
+
+    async def _conf(self, uri: str, value: Any) -> tuple[int, str] | None:
+        known = self._ids.get(uri)
+        if known is not None:
+            return known
+        table = hdbpp.table_for(value)
+        if table is None:
+            return None
+        cs, domain, family, member, name = hdbpp.name_parts(uri)
+        row = await (
+            await self._conn.execute(
+                """INSERT INTO att_conf (att_name, att_conf_type_id, att_conf_format_id,
+                       att_conf_write_id, table_name, cs_name, domain, family, member,
+                       name)
+                   SELECT %s, t.att_conf_type_id, f.att_conf_format_id,
+                       w.att_conf_write_id, %s, %s, %s, %s, %s, %s
+                   FROM att_conf_type t, att_conf_format f, att_conf_write w
+                   WHERE t.type = %s AND f.format = 'SCALAR' AND w.write = 'READ'
+                   ON CONFLICT (att_name) DO UPDATE SET att_name = EXCLUDED.att_name
+                   RETURNING att_conf_id, table_name""",
+                (
+                    uri,
+                    table,
+                    cs,
+                    domain,
+                    family,
+                    member,
+                    name,
+                    hdbpp.type_of_table(table),
+                ),
+            )
+        ).fetchone()
+        assert row is not None
+        self._ids[uri] = (int(row[0]), str(row[1]))
+        return self._ids[uri]
+
+    async def _error_id(self, text: str) -> int:
+        known = self._errors.get(text)
+        if known is None:
+            row = await (
+                await self._conn.execute(
+                    """INSERT INTO att_error_desc (error_desc) VALUES (%s)
+                       ON CONFLICT (error_desc) DO UPDATE SET error_desc = EXCLUDED.error_desc
+                       RETURNING att_error_desc_id""",
+                    (text,),
+                )
+            ).fetchone()
+            assert row is not None
+            known = self._errors[text] = int(row[0])
+        return known
+
+    async def flush(self) -> int:
+        """Write what arrived since the last flush; returns the rows written."""
+        pending, self._pending = self._pending, []
+        rows: dict[str, list[tuple[Any, ...]]] = {}
+        for uri, value in pending:
+            v = value["v"]
+            conf = await self._conf(uri, v if value["c"] else None) or (
+                self._ids.get(uri)
+            )
+            if conf is None:
+                continue
+            conf_id, table = conf
+            when = datetime.fromtimestamp(value["t"] / 1e9, UTC)
+            quality = hdbpp.QUALITY_OF_SEV[min(max(int(value["sev"]), 0), 3)]
+            number = v if value["c"] and isinstance(v, bool | int | float) else None
+            reason = value["st"] if not value["c"] else None
+            if number is not None and not hdbpp.fits(table, number):
+                number, reason = None, f"value out of range of {table}"
+            error = await self._error_id(reason) if reason else None
+            rows.setdefault(table, []).append((conf_id, when, number, quality, error))
+        async with self._conn.transaction():
+            for table, batch in rows.items():
+                async with self._conn.cursor() as cur:
+                    await cur.executemany(
+                        f"INSERT INTO {table} (att_conf_id, data_time, value_r, quality, "
+                        "att_error_desc_id) VALUES (%s, %s, %s, %s, %s) "
+                        "ON CONFLICT DO NOTHING",
+                        batch,
+                    )
+        written = sum(len(b) for b in rows.values())
+        self.written += written
+        return written
+
+
+async def ensure_schema(conn: psycopg.AsyncConnection[Any]) -> None:
+    """Create the HDB++ tables if they are missing (idempotent)."""
+    async with conn.transaction():
+        await conn.execute(hdbpp.schema_sql())  # type: ignore[arg-type]
+
+
+async def run(args: argparse.Namespace) -> int:
+    conn = await psycopg.AsyncConnection.connect(args.dsn, autocommit=True)
+    await ensure_schema(conn)
+    archiver = Archiver(conn, args.prefix)
+    nc = await connect(args.nats, name="synoptic-archiver")
+
+    async def on_msg(msg: Any) -> None:
+        archiver.add(msg.subject, msg.data)
+
+    subjects = args.subject or [f"{args.prefix}.val.tango.>"]
+    for subject in subjects:
+        await nc.subscribe(subject, cb=on_msg)
+    await nc.flush()
+    print(f"archiver ready: {', '.join(subjects)} into HDB++ tables", flush=True)
+    last_report = time.monotonic()
+    try:
+        while True:
+            await asyncio.sleep(args.flush)
+            try:
+                await archiver.flush()
+            except psycopg.Error as exc:
+                log.warning("archive write failed: %s", exc)
+            if time.monotonic() - last_report > 60:
+                last_report = time.monotonic()
+                log.info("archived %d rows (%d dropped)", archiver.written,
+                         archiver.dropped)  # fmt: skip
+    finally:
+        await nc.close()
+        await conn.close()
+
+
+def demo_components(ctx: DemoContext) -> list[DemoProcess]:
+    """The demo's archiver: the simulated Tango device's values into HDB++."""
+    if not ctx.archive_dsn:
+        return []
+    argv = [sys.executable, "-m", "synoptic_bus.cli", "archiver", "--dsn",
+            ctx.archive_dsn, "--nats", ctx.nats_url]  # fmt: skip
+    return [
+        DemoProcess(
+            name="archiver",
+            argv=argv,
+            ready=r"archiver ready",
+            order=30,
+            banner="Tango values into HDB++ tables (trends read them beyond the bus)",
+        )
+    ]
