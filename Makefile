@@ -66,6 +66,10 @@ bench-gateway-open: install ## gateway screen open (fresh groups of 100/1000 cha
 bench-screens: install ## screens in the KV bucket: 1000-widget save round trip, save -> viewer on another gateway, channel search over 100,000 (JSON)
 	$(PY) -m synoptic_benchmarks.gateway.screens $(BENCH_ARGS)
 
+.PHONY: bench-gateway-waveform
+bench-gateway-waveform: install ## gateway CPU and bytes per viewer, 100 viewers of a 100k-point waveform: full arrays vs sub.pts (JSON)
+	$(PY) -m synoptic_benchmarks.gateway.waveform $(BENCH_ARGS)
+
 .PHONY: bench-tables
 bench-tables: install ## rewrite the tables of docs/benchmarks.md from benchmarks/results/*.json
 	$(PY) -m synoptic_benchmarks.tables

@@ -223,6 +223,27 @@ def gateway_hub(r: Report) -> str:
     return provenance(r) + _table(header, [row])
 
 
+def gateway_waveform(r: Report) -> str:
+    """Full arrays against ``sub.pts``: the gateway's CPU and each viewer's bytes."""
+    rows = [
+        [
+            str(c["points"]), _num(c["gateway_cpu_us_per_delivered_update"]),
+            _num(c["gateway_cpu_pct"]), _num(c["bytes_per_s_per_viewer"] / 1000),
+            _num(c["bytes_per_update"] / 1000),
+        ]
+        for c in r["cases"]
+    ]  # fmt: skip
+    header = ["points sent", "gateway CPU per delivered update (µs)",
+              "gateway CPU", "kB/s per viewer", "kB per update"]  # fmt: skip
+    note = (
+        f"{r['viewers']} viewers of a {_num(r['array_points'])}-point f8 waveform "
+        f"at {r['rate_hz']:g} Hz, {r['seconds']:g} s per case: full arrays cost "
+        f"{r['cpu_ratio_full_to_reduced']}× the CPU and "
+        f"{r['bytes_ratio_full_to_reduced']}× the bytes.\n\n"
+    )
+    return provenance(r) + note + _table(header, rows)
+
+
 def _devices(n: int) -> str:
     return f"{n} device" + ("" if n == 1 else "s")
 
@@ -406,6 +427,7 @@ TABLES: dict[str, tuple[str, Callable[[Report], str]]] = {
     "gateway-peers": ("gateway", gateway_peers),
     "gateway-open": ("gateway-open", gateway_open),
     "gateway-hub": ("gateway-hub", gateway_hub),
+    "gateway-waveform": ("gateway-waveform", gateway_waveform),
     "peers": ("peers", peers),
     "ui": ("ui", ui),
     "screens": ("screens", screens),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from synoptic_gateway.decimate import reduce_value
 from synoptic_schemas.channels import Channel
 from synoptic_schemas.subjects import subject_tail
 
@@ -21,8 +22,8 @@ class ChannelState:
     msgpack bus payloads) and the groups that show it."""
 
     __slots__ = (
-        "channel", "key", "listeners", "meta", "meta_key", "meta_subject", "refs",
-        "subs", "uri", "val_subject", "value",
+        "channel", "key", "listeners", "meta", "meta_key", "meta_subject", "reduced",
+        "refs", "subs", "uri", "val_subject", "value",
     )  # fmt: skip
 
     def __init__(self, channel: Channel, prefix: str) -> None:
@@ -43,3 +44,15 @@ class ChannelState:
         #: walk its whole subject cache (a 1000-channel screen's wildcard SUBs held
         #: the next store barrier 40-180 ms; literal ones 5-6 ms)
         self.subs: tuple[int, int] | None = None
+        #: points -> (a value, that value reduced to them): one reduction per
+        #: (channel, points) and value, whatever the groups that ask for it
+        self.reduced: dict[int, tuple[bytes, bytes]] = {}
+
+    def reduced_to(self, raw: bytes, points: int) -> bytes:
+        """``raw`` (a value of this channel) reduced to ``points`` (decimate)."""
+        hit = self.reduced.get(points)
+        if hit is not None and hit[0] is raw:
+            return hit[1]
+        out = reduce_value(raw, points)
+        self.reduced[points] = (raw, out)
+        return out

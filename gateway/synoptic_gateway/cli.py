@@ -48,6 +48,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "(snapshots and update windows)")  # fmt: skip
     p.add_argument("--stall-timeout", type=float, default=d.stall_timeout)
     p.add_argument("--max-channels", type=int, default=d.max_channels)
+    p.add_argument("--max-subs", type=int, default=d.max_subs,
+                   help="subscriptions per connection")  # fmt: skip
     p.add_argument("--max-frame-bytes", type=int, default=d.max_frame_bytes)
     p.add_argument("--rate", type=float, default=d.rate, help="client frames/s")
     p.add_argument("--burst", type=int, default=d.burst)
@@ -106,6 +108,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         large_value_bytes=args.large_value_bytes,
         stall_timeout=args.stall_timeout,
         max_channels=args.max_channels, max_frame_bytes=args.max_frame_bytes,
+        max_subs=args.max_subs,
         rate=args.rate, burst=args.burst, mailbox_frames=args.mailbox_frames,
         mailbox_age=args.mailbox_age, ws_send_buffer=args.ws_send_buffer,
         want_lease=args.want_lease, snapshot_barrier=args.snapshot_barrier,

@@ -31,7 +31,7 @@ import logging
 import random
 import time
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -93,6 +93,8 @@ class Subscription:
     ) -> None:
         self.client = client
         self.requested = uris
+        #: channel -> most points drawn (``sub.pts``; empty: full arrays)
+        self.points: dict[str, int] = {}
         self.on_update = on_update
         self.sid: int | None = None
         self.channels: list[str] = []
@@ -495,16 +497,23 @@ class GatewayClient:
     async def _send_sub(self, sub: Subscription, timeout: float = 30.0) -> None:
         req_id = next(self._ids)
         self._pending_subs[req_id] = sub
-        await self._request(frames.sub(req_id, sub.requested), timeout)
+        await self._request(frames.sub(req_id, sub.requested, sub.points), timeout)
 
     async def subscribe(
         self,
         uris: Sequence[str],
         on_update: UpdateCallback | None = None,
         timeout: float = 30.0,
+        points: Mapping[str, int] | None = None,
     ) -> Subscription:
-        """Subscribe a channel set; returns once its snapshot has arrived."""
+        """Subscribe a channel set; returns once its snapshot has arrived.
+
+        ``points`` maps channels (of ``uris``) whose arrays you draw to the most
+        points you draw of them (e.g. twice the plot's width in pixels): their 1-D
+        arrays arrive as a min/max envelope of at most that many points, with the
+        value keys ``x`` (the kept indexes) and ``n`` (the full length)."""
         sub = Subscription(self, list(uris), on_update)
+        sub.points = dict(points or {})
         self._subs.append(sub)  # before the snap: updates may follow it at once
         try:
             await self._send_sub(sub, timeout)

@@ -25,9 +25,13 @@ from synoptic_gateway.metrics import Stats
 from synoptic_schemas import frames
 from synoptic_schemas.codec import decode
 
+#: A group's reduced arrays (``sub.pts``): (index in its channel list, points), sorted.
+Points = tuple[tuple[int, int], ...]
+
 
 class Group:
-    """The sockets of this gateway that watch one channel set (a dashboard)."""
+    """The sockets of this gateway that watch one channel set (a dashboard) with
+    the same reduced arrays (``sub.pts``)."""
 
     def __init__(
         self,
@@ -38,9 +42,13 @@ class Group:
         batch_s: float,
         batch_max: int,
         large_value_bytes: int,
+        points: Points = (),
     ) -> None:
         self.sid = sid
         self.key = key
+        self.points_key = points
+        #: index -> the points its arrays are reduced to
+        self.points = dict(points)
         self.states = states
         self.members: dict[Member, None] = {}
         self.closed = False
@@ -68,6 +76,9 @@ class Group:
 
     def push_value(self, index: int, raw: bytes, t: int) -> None:
         # (once per update and group: ~5 % of the gateway's CPU under a burst)
+        points = self.points
+        if points and index in points:  # the array this group's plots draw
+            raw = self.states[index].reduced_to(raw, points[index])
         if self.stale:  # the update clears the mark on the clients (protocol rule)
             self.stale.discard(index)
         indexes = self._val_i
@@ -170,6 +181,10 @@ class Group:
         ``snap.more``), so that no scalar of a screen waits behind its arrays."""
         large = self._large
         values = [s.value for s in self.states]
+        for index, points in self.points.items():
+            raw = values[index]
+            if raw is not None:
+                values[index] = self.states[index].reduced_to(raw, points)
         more = [i for i, v in enumerate(values) if v is not None and len(v) > large]
         held = [values[i] for i in more]
         for i in more:

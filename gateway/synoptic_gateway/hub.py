@@ -31,7 +31,7 @@ from synoptic_gateway.bus import Bus
 from synoptic_gateway.channel_state import ChannelState
 from synoptic_gateway.channels import Channels
 from synoptic_gateway.demand import Demand
-from synoptic_gateway.group import Group
+from synoptic_gateway.group import Group, Points
 from synoptic_gateway.liveness import Liveness
 from synoptic_gateway.member import Member
 from synoptic_gateway.metrics import Stats
@@ -63,7 +63,8 @@ class Hub:
         self.batch_s = settings.batch_ms / 1000.0
         self.batch_max = max(1, settings.batch_max)
         self.large_value_bytes = settings.large_value_bytes
-        self.groups: dict[tuple[str, ...], Group] = {}
+        #: (channel set, reduced arrays) -> its group
+        self.groups: dict[tuple[tuple[str, ...], Points], Group] = {}
         self.sessions: set[Member] = set()
         self.demand = Demand(bus, self.subjects, settings.want_lease, gateway_id)
         self.liveness = Liveness(settings.liveness_misses, settings.heartbeat_period)
@@ -77,7 +78,7 @@ class Hub:
             bus, self.subjects, settings, stats, self.liveness,
             self.channels.by_uri, self.groups,
         )  # fmt: skip
-        self._creating: dict[tuple[str, ...], asyncio.Future[Group]] = {}
+        self._creating: dict[tuple[tuple[str, ...], Points], asyncio.Future[Group]] = {}
         self._next_sid = 1
         self._tasks: set[asyncio.Task[Any]] = set()
         self._watchdog: asyncio.Task[None] | None = None
@@ -129,18 +130,21 @@ class Hub:
         key: tuple[str, ...],
         req_id: Any,
         parsed: Mapping[str, Channel] | None = None,
+        points: Points = (),
     ) -> Group:
-        """Add ``session`` to the group of channel set ``key`` (creating it), and
-        queue its snapshot on the session before any update of the group.
-        ``parsed`` may hold the channels of ``key``'s URIs already parsed."""
+        """Add ``session`` to the group of channel set ``key`` with reduced arrays
+        ``points`` (creating it), and queue its snapshot on the session before any
+        update of the group. ``parsed`` may hold the channels of ``key``'s URIs
+        already parsed."""
+        ident = (key, points)
         while True:
-            group = self.groups.get(key)
+            group = self.groups.get(ident)
             if group is None:
-                pending = self._creating.get(key)
+                pending = self._creating.get(ident)
                 if pending is not None:
                     group = await asyncio.shield(pending)
                 else:
-                    group = await self._create(key, parsed or {})
+                    group = await self._create(key, parsed or {}, points)
             if group.closed:  # emptied and dropped while we waited: make anew
                 continue
             group.flush()  # members are up to date: the snapshot starts from here
@@ -155,18 +159,18 @@ class Hub:
             return
         group.flush()
         group.closed = True
-        self.groups.pop(group.key, None)
+        self.groups.pop((group.key, group.points_key), None)
         for state in group.states:
             state.listeners.pop(group, None)
         self.channels.release(group.states)
 
     async def _create(
-        self, key: tuple[str, ...], parsed: Mapping[str, Channel]
+        self, key: tuple[str, ...], parsed: Mapping[str, Channel], points: Points
     ) -> Group:
         future: asyncio.Future[Group] = asyncio.get_running_loop().create_future()
-        self._creating[key] = future
+        self._creating[key, points] = future
         try:
-            group = await self._build(key, parsed)
+            group = await self._build(key, parsed, points)
         except BaseException as exc:
             future.set_exception(
                 exc if isinstance(exc, Exception) else UnavailableError()
@@ -177,10 +181,10 @@ class Hub:
             future.set_result(group)
             return group
         finally:
-            self._creating.pop(key, None)
+            self._creating.pop((key, points), None)
 
     async def _build(
-        self, key: tuple[str, ...], parsed: Mapping[str, Channel]
+        self, key: tuple[str, ...], parsed: Mapping[str, Channel], points: Points
     ) -> Group:
         if not self.bus.up:
             raise UnavailableError("the bus is down")
@@ -218,7 +222,7 @@ class Hub:
         sid, self._next_sid = self._next_sid, self._next_sid + 1
         group = Group(
             sid, key, states, self.stats,
-            self.batch_s, self.batch_max, self.large_value_bytes,
+            self.batch_s, self.batch_max, self.large_value_bytes, points,
         )  # fmt: skip
         now = time.monotonic()
         is_silent = self.liveness.is_silent
@@ -226,7 +230,7 @@ class Hub:
             state.listeners[group] = index
             if state.key is not None and is_silent(state.key[0], now):
                 group.stale.add(index)
-        self.groups[key] = group
+        self.groups[key, points] = group
         if fresh and self.settle_reads:
             self._spawn(self._settle(fresh))
         ms = 1000.0

@@ -46,7 +46,7 @@ from synoptic_schemas.frames import CloseCode, ErrorCode, FrameError, Op
 
 if TYPE_CHECKING:
     from synoptic_gateway.batch import Batch
-    from synoptic_gateway.group import Group
+    from synoptic_gateway.group import Group, Points
     from synoptic_gateway.history.service import HistoryService
     from synoptic_gateway.hub import Hub
     from synoptic_gateway.screens import ScreenWatchers
@@ -445,11 +445,19 @@ class Session:
                 )
             channels[uri] = channel
         key = tuple(sorted(channels))
+        points = self._points(frame, key)
         for group in self._groups.values():
-            if group.key == key:  # same set again: a fresh snapshot of the same sid
-                group.flush()
+            if group.key == key and group.points_key == points:
+                group.flush()  # the same again: a fresh snapshot of the same sid
                 group.push_snap((self,), req_id)
                 return
+        if len(self._groups) >= self._settings.max_subs:
+            raise FrameError(
+                ErrorCode.TOO_MANY_SUBS,
+                f"this connection holds {len(self._groups)} subscriptions, the "
+                f"limit (unsubscribe one first)",
+                req_id=req_id,
+            )
         held: set[str] = set()
         for group in self._groups.values():
             held.update(group.key)
@@ -462,13 +470,26 @@ class Session:
                 req_id=req_id,
             )
         try:
-            group = await self.hub.join(self, key, req_id, channels)
+            group = await self.hub.join(self, key, req_id, channels, points)
         except UnavailableError as exc:
             raise FrameError(ErrorCode.UNAVAILABLE, str(exc), req_id=req_id) from None
         if self.state is not State.OPEN:
             self.hub.leave(self, group)
             return
         self._groups[group.sid] = group
+
+    @staticmethod
+    def _points(frame: dict[str, Any], key: tuple[str, ...]) -> Points:
+        """``sub.pts`` (validated) as (index in ``key``, points rounded up)."""
+        pts = frame.get("pts")
+        if not pts:
+            return ()
+        index = {uri: i for i, uri in enumerate(key)}
+        chosen: dict[int, int] = {}  # two spellings of one channel: the fewer points
+        for uri, n in pts.items():
+            i = index[parse_channel(uri).uri]
+            chosen[i] = min(chosen.get(i, n), n)
+        return tuple(sorted((i, frames.round_points(n)) for i, n in chosen.items()))
 
     def _unsubscribe(self, frame: dict[str, Any]) -> None:
         group = self._groups.pop(frame["sid"], None)

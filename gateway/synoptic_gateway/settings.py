@@ -89,6 +89,9 @@ class Settings:
     linger_max: int = 20000
     # Limits (announced in hello)
     max_channels: int = 5000  # distinct channels per connection
+    # subscriptions (groups) per connection: one per channel set and reduced arrays
+    # (``sub.pts``), so a client asking other point counts on every frame is bounded
+    max_subs: int = 100
     max_frame_bytes: int = 512 * 1024  # largest client frame (a sub of 5000 URIs fits)
     rate: float = 50.0  # client frames per second (token bucket)
     burst: int = 100
@@ -154,6 +157,7 @@ class Settings:
         """The limits announced in ``hello``."""
         return {
             "channels": self.max_channels,
+            "subs": self.max_subs,
             "frame_bytes": self.max_frame_bytes,
             "rate": self.rate,
             "burst": self.burst,

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from synoptic_gateway.bus import Bus
 from synoptic_gateway.channel_state import ChannelState, Listener
-from synoptic_gateway.group import Group
+from synoptic_gateway.group import Group, Points
 from synoptic_gateway.liveness import Liveness
 from synoptic_gateway.metrics import Stats
 from synoptic_gateway.settings import Settings
@@ -38,7 +38,7 @@ class SourceWatch:
     stats: Stats
     liveness: Liveness
     channels: Mapping[str, ChannelState]
-    groups: Mapping[tuple[str, ...], Group]
+    groups: Mapping[tuple[tuple[str, ...], Points], Group]
     #: channels whose value has no live source (at the last check)
     stale_channels: int = 0
 

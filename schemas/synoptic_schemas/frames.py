@@ -28,6 +28,10 @@ MAX_ID_CHARS: Final = 64
 MAX_SAFE_INT: Final = 2**53 - 1
 #: The widest plot a history request may ask for, in pixels.
 MAX_HIST_PX: Final = 10_000
+#: The point counts a subscription's ``pts`` are rounded up to: viewers of plots of
+#: similar widths share one reduced array (and one group); more than the largest
+#: is refused (leave the channel out of ``pts`` for its full array).
+POINT_SIZES: Final = (256, 512, 1024, 2048, 4096, 8192, 16384)
 
 
 class Op:
@@ -64,6 +68,7 @@ class ErrorCode:
     BAD_FRAME = "bad_frame"
     BAD_CHANNEL = "bad_channel"
     TOO_MANY_CHANNELS = "too_many_channels"
+    TOO_MANY_SUBS = "too_many_subscriptions"
     FRAME_TOO_BIG = "frame_too_big"
     RATE_LIMITED = "rate_limited"
     UNKNOWN_SID = "unknown_sid"
@@ -199,6 +204,7 @@ def validate_client_frame(frame: Any) -> dict[str, Any]:
                     f"channel URIs must be strings, not {type(uri).__name__}",
                     req_id=req_id,
                 )
+        _validate_points(frame, req_id)
     elif op == Op.UNSUB:
         sid = frame.get("sid")
         if not isinstance(sid, int) or isinstance(sid, bool) or abs(sid) > MAX_SAFE_INT:
@@ -217,6 +223,50 @@ def validate_client_frame(frame: Any) -> dict[str, Any]:
         if "v" not in frame:
             raise FrameError(ErrorCode.BAD_FRAME, "'put' needs 'v'", req_id=req_id)
     return frame
+
+
+def round_points(n: int) -> int:
+    """The size of :data:`POINT_SIZES` a request for at most ``n`` points gets
+    (the smallest not below it)."""
+    for size in POINT_SIZES:
+        if n <= size:
+            return size
+    raise ValueError(f"more than {POINT_SIZES[-1]} points")
+
+
+def _validate_points(frame: Mapping[str, Any], req_id: Any) -> None:
+    """``sub.pts`` (optional): a map of some of ``ch``'s URIs to the most points
+    the client draws of that channel's array."""
+    pts = frame.get("pts")
+    if pts is None:
+        return
+    if not isinstance(pts, dict):
+        raise FrameError(
+            ErrorCode.BAD_FRAME,
+            "'sub.pts' must be a map of channel URI to a number of points",
+            req_id=req_id,
+        )
+    named = set(frame["ch"])
+    for uri, n in pts.items():
+        if not isinstance(uri, str) or uri not in named:
+            raise FrameError(
+                ErrorCode.BAD_FRAME,
+                f"'sub.pts' names {str(uri)[:200]!r}, which is not in 'sub.ch'",
+                req_id=req_id,
+            )
+        if (
+            not isinstance(n, int)
+            or isinstance(n, bool)
+            or not 1 <= n <= POINT_SIZES[-1]
+        ):
+            raise FrameError(
+                ErrorCode.BAD_FRAME,
+                f"'sub.pts' of {uri[:200]!r} must be an integer from 1 to "
+                f"{POINT_SIZES[-1]}, not {str(n)[:40]!r} (leave the channel out of "
+                "'pts' for its full array)",
+                req_id=req_id,
+                ch=uri[:200],
+            )
 
 
 def _number(frame: Mapping[str, Any], key: str, req_id: Any) -> float:
@@ -281,9 +331,15 @@ def _validate_hist(frame: Mapping[str, Any], req_id: Any) -> None:
         )
 
 
-def sub(req_id: Any, channels: Sequence[str]) -> dict[str, Any]:
-    """A ``sub`` request."""
-    return {"op": Op.SUB, "id": req_id, "ch": list(channels)}
+def sub(
+    req_id: Any, channels: Sequence[str], pts: Mapping[str, int] | None = None
+) -> dict[str, Any]:
+    """A ``sub`` request; ``pts`` maps channels whose arrays the client draws to
+    the most points it draws of them (the gateway sends reduced arrays)."""
+    frame: dict[str, Any] = {"op": Op.SUB, "id": req_id, "ch": list(channels)}
+    if pts:
+        frame["pts"] = dict(pts)
+    return frame
 
 
 def unsub(req_id: Any, sid: int) -> dict[str, Any]:
@@ -608,6 +664,7 @@ def pack_snap(
 
 __all__ = [
     "CLIENT_OPS",
+    "POINT_SIZES",
     "PROTOCOL_VERSION",
     "RECONNECT_CODES",
     "CloseCode",
@@ -629,6 +686,7 @@ __all__ = [
     "pong",
     "put",
     "put_reply",
+    "round_points",
     "screen",
     "snap",
     "src",

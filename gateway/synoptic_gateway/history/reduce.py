@@ -14,7 +14,7 @@ import numpy as np
 from synoptic_schemas.series import Columns
 
 
-def _extreme_indexes(v: np.ndarray, starts: np.ndarray, seg: np.ndarray) -> np.ndarray:
+def extreme_indexes(v: np.ndarray, starts: np.ndarray, seg: np.ndarray) -> np.ndarray:
     """Per segment the index of its first minimum and first maximum (NaN ignored;
     an all-NaN segment gives its first point)."""
     finite = np.where(np.isnan(v), np.inf, v)
@@ -48,7 +48,7 @@ def reduce_columns(cols: Columns, t0_ns: int, t1_ns: int, px: int) -> Columns:
         bucket = np.minimum(((t - t0_ns) / width).astype(np.int64), buckets - 1)
         starts = np.concatenate(([0], np.flatnonzero(np.diff(bucket)) + 1))
         seg = np.repeat(np.arange(len(starts)), np.diff(np.append(starts, n)))
-        extremes = _extreme_indexes(v, starts, seg)
+        extremes = extreme_indexes(v, starts, seg)
         keep = np.unique(np.concatenate((extremes, [0, n - 1])))
     room = budget - len(keep)
     if room > 0:

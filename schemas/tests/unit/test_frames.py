@@ -272,3 +272,34 @@ def test_value_order_fast_path_covers_the_adapters_payloads() -> None:
         data = encode(not_canonical)
         assert frames._CANONICAL_VALUE.fullmatch(data) is None
         assert _order_or_error(data) == _generic_order(data)
+
+
+@pytest.mark.parametrize(
+    ("pts", "says"),
+    [
+        ({"ca://A": 0}, "integer from 1 to 16384"),
+        ({"ca://A": -5}, "integer from 1 to 16384"),
+        ({"ca://A": 10**9}, "integer from 1 to 16384"),
+        ({"ca://A": 512.5}, "integer from 1 to 16384"),
+        ({"ca://A": True}, "integer from 1 to 16384"),
+        ({"ca://A": "800"}, "integer from 1 to 16384"),
+        ({"ca://B": 800}, "not in 'sub.ch'"),
+        ([800], "must be a map"),
+    ],
+)
+def test_bad_point_counts_are_refused_clearly(pts, says) -> None:
+    with pytest.raises(frames.FrameError, match=says) as info:
+        frames.validate_client_frame(
+            {"op": "sub", "id": 3, "ch": ["ca://A"], "pts": pts}
+        )
+    assert info.value.code == ErrorCode.BAD_FRAME
+    assert info.value.frame()["id"] == 3
+
+
+def test_point_counts_round_up_to_a_few_sizes() -> None:
+    assert [frames.round_points(n) for n in (1, 256, 257, 800, 1024, 16384)] == [
+        256, 256, 512, 1024, 1024, 16384]  # fmt: skip
+    frame = frames.sub(1, ["ca://A"], {"ca://A": 800})
+    assert frames.validate_client_frame(frame) == frame
+    validator("frames").validate(frame)
+    assert "pts" not in frames.sub(1, ["ca://A"])

@@ -52,6 +52,8 @@ const screen: Screen = {
     { type: 'label', channels: ['ca://A', 'tango://Host/Sys/Tg/1/Double_Scalar#dbase=no', 'ca://A'] },
     { type: 'led', channels: [' ca://B ', `ca://${'LONG:'.repeat(8)}NAME`, `sim://${'X'.repeat(300)}`] },
     { type: 'text' },
+    // a channel only a spectrum shows is the plot's own (sub.pts); one also in a label is the screen's
+    { type: 'spectrum', channels: ['ca://WAVE', 'ca://A'] },
     ...Array.from({ length: 20 }, (_, i) => ({ type: 'label' as const, channels: [`sim://X:${i}`] })),
   ],
 };
@@ -99,6 +101,7 @@ describe("index.html's early subscription", () => {
     const [sub] = ws.subs();
     expect(sub).toEqual({ op: 'sub', id: EARLY_ID, ch: screenChannels(screen) });
     expect(sub.ch).toContain('tango://host:10000/sys/tg/1/double_scalar');
+    expect(sub.ch).not.toContain('ca://WAVE'); // the spectrum's own
     // the gateway's own decoder and validator (synoptic_schemas.frames)
     const script = [
       'import json, sys',

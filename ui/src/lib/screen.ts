@@ -34,10 +34,18 @@ export interface ScreenEntry {
   error?: string;
 }
 
-/** Every channel a screen shows, normalised and de-duplicated (the subscription set). */
+/**
+ * Every channel a screen shows, normalised and de-duplicated (the subscription
+ * set), but for those only spectrum plots show: each plot subscribes its channels
+ * at the resolution it draws (`sub.pts`), not the screen at full resolution.
+ * index.html's early script builds the same list (keep them alike).
+ */
 export function screenChannels(screen: Screen): string[] {
   const set = new Set<string>();
-  for (const w of screen.widgets) for (const uri of w.channels ?? []) set.add(normaliseUri(uri) ?? uri);
+  for (const w of screen.widgets) {
+    if (w.type === 'spectrum') continue;
+    for (const uri of w.channels ?? []) set.add(normaliseUri(uri) ?? uri);
+  }
   return [...set];
 }
 

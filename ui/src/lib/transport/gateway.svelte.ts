@@ -78,9 +78,13 @@ export class Subscription {
   ready = $state(false);
   error = $state<string | null>(null);
 
-  constructor(uris: string[], channels: ChannelState[]) {
+  /** channel -> the most points drawn of its array (`sub.pts`; docs/protocol.md) */
+  readonly pts: Record<string, number> | undefined;
+
+  constructor(uris: string[], channels: ChannelState[], pts?: Record<string, number>) {
     this.uris = uris;
     this.channels = channels;
+    this.pts = pts;
   }
 }
 
@@ -199,12 +203,20 @@ export class Gateway implements Liveness {
     return ch;
   }
 
-  /** Subscribe a set of channels; kept across reconnects until `unsubscribe`. */
-  subscribe(uris: string[]): Subscription {
+  /**
+   * Subscribe a set of channels; kept across reconnects until `unsubscribe`.
+   * `pts` maps channels whose arrays are drawn to the most points drawn of them:
+   * their arrays come reduced (docs/protocol.md, `sub.pts`).
+   */
+  subscribe(uris: string[], pts?: Record<string, number>): Subscription {
     const unique = [...new Set(uris.map((u) => normaliseUri(u) ?? u))];
+    const points = pts && Object.keys(pts).length
+      ? Object.fromEntries(Object.entries(pts).map(([u, n]) => [normaliseUri(u) ?? u, n]))
+      : undefined;
     const sub = new Subscription(
       unique,
       unique.map((u) => this.channel(u)),
+      points,
     );
     this.#subs.add(sub);
     if (this.#subsFlow) this.#sendSub(sub);
@@ -382,7 +394,7 @@ export class Gateway implements Liveness {
 
   #sendSub(sub: Subscription): void {
     // the subscription index.html already sent for this screen on this socket: its answers are ours
-    const adopted = this.#ws ? adoptEarlySub(this.#ws, sub.uris) : null;
+    const adopted = this.#ws && !sub.pts ? adoptEarlySub(this.#ws, sub.uris) : null;
     const id = adopted ?? nextId++;
     sub.requestId = id;
     this.#byRequest.set(id, sub);
@@ -399,7 +411,7 @@ export class Gateway implements Liveness {
     const snap = held?.[0];
     if (snap?.op === 'snap' && snap.id === abandoned) this.#send({ op: 'unsub', id: nextId++, sid: snap.sid });
     performance.mark('synoptic:sub');
-    this.#send({ op: 'sub', id, ch: sub.uris });
+    this.#send(sub.pts ? { op: 'sub', id, ch: sub.uris, pts: sub.pts } : { op: 'sub', id, ch: sub.uris });
   }
 
   #onMessage(data: unknown): void {

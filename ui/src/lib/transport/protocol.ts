@@ -13,6 +13,10 @@ export interface ValueMsg {
   ep?: number;
   /** source connected */
   c: boolean;
+  /** a reduced array (sub.pts): the index in the full array of each point of `v` */
+  x?: unknown;
+  /** a reduced array: the full array's length */
+  n?: number;
 }
 
 /** A metadata payload from the bus (MetaMsg). */

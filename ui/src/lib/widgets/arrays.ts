@@ -17,6 +17,15 @@ export function interleaveIndex(y: Numeric, out: Float64Array | null): Float64Ar
   return buf;
 }
 
+/** The point counts the gateway rounds `sub.pts` up to (synoptic_schemas.frames.POINT_SIZES). */
+export const POINT_SIZES = [256, 512, 1024, 2048, 4096, 8192, 16384];
+
+/** The most points worth drawing on `px` pixels (two per pixel), rounded up as the gateway does. */
+export function pointsFor(px: number): number {
+  const n = Math.ceil(2 * px);
+  return POINT_SIZES.find((s) => n <= s) ?? POINT_SIZES[POINT_SIZES.length - 1];
+}
+
 /** Fill `out` with `[x0, y0, x1, y1, …]` for the common length of x and y. */
 export function interleavePairs(x: Numeric, y: Numeric, out: Float64Array | null): Float64Array {
   const n = Math.min(x.length, y.length);

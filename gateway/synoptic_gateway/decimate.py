@@ -1,0 +1,51 @@
+"""Arrays at the resolution a plot draws them (``sub.pts``).
+
+A value whose ``v`` is a 1-D numeric array longer than the requested points is
+sent as its min/max envelope: the array's first and last element and, per bucket
+(``points / 2 - 1`` equal runs of indexes), its minimum and maximum in index order.
+The value keeps its other keys and gains ``x`` (``u4``: the index of each point
+kept in the full array) and ``n`` (the full array's length), so a plot drawn from
+it spans the same range and, at that width, looks the same as the full array. Any
+other value (a scalar, a string, an image, an array that already fits) is sent as
+it is. Reduced once per (channel, points) and value, whatever the viewers.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from synoptic_gateway.history.reduce import extreme_indexes
+from synoptic_schemas.codec import decode, encode
+
+
+def envelope_indexes(v: np.ndarray, points: int) -> np.ndarray:
+    """Sorted indexes of ``v`` to keep: at most ``points`` (first, last, and each
+    bucket's minimum and maximum; NaN ignored)."""
+    n = len(v)
+    buckets = max(points // 2 - 1, 1)
+    starts = np.unique((np.arange(buckets, dtype=np.int64) * n) // buckets)
+    seg = np.repeat(np.arange(len(starts)), np.diff(np.append(starts, n)))
+    extremes = extreme_indexes(v.astype(np.float64, copy=False), starts, seg)
+    return np.unique(np.concatenate((extremes, [0, n - 1])))
+
+
+def reduce_value(raw: bytes, points: int) -> bytes:
+    """The msgpack value payload ``raw`` with a 1-D numeric array of more than
+    ``points`` elements reduced to its envelope; else ``raw`` itself."""
+    try:
+        msg = decode(raw)
+    except Exception:  # not ours to judge: forwarded as it came
+        return raw
+    v = msg.get("v") if isinstance(msg, dict) else None
+    if (
+        not isinstance(v, np.ndarray)
+        or v.ndim != 1
+        or v.dtype.kind not in "iuf"
+        or len(v) <= points
+    ):
+        return raw
+    keep = envelope_indexes(v, points)
+    msg["v"] = np.ascontiguousarray(v[keep])
+    msg["x"] = keep.astype("<u4")
+    msg["n"] = len(v)
+    return encode(msg)

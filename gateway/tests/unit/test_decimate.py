@@ -1,0 +1,79 @@
+"""Arrays reduced to a plot's resolution: the min/max envelope of every bucket,
+the first and last element, and nothing else is touched."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from synoptic_gateway.decimate import envelope_indexes, reduce_value
+from synoptic_schemas.codec import decode, encode
+
+RNG = np.random.default_rng(7)
+
+
+def value(v: object) -> bytes:
+    return encode({"ver": 1, "v": v, "t": 5, "sev": 1, "st": "HIGH", "seq": 9,
+                   "ep": 3, "c": True})  # fmt: skip
+
+
+def buckets(n: int, points: int) -> list[tuple[int, int]]:
+    b = points // 2 - 1
+    starts = sorted({(i * n) // b for i in range(b)})
+    return list(zip(starts, [*starts[1:], n], strict=True))
+
+
+@pytest.mark.parametrize(
+    "v",
+    [
+        np.sin(np.arange(100_000) / 300) + RNG.normal(0, 0.2, 100_000),
+        RNG.integers(-1000, 1000, 50_001).astype("<i4"),
+        RNG.random(4097).astype("<f4"),
+        np.full(20_000, 2.5),
+    ],
+    ids=["sine-f8", "i4", "f4", "constant"],
+)
+@pytest.mark.parametrize("points", [256, 1024, 4096])
+def test_the_envelope_keeps_each_buckets_min_and_max_first_and_last(v, points) -> None:
+    reduced = decode(reduce_value(value(v), points))
+    x, w = reduced["x"], reduced["v"]
+    assert reduced["n"] == len(v) and len(w) == len(x) <= points
+    assert w.dtype == v.dtype and x.dtype == np.dtype("<u4")
+    assert list(x) == sorted(set(x.tolist()))  # in index order, no repeats
+    np.testing.assert_array_equal(w, v[x])  # the very values, at their indexes
+    assert x[0] == 0 and x[-1] == len(v) - 1
+    for lo, hi in buckets(len(v), points):
+        inside = (x >= lo) & (x < hi)
+        assert w[inside].min() == v[lo:hi].min()
+        assert w[inside].max() == v[lo:hi].max()
+    # the other keys are the value's own
+    assert {k: reduced[k] for k in ("t", "sev", "st", "seq", "ep", "c")} == {
+        "t": 5, "sev": 1, "st": "HIGH", "seq": 9, "ep": 3, "c": True}  # fmt: skip
+
+
+def test_nan_is_ignored_unless_a_bucket_holds_nothing_else() -> None:
+    v = np.arange(10_000, dtype="<f8")
+    v[100:200] = np.nan
+    v[5000:] = np.nan
+    idx = envelope_indexes(v, 256)
+    finite = v[idx][~np.isnan(v[idx])]
+    assert finite.max() == 4999 and finite.min() == 0
+
+
+@pytest.mark.parametrize(
+    "v",
+    [
+        3.5,
+        "text",
+        np.arange(100, dtype="<f8"),  # fits already
+        np.zeros((300, 400), dtype="<u2"),  # an image: 2-D
+        [1.0] * 5000,  # a plain list, not a typed array
+    ],
+)
+def test_anything_else_is_sent_as_it_is(v) -> None:
+    raw = value(v)
+    assert reduce_value(raw, 256) is raw
+
+
+def test_a_payload_it_cannot_read_is_forwarded() -> None:
+    assert reduce_value(b"\xc1garbage", 256) == b"\xc1garbage"
