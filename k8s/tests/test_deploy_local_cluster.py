@@ -193,6 +193,28 @@ async def test_last_values_are_replicated_on_three_nodes(cluster: LocalCluster) 
     assert peers == {node.name for node in cluster.nodes}
 
 
+async def test_every_gateway_serves_the_screens_bus_init_seeded(
+    cluster: LocalCluster,
+) -> None:
+    nc = await nats.connect(cluster.nats_url("admin"))
+    try:
+        info = await nc.jetstream().stream_info("KV_screens")
+    finally:
+        await nc.close()
+    assert info.config.num_replicas == 3 and info.config.storage == "file"
+    seeded = sorted(p.stem for p in (REPO / "screens").glob("*.json"))
+    for gateway in cluster.gateways:  # production permissions, --no-seed-screens
+        conn = http.client.HTTPConnection("127.0.0.1", gateway.port, timeout=10)
+        try:
+            conn.request("GET", "/api/screens")
+            response = conn.getresponse()
+            body = json.loads(response.read())
+        finally:
+            conn.close()
+        assert response.status == 200, body
+        assert [s["name"] for s in body] == seeded
+
+
 def test_a_hung_gateway_leaves_the_rotation(cluster: LocalCluster) -> None:
     """SIGSTOP a gateway: new requests through nginx all go to the others; after
     SIGCONT it serves again."""
