@@ -7,6 +7,7 @@ import asyncio
 import json
 import tempfile
 import time
+import urllib.request
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -50,10 +51,19 @@ def spare_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def adapter(nats_server: NatsServer, sim: SimServer, spare_port: int) -> Iterator[str]:
+def metrics_port() -> int:
+    """Port of the adapter's /metrics."""
+    return free_port()
+
+
+@pytest.fixture(scope="module")
+def adapter(
+    nats_server: NatsServer, sim: SimServer, spare_port: int, metrics_port: int
+) -> Iterator[str]:
     """The adapter process; yields its id."""
     adapter_id = f"test-tango-{uuid.uuid4().hex[:6]}"
     config = {
+        "metrics": {"port": metrics_port, "addr": "127.0.0.1"},
         "id": adapter_id,
         "nats": {"url": nats_server.url},
         "channels": [sim.channel(name).uri for name in CONFIGURED],
@@ -170,3 +180,38 @@ async def test_demand_then_device_server_killed_and_restarted(
         )
     finally:
         server.proc.stop()
+
+
+async def test_per_device_metrics(
+    nc: NatsClient, adapter: str, sim: SimServer, metrics_port: int
+) -> None:
+    """Time busy with our reads, attributes in backoff and events received vs
+    expected, per device, on the adapter's /metrics."""
+    device = f'device="{sim.hostport}/sim/test/1"'
+
+    def figures() -> dict[str, float]:
+        url = f"http://127.0.0.1:{metrics_port}/metrics"
+        text = urllib.request.urlopen(url, timeout=5).read().decode()
+        found = {}
+        for line in text.splitlines():
+            if line.startswith("synoptic_adapter_device_") and device in line:
+                name = line.split("{", 1)[0].removeprefix("synoptic_adapter_device_")
+                found[name] = float(line.rsplit(" ", 1)[1])
+        return found
+
+    async def received() -> float:
+        return (await asyncio.to_thread(figures)).get("events_received_total", 0)
+
+    counts = [await received()]
+    for _ in range(200):  # events keep coming (10 Hz attributes)
+        if counts[0] > 0 and counts[-1] > counts[0]:
+            break
+        await asyncio.sleep(0.1)
+        counts.append(await received())
+        counts[0] = counts[0] or counts[-1]
+    found = await asyncio.to_thread(figures)
+    assert found["events_received_total"] > counts[0] > 0, counts[-5:]
+    # every configured event attribute is polled by the server at 10 Hz
+    assert found["events_expected_per_s"] >= 10 * (len(CONFIGURED) - 1)
+    assert found["in_backoff"] == 0 and found["busy_pings_total"] == 0
+    assert 0 <= found["busy_fraction"] < 0.5 and found["connects_total"] >= 1
