@@ -17,6 +17,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Mapping, Sequence
+from itertools import chain
 from pathlib import Path
 
 
@@ -27,6 +28,8 @@ class ProcessError(RuntimeError):
 #: Ports this process has handed out lately: the kernel may give a port released
 #: a moment ago to the next ``bind(0)``, and two servers of one set-up (a NATS
 #: node's client and monitor ports) must never be told the same one.
+#: Lines matching a :class:`Process`'s ``keep`` pattern kept beyond its last lines.
+KEPT_LINES = 10_000
 _given_ports: deque[int] = deque(maxlen=4096)
 _given_lock = threading.Lock()
 
@@ -70,11 +73,17 @@ class Process:
         cwd: str | Path | None = None,
         keep_stdin_open: bool = False,
         echo: bool = False,
+        keep: str | None = None,
     ) -> None:
+        """``keep``: a pattern of lines to keep (the last ``KEPT_LINES`` of them)
+        beyond the last 400 lines of output, so that :meth:`wait_for` still finds
+        them after a burst of other lines (progress lines awaited one by one)."""
         self.name = name
         self.argv = list(argv)
         self._echo = echo
         self._lines: deque[str] = deque(maxlen=400)
+        self._keep = re.compile(keep) if keep else None
+        self._kept: deque[tuple[int, str]] = deque(maxlen=KEPT_LINES)
         self._count = 0
         self._cond = threading.Condition()
         full_env = {**os.environ, **(env or {})}
@@ -103,8 +112,11 @@ class Process:
         for line in self.popen.stdout:
             if self._echo:
                 print(f"[{self.name}] {line}", end="", flush=True)
+            line = line.rstrip("\n")
             with self._cond:
-                self._lines.append(line.rstrip("\n"))
+                self._lines.append(line)
+                if self._keep is not None and self._keep.search(line):
+                    self._kept.append((self._count, line))
                 self._count += 1
                 self._cond.notify_all()
         with self._cond:
@@ -131,7 +143,8 @@ class Process:
         with self._cond:
             while True:
                 first_kept = self._count - len(self._lines)
-                for index, line in enumerate(self._lines, start=first_kept):
+                older = [(i, text) for i, text in self._kept if i < first_kept]
+                for index, line in chain(older, enumerate(self._lines, first_kept)):
                     if index >= since and (match := regex.search(line)):
                         return match
                 since = max(since, self._count)

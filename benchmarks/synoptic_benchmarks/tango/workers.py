@@ -82,6 +82,11 @@ MILESTONES = {
     "first_values_s": "first value of every attribute",
     "subscribed_s": "every event subscription live",
 }
+#: Those lines, kept by the adapter's :class:`Process` beyond its last 400 lines
+#: (``keep=``): a burst of log lines must not push one out before it is read.
+PROGRESS = (
+    r"tango worker \S+: (?:" + "|".join(map(re.escape, MILESTONES.values())) + ")"
+)
 
 
 def milestones(
@@ -90,10 +95,10 @@ def milestones(
     """Wall-clock times of every worker's :data:`MILESTONES` lines (worker index
     -> its attribute count in ``counts``), printed from line ``since`` on.
 
-    All the lines still missing are looked for at once: the adapter's output is
-    kept as its last 400 lines only, and waiting for one worker's line after
-    another lost a line printed while an earlier one was awaited (a burst of
-    event-error log lines pushed it out; seen as "worker never all live")."""
+    All the lines still missing are looked for at once, and the adapter's
+    process must keep them (``keep=PROGRESS``): its output is otherwise kept as
+    its last 400 lines only, and a burst of event-error log lines pushed out a
+    line printed before it was read (seen as "worker never all live")."""
     missing = {
         (
             index,
@@ -148,8 +153,9 @@ def adapter_with_workers(
             path.write_text(json.dumps(config))  # JSON is YAML
             argv = [synoptic_command(), "adapter", "tango", "--config", str(path)]
             adapter = Process(
-                "adapter-tango-workers", argv, env={"SYNOPTIC_TANGO_STAGES": "1"}
-            )
+                "adapter-tango-workers", argv,
+                env={"SYNOPTIC_TANGO_STAGES": "1"}, keep=PROGRESS,
+            )  # fmt: skip
             adapter.wait_for(rf"adapter {ADAPTER_ID} ready", 120)
             mark = adapter.mark()
             procs = psutil.Process(adapter.pid).children()

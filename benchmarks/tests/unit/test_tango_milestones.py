@@ -1,6 +1,7 @@
 """The workers benchmark reads every worker's progress lines from an output of
 which only the last 400 lines are kept: a line printed while another worker's
-line is awaited must not be lost to a burst of log lines (a real process)."""
+line is awaited, or before the benchmark got to read it, must not be lost to a
+burst of log lines (a real process; the lines are kept by ``keep=PROGRESS``)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import re
 import sys
 import threading
 
-from synoptic_benchmarks.tango.workers import milestones
+from synoptic_benchmarks.tango.workers import PROGRESS, milestones
 from synoptic_bus.procs import Process
 
 _W1_LIVE = "tango worker bench-tw-w1: every event subscription live (2 attributes)"
@@ -31,7 +32,10 @@ sys.stdin.readline()
 
 
 def test_a_line_printed_before_a_log_burst_is_not_lost() -> None:
-    child = Process("milestones", [sys.executable, "-c", _SCRIPT], keep_stdin_open=True)
+    child = Process(
+        "milestones", [sys.executable, "-c", _SCRIPT],
+        keep_stdin_open=True, keep=PROGRESS,
+    )  # fmt: skip
 
     def release_the_burst() -> None:  # once w1's last line has been printed
         child.wait_for(re.escape(_W1_LIVE), 30)
