@@ -4,7 +4,7 @@ import { normaliseUri } from './transport/channels';
 
 export type WidgetType =
   | 'text' | 'label' | 'led' | 'gauge' | 'bar' | 'trend' | 'spectrum'
-  | 'xy' | 'form' | 'input' | 'button' | 'toggle' | 'menu' | 'section' | 'image' | 'table';
+  | 'xy' | 'form' | 'input' | 'button' | 'toggle' | 'menu' | 'section' | 'image' | 'table' | 'placeholder';
 
 export interface WidgetSpec {
   type: WidgetType;

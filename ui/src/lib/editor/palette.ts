@@ -21,6 +21,7 @@ const HINTS: Record<string, string> = {
   section: 'framed group of widgets',
   image: 'detector or camera image',
   table: 'PV Access table or structure',
+  placeholder: 'an imported widget without a mapping',
 };
 
 export const PALETTE: readonly { type: string; hint: string }[] = WIDGET_TYPES.map((type) => ({ type, hint: HINTS[type] ?? '' }));

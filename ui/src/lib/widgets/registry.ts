@@ -13,6 +13,7 @@ import Input from './Input.svelte';
 import Label from './Label.svelte';
 import Led from './Led.svelte';
 import Menu from './Menu.svelte';
+import Placeholder from './Placeholder.svelte';
 import Section from './Section.svelte';
 import Table from './Table.svelte';
 import Text from './Text.svelte';
@@ -40,6 +41,7 @@ export const WIDGETS: Record<WidgetType, WidgetEntry> = {
   section: { component: Section },
   image: { load: () => import('./Image.svelte') },
   table: { component: Table },
+  placeholder: { component: Placeholder },
 };
 
 /** Default grid spans (w, h) of each type when the screen gives none. */
@@ -47,5 +49,5 @@ export const DEFAULT_SIZE: Record<WidgetType, [number, number]> = {
   text: [12, 1], label: [2, 2], led: [2, 2], gauge: [3, 5], bar: [3, 2],
   trend: [6, 7], spectrum: [6, 7], xy: [6, 7], form: [6, 6],
   input: [4, 2], button: [2, 2], toggle: [2, 2], menu: [3, 2], section: [6, 4],
-  image: [6, 12], table: [6, 6],
+  image: [6, 12], table: [6, 6], placeholder: [2, 2],
 };
