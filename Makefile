@@ -168,6 +168,10 @@ test-ui: install ui-build /usr/bin/chromium $(PG_INITDB) ## UI unit tests (vites
 bench-ui: install ui-build /usr/bin/chromium ## browser benchmarks: screen open, 1000 channels x 10 Hz, breaking rate, charts (JSON; BENCH_ARGS=--save keeps it in benchmarks/results/ui.json)
 	set -o pipefail; cd ui && node_modules/.bin/playwright test --config bench/playwright.bench.config.ts $(if $(findstring --save,$(BENCH_ARGS)),| tee ../benchmarks/results/ui.json.tmp && mv ../benchmarks/results/ui.json.tmp ../benchmarks/results/ui.json)
 
+.PHONY: bench-wan
+bench-wan: install ui-build /usr/bin/chromium ## the demo screens over emulated links (100 ms/10 Mbit/s, 300 ms/2 Mbit/s): first value, bytes, bytes/s watching (JSON; BENCH_ARGS=--save keeps it in benchmarks/results/wan.json)
+	set -o pipefail; cd ui && node_modules/.bin/playwright test --config bench/playwright.wan.config.ts $(if $(findstring --save,$(BENCH_ARGS)),| tee ../benchmarks/results/wan.json.tmp && mv ../benchmarks/results/wan.json.tmp ../benchmarks/results/wan.json)
+
 ui-screenshots: install ui-build /usr/bin/chromium ## save screenshots of the demo screens into docs/screenshots/
 	cd ui && E2E_IOC_RECORDS=100 node_modules/.bin/playwright test --config playwright.screenshots.config.ts
 

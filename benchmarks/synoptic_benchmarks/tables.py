@@ -244,6 +244,34 @@ def gateway_waveform(r: Report) -> str:
     return provenance(r) + note + _table(header, rows)
 
 
+def wan(r: Report) -> str:
+    """The demo screens over emulated links, against the goals."""
+    rows = [
+        [
+            x["screen"], x["link"].replace("-", " / "),
+            f"{x['first_visit_plus_rtt_s']:.2f} ({x['first_visit_s']:.2f})",
+            f"{x['repeat_visit_plus_rtt_s']:.2f} ({x['repeat_visit_s']:.2f})",
+            f"{_num(x['first_static_kb'])} + {_num(x['first_api_kb'])} + {_num(x['first_ws_kb'])}",
+            f"{_num(x['repeat_static_kb'])} + {_num(x['repeat_api_kb'])} + {_num(x['repeat_ws_kb'])}",
+            _num(x["watching_kb_per_s"]),
+        ]
+        for x in r["results"]
+    ]  # fmt: skip
+    g = r["goals_epics_100ms_10mbit"]
+    met = r.get("goals_met") or {}
+    goals = ["goal (EPICS, 100 ms / 10 Mbit/s)", "",
+             f"≤ {g['first_visit_s']} {'met' if met.get('first_visit_s') else 'missed'}",
+             f"≤ {g['repeat_visit_s']} {'met' if met.get('repeat_visit_s') else 'missed'}",
+             f"static ≤ {g['first_visit_static_kb']} "
+             f"{'met' if met.get('first_visit_static_kb') else 'missed'}", "",
+             f"≤ {g['watching_kb_per_s']} "
+             f"{'met' if met.get('watching_kb_per_s') else 'missed'}"]  # fmt: skip
+    header = ["screen", "round trip / down", "first value, first visit s (measured)",
+              "repeat visit s (measured)", "first visit kB (static + API + WS)",
+              "repeat visit kB", "watching kB/s"]  # fmt: skip
+    return provenance(r) + _table(header, [*rows, goals])
+
+
 def _devices(n: int) -> str:
     return f"{n} device" + ("" if n == 1 else "s")
 
@@ -428,6 +456,7 @@ TABLES: dict[str, tuple[str, Callable[[Report], str]]] = {
     "gateway-open": ("gateway-open", gateway_open),
     "gateway-hub": ("gateway-hub", gateway_hub),
     "gateway-waveform": ("gateway-waveform", gateway_waveform),
+    "wan": ("wan", wan),
     "peers": ("peers", peers),
     "ui": ("ui", ui),
     "screens": ("screens", screens),

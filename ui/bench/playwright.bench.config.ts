@@ -5,6 +5,7 @@ import { chromium } from '../playwright.config';
 export default defineConfig({
   testDir: '.',
   testMatch: '*.bench.ts',
+  testIgnore: 'wan.bench.ts', // make bench-wan
   workers: 1,
   timeout: 600_000,
   reporter: [['./json-reporter.ts']],
