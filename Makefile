@@ -8,7 +8,7 @@ PY := $(VENV)/bin/python
 export UV_PYTHON_DOWNLOADS := never
 export UV_PROJECT_ENVIRONMENT := $(VENV)
 
-.PHONY: help install lock lint fmt test test-py demo bench bench-store bench-epics bench-tango bench-gateway
+.PHONY: help install lock lint fmt test test-py demo bench bench-store bench-epics bench-pva bench-pva-image bench-tango bench-gateway
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | column -t -s $$'\t'
@@ -40,13 +40,20 @@ demo: install ui-build ## run the whole system in the foreground (Ctrl-C stops i
 
 BENCH_ARGS ?=
 
-bench: bench-store bench-epics bench-tango bench-gateway bench-ui ## every benchmark (JSON on stdout; BENCH_ARGS=--save also writes benchmarks/results/NAME.json; docs/benchmarks.md)
+bench: bench-store bench-epics bench-pva bench-tango bench-gateway bench-ui ## every benchmark (JSON on stdout; BENCH_ARGS=--save also writes benchmarks/results/NAME.json; docs/benchmarks.md)
 
 bench-store: install ## last-value store: publish rate, batched reads of 1000/5000 channels, memory vs file
 	$(PY) -m synoptic_benchmarks.bus.store $(BENCH_ARGS)
 
 bench-epics: install ## EPICS adapter throughput, gaps, CPU, latency
 	$(PY) -m synoptic_benchmarks.epics.adapter $(BENCH_ARGS)
+
+bench-pva: install ## PV Access adapter beside the CA adapter (updates/s, CPU per update) and first values of 1000 PVs
+	$(PY) -m synoptic_benchmarks.pva.adapter $(BENCH_ARGS)
+
+bench-pva-image: install ui-build /usr/bin/chromium ## a 1024x1024 16-bit image at 10 Hz through adapter and gateway: to Python clients, then painted in Chromium
+	$(PY) -m synoptic_benchmarks.pva.image $(BENCH_ARGS)
+	cd ui && node_modules/.bin/playwright test --config bench/playwright.bench.config.ts bench/image.bench.ts
 
 bench-tango: install ## Tango adapter subscription time, throughput, latency (BENCH_ARGS=--harm: no harm to a standard device, beside a bare PyTango client)
 	$(PY) -m synoptic_benchmarks.tango.adapter $(BENCH_ARGS)
@@ -166,7 +173,7 @@ test-ui: install ui-build /usr/bin/chromium $(PG_INITDB) ## UI unit tests (vites
 	cd ui && node_modules/.bin/vitest run && node_modules/.bin/playwright test
 
 bench-ui: install ui-build /usr/bin/chromium ## browser benchmarks: screen open, 1000 channels x 10 Hz, breaking rate, charts (JSON; BENCH_ARGS=--save keeps it in benchmarks/results/ui.json)
-	set -o pipefail; cd ui && node_modules/.bin/playwright test --config bench/playwright.bench.config.ts $(if $(findstring --save,$(BENCH_ARGS)),| tee ../benchmarks/results/ui.json.tmp && mv ../benchmarks/results/ui.json.tmp ../benchmarks/results/ui.json)
+	set -o pipefail; cd ui && node_modules/.bin/playwright test --config bench/playwright.bench.config.ts bench/browser.bench.ts $(if $(findstring --save,$(BENCH_ARGS)),| tee ../benchmarks/results/ui.json.tmp && mv ../benchmarks/results/ui.json.tmp ../benchmarks/results/ui.json)
 
 .PHONY: bench-wan
 bench-wan: install ui-build /usr/bin/chromium ## the demo screens over emulated links (100 ms/10 Mbit/s, 300 ms/2 Mbit/s): first value, bytes, bytes/s watching (JSON; BENCH_ARGS=--save keeps it in benchmarks/results/wan.json)

@@ -66,6 +66,7 @@ class NatsServer:
             *self.extra_args,
         ]  # fmt: skip
         if self.max_payload is not None:
+            self.store_dir.mkdir(parents=True, exist_ok=True)
             conf = self.store_dir / f"limits-{self.port}.conf"
             conf.write_text(f"max_payload: {self.max_payload}\n")
             argv += ["-c", str(conf)]

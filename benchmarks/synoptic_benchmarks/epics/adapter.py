@@ -21,25 +21,33 @@ from pathlib import Path
 import psutil
 
 from synoptic_adapters.sim.epics_db import SimSpec, counter_names
-from synoptic_adapters.testing import EpicsAdapter, SimIoc
+from synoptic_adapters.testing import EpicsAdapter, SimIoc, SimPva
 from synoptic_benchmarks.bus.counting import CountingSubscriber
 from synoptic_benchmarks.report import add_save_option, emit, machine
 from synoptic_bus.natsserver import NatsServer
 
 
 def run_case(
-    records: int, rate: float, shards: int, warmup: float, window: float
+    records: int,
+    rate: float,
+    shards: int,
+    warmup: float,
+    window: float,
+    protocol: str = "ca",
 ) -> dict:
-    """One measurement; returns the JSON-able result."""
+    """One measurement; returns the JSON-able result. ``protocol`` ``pva`` runs
+    the same counters on the simulated PV Access server and the PVA adapter."""
+    sim_class = SimPva if protocol == "pva" else SimIoc
     with tempfile.TemporaryDirectory(prefix="synoptic-bench-") as tmp:
         nats = NatsServer(store_dir=Path(tmp) / "js").start()
-        ioc = SimIoc(records=records, rate=rate, prefix="BENCH:", extras=False).start(
-            120
-        )
+        ioc = sim_class(
+            records=records, rate=rate, prefix="BENCH:", extras=False
+        ).start(120)
         adapters: list[EpicsAdapter] = []
         try:
             uris = [
-                f"ca://{n}" for n in counter_names(SimSpec("BENCH:", records, rate))
+                f"{protocol}://{n}"
+                for n in counter_names(SimSpec("BENCH:", records, rate))
             ]
             with CountingSubscriber(
                 nats.url, warmup, window, records, Path(tmp)
@@ -52,6 +60,7 @@ def run_case(
                             uris,
                             adapter_id=f"bench-{i}",
                             shard=f"{i}/{shards}",
+                            protocol="pva" if protocol == "pva" else "epics",
                         ).start(120)
                     )
                 procs = [psutil.Process(a.process.pid) for a in adapters if a.process]
@@ -76,6 +85,7 @@ def run_case(
         for a, b in zip(cpu0, cpu1, strict=True)
     ]
     return {
+        "protocol": protocol,
         "records": records,
         "rate_hz": rate,
         "adapters": shards,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { autoRange, colorTable, COLORMAPS, dragRegion, paintMono, paintRgb, rowProfile } from './image';
+import { autoRange, colorTable, COLORMAPS, dragRegion, paintMono, paintRgb, paintSize, rowProfile } from './image';
 
 const whole = (w: number, h: number) => ({ x0: 0, y0: 0, x1: w, y1: h });
 /** The bytes of one packed ImageData pixel: [r, g, b, a]. */
@@ -27,6 +27,8 @@ describe('mono images', () => {
     expect(autoRange(data, w, whole(4, 3))).toEqual([0, 1100]);
     expect(autoRange(data, w, { x0: 1, y0: 1, x1: 3, y1: 3 })).toEqual([500, 1000]);
     expect(autoRange(new Uint16Array(0), 0, whole(0, 0))).toEqual([0, 1]);
+    expect(autoRange(data, w, whole(4, 3), 1, 2, 1)).toEqual([0, 200]); // over the painted samples: pixels 0 and 2
+    expect(autoRange(Uint8Array.from([1, 9, 3, 4, 5, 6]), 2, whole(2, 1), 3)).toEqual([1, 9]); // RGB: every colour
   });
 
   it('maps each pixel of the region through the table, clamped to the range', () => {
@@ -72,5 +74,21 @@ describe('zoom by dragging', () => {
     const within = whole(100, 50);
     expect(dragRegion(10.2, 40, 2.7, 60, within)).toEqual({ x0: 3, y0: 40, x1: 10, y1: 50 });
     expect(dragRegion(5, 5, 5.4, 6, within)).toBeNull();
+  });
+});
+
+describe('painting at the shown size', () => {
+  it('a region larger than the screen shows it is painted smaller, same aspect', () => {
+    expect(paintSize(whole(1024, 1024), 400, 300)).toEqual([300, 300]);
+    expect(paintSize(whole(1024, 512), 400, 400)).toEqual([400, 200]);
+    expect(paintSize(whole(100, 50), 400, 400)).toEqual([100, 50]); // never larger than the region
+  });
+
+  it('sampling takes the nearest source pixels', () => {
+    const data = Uint16Array.from({ length: 16 }, (_, i) => i); // 4×4, value = index
+    const out = new Uint32Array(4);
+    const grey = colorTable('grey');
+    paintMono(out, data, 4, whole(4, 4), 0, 255, grey, 2, 2);
+    expect(Array.from(out, (p) => rgbaOf(p)[0])).toEqual([0, 2, 8, 10]);
   });
 });

@@ -58,17 +58,45 @@ export function colorTable(name: string): Uint32Array {
   return table;
 }
 
-/** Smallest and largest value in the region (`channels` values per pixel); [0, 1] when empty. */
-export function autoRange(data: Pixels, width: number, region: Region, channels = 1): [number, number] {
+/**
+ * The size to paint a region at: the region itself, or smaller (the same aspect)
+ * when the screen shows it smaller than one image pixel per device pixel, so a
+ * megapixel image shown in 400 px paints 400² pixels, not 1024².
+ */
+export function paintSize(region: Region, maxWidth: number, maxHeight: number): [number, number] {
+  const rw = region.x1 - region.x0;
+  const rh = region.y1 - region.y0;
+  const step = Math.max(1, rw / Math.max(maxWidth, 1), rh / Math.max(maxHeight, 1));
+  return [Math.max(1, Math.floor(rw / step)), Math.max(1, Math.floor(rh / step))];
+}
+
+/** Source column (or row) of each painted one: nearest pixel, `n` of them over `from`..`to`. */
+function samples(from: number, to: number, n: number): Int32Array {
+  const out = new Int32Array(n);
+  const step = (to - from) / n;
+  for (let i = 0; i < n; i++) out[i] = from + Math.floor(i * step);
+  return out;
+}
+
+/**
+ * Smallest and largest value in the region ([0, 1] when empty): over the pixels
+ * painted (`ow`×`oh` nearest samples, by default every pixel), so the range is
+ * the one of what is shown, at the cost of what is painted.
+ */
+export function autoRange(data: Pixels, width: number, region: Region, channels = 1, ow = region.x1 - region.x0, oh = region.y1 - region.y0): [number, number] {
   let lo = Infinity;
   let hi = -Infinity;
-  const rowLen = (region.x1 - region.x0) * channels;
-  for (let y = region.y0; y < region.y1; y++) {
-    const start = (y * width + region.x0) * channels;
-    for (let i = start, end = start + rowLen; i < end; i++) {
-      const v = data[i];
-      if (v < lo) lo = v;
-      if (v > hi) hi = v;
+  const xs = samples(region.x0, region.x1, ow);
+  const ys = samples(region.y0, region.y1, oh);
+  for (let r = 0; r < oh; r++) {
+    const row = ys[r] * width;
+    for (let c = 0; c < ow; c++) {
+      const i = (row + xs[c]) * channels;
+      for (let k = 0; k < channels; k++) {
+        const v = data[i + k];
+        if (v < lo) lo = v;
+        if (v > hi) hi = v;
+      }
     }
   }
   return lo <= hi ? [lo, hi] : [0, 1];
@@ -76,34 +104,40 @@ export function autoRange(data: Pixels, width: number, region: Region, channels 
 
 /**
  * Paint the region of a mono image into `out` (the `Uint32Array` view of an
- * `ImageData` of the region's size), through `table` between `lo` and `hi`.
+ * `ImageData` of `ow`×`oh`, by default the region's size; smaller samples the
+ * nearest pixels), through `table` between `lo` and `hi`.
  */
-export function paintMono(out: Uint32Array, data: Pixels, width: number, region: Region, lo: number, hi: number, table: Uint32Array): void {
+export function paintMono(out: Uint32Array, data: Pixels, width: number, region: Region, lo: number, hi: number, table: Uint32Array, ow = region.x1 - region.x0, oh = region.y1 - region.y0): void {
   const scale = hi > lo ? 255 / (hi - lo) : 0;
-  const w = region.x1 - region.x0;
+  const xs = samples(region.x0, region.x1, ow);
+  const ys = samples(region.y0, region.y1, oh);
   let o = 0;
-  for (let y = region.y0; y < region.y1; y++) {
-    let i = y * width + region.x0;
-    for (let x = 0; x < w; x++, i++) {
-      let k = (data[i] - lo) * scale;
+  for (let r = 0; r < oh; r++) {
+    const row = ys[r] * width;
+    for (let c = 0; c < ow; c++) {
+      let k = (data[row + xs[c]] - lo) * scale;
       k = k < 0 ? 0 : k > 255 ? 255 : k | 0;
       out[o++] = table[k];
     }
   }
 }
 
-/** Paint the region of an interleaved RGB image (`[h, w, 3]`) into `out`, each colour scaled from `lo`..`hi` to 0..255. */
-export function paintRgb(out: Uint32Array, data: Pixels, width: number, region: Region, lo: number, hi: number): void {
+/** Paint the region of an interleaved RGB image (`[h, w, 3]`) into `out` (`ow`×`oh` as for `paintMono`), each colour scaled from `lo`..`hi` to 0..255. */
+export function paintRgb(out: Uint32Array, data: Pixels, width: number, region: Region, lo: number, hi: number, ow = region.x1 - region.x0, oh = region.y1 - region.y0): void {
   const scale = hi > lo ? 255 / (hi - lo) : 0;
   const clamp = (v: number) => {
     const k = (v - lo) * scale;
     return k < 0 ? 0 : k > 255 ? 255 : k | 0;
   };
-  const w = region.x1 - region.x0;
+  const xs = samples(region.x0, region.x1, ow);
+  const ys = samples(region.y0, region.y1, oh);
   let o = 0;
-  for (let y = region.y0; y < region.y1; y++) {
-    let i = (y * width + region.x0) * 3;
-    for (let x = 0; x < w; x++, i += 3) out[o++] = rgba(clamp(data[i]), clamp(data[i + 1]), clamp(data[i + 2]));
+  for (let r = 0; r < oh; r++) {
+    const row = ys[r] * width;
+    for (let c = 0; c < ow; c++) {
+      const i = (row + xs[c]) * 3;
+      out[o++] = rgba(clamp(data[i]), clamp(data[i + 1]), clamp(data[i + 2]));
+    }
   }
 }
 

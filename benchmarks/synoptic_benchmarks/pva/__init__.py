@@ -1,0 +1,1 @@
+"""PV Access adapter benchmarks: beside the CA adapter, and images to a client."""

@@ -1,0 +1,64 @@
+/**
+ * A 1-megapixel image in the browser (docs/benchmarks.md, "PV Access"): the real
+ * stack of the end-to-end tests (simulated PV Access server publishing a
+ * 1024×1024 16-bit image at 10 Hz, the PVA adapter, nats-server, one gateway);
+ * Chromium opens the EPICS 7 screen and the image widget counts what it paints.
+ * Prints one JSON document: images painted per second, and the gateway's CPU (% of
+ * a core) over the same window.
+ */
+import { readFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { test } from '@playwright/test';
+import { Stack } from '../tests/e2e/stack';
+
+const WINDOW_S = Number(process.env.BENCH_IMAGE_WINDOW_S ?? 15);
+/** Linux clock ticks per second of /proc/PID/stat (USER_HZ). */
+const TICKS = 100;
+
+/** utime + stime of a process, seconds. */
+function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / TICKS;
+}
+
+test('image to the browser', async ({ page }) => {
+  test.setTimeout(300_000);
+  const stack = await new Stack().start();
+  try {
+    // count what arrives on the page's WebSocket (bytes), beside what the widget paints
+    await page.addInitScript(() => {
+      const Native = window.WebSocket;
+      (window as any).__wsBytes = 0;
+      window.WebSocket = class extends Native {
+        constructor(url: string | URL, protocols?: string | string[]) {
+          super(url, protocols);
+          this.addEventListener('message', (e) => ((window as any).__wsBytes += (e.data as ArrayBuffer).byteLength ?? 0));
+        }
+      } as typeof WebSocket;
+    });
+    await page.goto(`${stack.baseUrl}/#/screen/epics7-demo`);
+    const canvas = page.locator(`[data-widget="image"][data-channel="${stack.pva('IMAGE')}"] canvas[role=img]`);
+    await page.waitForFunction((el) => Number(el?.getAttribute('data-frames') ?? 0) > 10, await canvas.elementHandle(), { timeout: 60_000 });
+    const frames = async () => Number(await canvas.getAttribute('data-frames'));
+    const bytes = () => page.evaluate(() => (window as any).__wsBytes as number);
+    const f0 = await frames();
+    const b0 = await bytes();
+    const c0 = cpuSeconds(stack.gateway.pid);
+    const t0 = Date.now();
+    await page.waitForTimeout(WINDOW_S * 1000);
+    const seconds = (Date.now() - t0) / 1000;
+    const painted = (await frames()) - f0;
+    const received = (await bytes()) - b0;
+    const gateway = ((cpuSeconds(stack.gateway.pid) - c0) / seconds) * 100;
+    console.log(JSON.stringify({
+      benchmark: 'pva-image-browser',
+      machine: { load_average_at_start: loadavg().map((x) => Math.round(x * 10) / 10) },
+      image: '1024x1024 u2 at 10 Hz', window_s: Math.round(seconds * 10) / 10,
+      images_painted_per_s: Math.round((painted / seconds) * 10) / 10,
+      images_received_per_s: Math.round((received / 2 ** 21 / seconds) * 10) / 10, // 2 MiB each (the rest of the screen is small)
+      gateway_cpu_percent_of_a_core: Math.round(gateway * 10) / 10,
+    }, null, 1));
+  } finally {
+    await stack.stop();
+  }
+});
