@@ -2,14 +2,28 @@
  * A 1-megapixel image in the browser (docs/benchmarks.md, "PV Access"): the real
  * stack of the end-to-end tests (simulated PV Access server publishing a
  * 1024×1024 16-bit image at 10 Hz, the PVA adapter, nats-server, one gateway);
- * Chromium opens the EPICS 7 screen and the image widget counts what it paints.
+ * Chromium opens a screen of the image alone (BENCH_IMAGE_SCREEN=epics7-demo: the
+ * EPICS 7 demo screen) and the image widget counts what it paints.
  * Prints one JSON document: images painted per second, and the gateway's CPU (% of
  * a core) over the same window.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
+import { join } from 'node:path';
 import { test } from '@playwright/test';
 import { Stack } from '../tests/e2e/stack';
+
+/** The stack with one more screen: the image alone (the cost of the image, nothing else). */
+class ImageStack extends Stack {
+  copyScreens(): void {
+    super.copyScreens();
+    const screen = {
+      title: 'image alone', layout: { columns: 12, row_height: 28, gap: 4 },
+      widgets: [{ type: 'image', channels: [this.pva('IMAGE')], w: 12, h: 20, options: { profile: true } }],
+    };
+    writeFileSync(join(this.dir, 'screens', 'bench-image.json'), JSON.stringify(screen));
+  }
+}
 
 const WINDOW_S = Number(process.env.BENCH_IMAGE_WINDOW_S ?? 15);
 /** Linux clock ticks per second of /proc/PID/stat (USER_HZ). */
@@ -23,7 +37,7 @@ function cpuSeconds(pid: number): number {
 
 test('image to the browser', async ({ page }) => {
   test.setTimeout(300_000);
-  const stack = await new Stack().start();
+  const stack = await new ImageStack().start();
   try {
     // count what arrives on the page's WebSocket (bytes), beside what the widget paints
     await page.addInitScript(() => {
@@ -36,11 +50,20 @@ test('image to the browser', async ({ page }) => {
         }
       } as typeof WebSocket;
     });
-    await page.goto(`${stack.baseUrl}/#/screen/epics7-demo`);
+    await page.goto(`${stack.baseUrl}/#/screen/${process.env.BENCH_IMAGE_SCREEN ?? 'bench-image'}`);
     const canvas = page.locator(`[data-widget="image"][data-channel="${stack.pva('IMAGE')}"] canvas[role=img]`);
     await page.waitForFunction((el) => Number(el?.getAttribute('data-frames') ?? 0) > 10, await canvas.elementHandle(), { timeout: 60_000 });
     const frames = async () => Number(await canvas.getAttribute('data-frames'));
     const bytes = () => page.evaluate(() => (window as any).__wsBytes as number);
+    // the renderer main thread's busy time (Chrome's TaskDuration and ScriptDuration, s)
+    const cdp = await page.context().newCDPSession(page);
+    await cdp.send('Performance.enable');
+    const busy = async () => {
+      const { metrics } = await cdp.send('Performance.getMetrics');
+      const get = (name: string) => metrics.find((m) => m.name === name)?.value ?? 0;
+      return { task: get('TaskDuration'), script: get('ScriptDuration') };
+    };
+    const m0 = await busy();
     const f0 = await frames();
     const b0 = await bytes();
     const c0 = cpuSeconds(stack.gateway.pid);
@@ -49,6 +72,7 @@ test('image to the browser', async ({ page }) => {
     const seconds = (Date.now() - t0) / 1000;
     const painted = (await frames()) - f0;
     const received = (await bytes()) - b0;
+    const m1 = await busy();
     const gateway = ((cpuSeconds(stack.gateway.pid) - c0) / seconds) * 100;
     console.log(JSON.stringify({
       benchmark: 'pva-image-browser',
@@ -57,6 +81,8 @@ test('image to the browser', async ({ page }) => {
       images_painted_per_s: Math.round((painted / seconds) * 10) / 10,
       images_received_per_s: Math.round((received / 2 ** 21 / seconds) * 10) / 10, // 2 MiB each (the rest of the screen is small)
       gateway_cpu_percent_of_a_core: Math.round(gateway * 10) / 10,
+      renderer_main_thread_ms_per_image: painted ? Math.round(((m1.task - m0.task) * 1000 / painted) * 10) / 10 : null,
+      renderer_script_ms_per_image: painted ? Math.round(((m1.script - m0.script) * 1000 / painted) * 10) / 10 : null,
     }, null, 1));
   } finally {
     await stack.stop();
