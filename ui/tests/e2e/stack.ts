@@ -107,6 +107,7 @@ export class Stack {
     await this.startPva();
     await this.startTango();
     this.copyScreens();
+    await this.busInit();
     await this.startGateway();
     return this;
   }
@@ -166,6 +167,13 @@ export class Stack {
   async startIoc(): Promise<void> {
     this.ioc = new Proc('ioc', [join(VENV, 'synoptic'), 'sim', 'ioc', '--records', String(this.records), '--rate', '10', '--prefix', this.prefix, '--port', String(this.caPort), '--fill-rate', '1'], caEnv(this.caPort)); // the 100k-point waveform moves, as in `make demo`
     await this.ioc.waitFor(/sim ioc ready/, 60_000);
+  }
+
+  /** `synoptic bus init`: the history stream (trends open with history) and the screens bucket. */
+  async busInit(): Promise<void> {
+    const init = new Proc('bus-init', [join(VENV, 'synoptic'), 'bus', 'init', '--nats', this.natsUrl, '--screens', join(this.dir, 'screens')]);
+    const code = await new Promise<number | null>((resolve) => init.child.once('close', resolve));
+    if (code !== 0) throw new Error(`bus init failed (${code})\n${init.output}`);
   }
 
   async startGateway(): Promise<void> {

@@ -8,7 +8,7 @@ import { ChannelState, type Liveness } from './channel.svelte';
 import { normaliseUri } from './channels';
 import { decodeFrame, decodeJsonFrame, encodeFrame, warmDecoder } from './codec';
 import { abandonEarlySub, adoptEarlySub, earlySocketOpened, isDroppedEarlySub, isEarlySub, takeEarlySocket } from '../early';
-import type { ClientFrame, ScreenFrame, ServerFrame, SnapFrame } from './protocol';
+import type { ClientFrame, HistFrame, ScreenFrame, ServerFrame, SnapFrame } from './protocol';
 
 /** What the connection is doing, as shown to the operator. */
 export type ConnectionState = 'connecting' | 'live' | 'reconnecting' | 'bus-down' | 'closed';
@@ -18,6 +18,18 @@ export interface PutResult {
   ok: boolean;
   err?: string;
   msg?: string;
+}
+
+/** One channel's history as answered (docs/protocol.md, `hist`). */
+export interface HistTrace {
+  /** ms since the epoch */
+  t: Float64Array;
+  v: Float64Array;
+  sev: Uint8Array;
+  /** `code: message` when the channel (or part of its range) could not be served */
+  error: string | null;
+  /** bus, archive or archive+bus */
+  src: string | null;
 }
 
 export interface GatewayOptions {
@@ -120,6 +132,9 @@ export class Gateway implements Liveness {
   #byRequest = new Map<number, Subscription>();
   #bySid = new Map<number, Subscription>();
   #puts = new Map<number, (r: PutResult) => void>();
+  #hists = new Map<number, (r: HistFrame | string) => void>();
+  #histWaiters: (() => void)[] = [];
+  #histLimit = 0;
   /** screens whose saves this page follows (`watch`), with their listeners */
   #screenWatchers = new Map<string, Set<(frame: ScreenFrame) => void>>();
   /** request ids of `watch` frames: an error answering one is not the page's error */
@@ -187,6 +202,9 @@ export class Gateway implements Liveness {
     this.#ws?.close(1000);
     this.#ws = null;
     this.state = 'closed';
+    for (const resolve of this.#hists.values()) resolve('disconnected: closed');
+    this.#hists.clear();
+    for (const wake of this.#histWaiters.splice(0)) wake();
   }
 
   /** The shared state of one channel (created on first use). */
@@ -246,6 +264,44 @@ export class Gateway implements Liveness {
         resolve(r);
       });
       this.#send({ op: 'put', id, ch: normaliseUri(uri) ?? uri, v });
+    });
+  }
+
+  /**
+   * History of channels from `t0` to `t1` (ms since the epoch) for a plot `px` pixels wide,
+   * per channel as asked; rejects with the gateway's reason when the request is refused.
+   */
+  async history(uris: string[], t0: number, t1: number, px: number, timeoutMs = 30_000): Promise<HistTrace[]> {
+    // no more in flight than the gateway allows per connection (hello.limits.hist_in_flight):
+    // a screen of many trends queues here instead of being refused
+    while (this.#hists.size >= (this.#histLimit || 2)) await new Promise<void>((r) => this.#histWaiters.push(r));
+    try {
+      return await this.#history(uris, t0, t1, px, timeoutMs);
+    } finally {
+      this.#histWaiters.shift()?.();
+    }
+  }
+
+  #history(uris: string[], t0: number, t1: number, px: number, timeoutMs: number): Promise<HistTrace[]> {
+    if (!this.isLive) return Promise.reject(new Error('not connected'));
+    const id = nextId++;
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.#hists.delete(id);
+        reject(new Error('no history answer from the gateway'));
+      }, timeoutMs);
+      this.#hists.set(id, (r) => {
+        clearTimeout(timer);
+        if (typeof r === 'string') return reject(new Error(r));
+        resolve(r.ch.map((_, k) => ({
+          t: r.t[k]?.data ?? new Float64Array(0),
+          v: r.v[k]?.data ?? new Float64Array(0),
+          sev: r.sev[k]?.data ?? new Uint8Array(0),
+          error: r.err[k] ? `${r.err[k]!.code}: ${r.err[k]!.msg}` : null,
+          src: r.src[k],
+        })));
+      });
+      this.#send({ op: 'hist', id, ch: uris.map((u) => normaliseUri(u) ?? u), t0: Math.floor(t0), t1: Math.ceil(t1), px: Math.max(1, Math.round(px)) });
     });
   }
 
@@ -338,6 +394,9 @@ export class Gateway implements Liveness {
     this.#bySid.clear();
     for (const resolve of this.#puts.values()) resolve({ ok: false, err: 'disconnected', msg: why });
     this.#puts.clear();
+    for (const resolve of this.#hists.values()) resolve(`disconnected: ${why}`);
+    this.#hists.clear();
+    for (const wake of this.#histWaiters.splice(0)) wake(); // they find no connection
     if (code === CLOSE_UNAUTHORIZED) {
       // retrying with the same token cannot help (docs/protocol.md, close codes)
       this.lastError = `refused: ${why}; reload with a valid token`;
@@ -447,6 +506,7 @@ export class Gateway implements Liveness {
         this.#greeted = true;
         this.user = frame.user;
         this.write = frame.write === true;
+        this.#histLimit = frame.limits?.hist_in_flight ?? 2;
         this.attempts = 0;
         this.state = 'live';
         this.lastError = null;
@@ -509,7 +569,19 @@ export class Gateway implements Liveness {
         resolve?.({ ok: frame.ok, err: frame.err, msg: frame.msg });
         break;
       }
+      case 'hist': {
+        const answer = this.#hists.get(frame.id);
+        this.#hists.delete(frame.id);
+        answer?.(frame);
+        break;
+      }
       case 'err': {
+        const hist = frame.id === null ? undefined : this.#hists.get(frame.id);
+        if (hist) {
+          this.#hists.delete(frame.id!);
+          hist(`${frame.code}: ${frame.msg}`);
+          break;
+        }
         const put = frame.id === null ? undefined : this.#puts.get(frame.id);
         const sub = frame.id === null ? undefined : this.#byRequest.get(frame.id);
         if (frame.id !== null && this.#watchIds.delete(frame.id)) {

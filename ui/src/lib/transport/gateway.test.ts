@@ -296,3 +296,38 @@ describe('Gateway screen watching', () => {
     gw.close();
   });
 });
+
+describe('Gateway history requests', () => {
+  const opts = { url: 'ws://gw.test/ws?format=json', WebSocket: FakeSocket as unknown as typeof WebSocket, schedule: () => {} };
+  const hists = (ws: FakeSocket) => ws.sent.map((d) => JSON.parse(d)).filter((f) => f.op === 'hist');
+  const b64 = (a: ArrayBufferView) => btoa(String.fromCharCode(...new Uint8Array(a.buffer)));
+
+  it('keeps within the in-flight limit of hello, answers typed arrays and refusals', async () => {
+    FakeSocket.made = [];
+    const gw = new Gateway(opts);
+    gw.start();
+    const ws = FakeSocket.made[0];
+    ws.open();
+    ws.receive({ op: 'hello', ver: 1, gw: 'g', user: 'u', write: false, limits: { hist_in_flight: 2 } });
+    const answers = [1, 2, 3].map((k) => gw.history([`ca://H${k}`], 1000, 2000, 100));
+    await Promise.resolve();
+    expect(hists(ws).map((f) => f.ch[0])).toEqual(['ca://H1', 'ca://H2']); // the third waits
+    const [first, second] = hists(ws);
+    const t = new Float64Array([1000, 1500]);
+    ws.receive({
+      op: 'hist', id: first.id, t0: 1000, t1: 2000, px: 100, ch: ['ca://H1'],
+      t: [{ dtype: 'f8', shape: [2], b64: b64(t) }], v: [{ dtype: 'f8', shape: [2], b64: b64(new Float64Array([3, 4])) }],
+      sev: [{ dtype: 'u1', shape: [2], b64: b64(new Uint8Array([0, 2])) }], err: [null], src: ['bus'],
+    });
+    const [trace] = await answers[0];
+    expect([...trace.t]).toEqual([1000, 1500]);
+    expect([...trace.v]).toEqual([3, 4]);
+    expect([...trace.sev]).toEqual([0, 2]);
+    expect(trace.src).toBe('bus');
+    await vi.waitFor(() => expect(hists(ws).length).toBe(3)); // the slot went to the waiting one
+    ws.receive({ op: 'err', id: second.id, code: 'bad_range', msg: 'reversed' });
+    await expect(answers[1]).rejects.toThrow('bad_range: reversed');
+    gw.close();
+    await expect(answers[2]).rejects.toThrow(/not connected|disconnected/);
+  });
+});

@@ -121,7 +121,23 @@ export interface WatchFrame {
   id: number;
 }
 
+/** The answer to `hist`: per channel typed arrays (ms, value, severity) or null, an error or null. */
+export interface HistFrame {
+  op: 'hist';
+  id: number;
+  t0: number;
+  t1: number;
+  px: number;
+  ch: string[];
+  t: ({ data: Float64Array; shape: number[] } | null)[];
+  v: ({ data: Float64Array; shape: number[] } | null)[];
+  sev: ({ data: Uint8Array; shape: number[] } | null)[];
+  err: ({ code: string; msg: string } | null)[];
+  src: (string | null)[];
+}
+
 export type ServerFrame =
+  | HistFrame
   | HelloFrame
   | SnapFrame
   | UpdFrame
@@ -140,4 +156,5 @@ export type ClientFrame =
   | { op: 'unsub'; id: number; sid: number }
   | { op: 'put'; id: number; ch: string; v: unknown }
   | { op: 'ping'; id: number }
+  | { op: 'hist'; id: number; ch: string[]; t0: number; t1: number; px: number }
   | { op: 'watch'; id: number; screens: string[] };

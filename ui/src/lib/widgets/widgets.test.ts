@@ -161,6 +161,47 @@ describe('chart widgets render with ECharts (SVG)', () => {
     await vi.waitFor(() => expect([...container.querySelectorAll('svg path')].some((p) => (p.getAttribute('d') ?? '').split('L').length >= 19)).toBe(true));
   });
 
+  it('trend opens with the last minutes of history drawn, then appends live values', async () => {
+    const { gw, snap, upd, frame } = setup(['ca://SIM:SINE']);
+    const asked: [string[], number, number, number][] = [];
+    const now = Date.now();
+    gw.history = async (uris, t0, t1, px) => {
+      asked.push([uris, t0, t1, px]);
+      const t = Float64Array.from({ length: 50 }, (_, i) => now - 120_000 + i * 2000);
+      return [{ t, v: t.map((x) => Math.sin(x)), sev: new Uint8Array(50), error: null, src: 'bus' }];
+    };
+    const { container } = show(gw, { type: 'trend', channels: ['ca://SIM:SINE'], options: { window_s: 60, history_s: 120 } });
+    await vi.waitFor(() => expect(container.querySelector('.chart svg')).not.toBeNull(), { timeout: 15_000 });
+    const box = container.querySelector('.w-trend') as HTMLElement;
+    await vi.waitFor(() => expect(box.dataset.historyPoints).toBe('50'));
+    expect(asked[0][0]).toEqual(['ca://SIM:SINE']);
+    expect(asked[0][2] - asked[0][1]).toBeGreaterThanOrEqual(120_000);
+    snap([val(0)], [null]);
+    for (let k = 1; k < 10; k++) upd(0, val(k, 0, (Date.now() + k * 100) * 1e6));
+    frame();
+    // history and live in one line: 50 loaded points + the live samples
+    await vi.waitFor(() => expect([...container.querySelectorAll('svg path')].some((p) => (p.getAttribute('d') ?? '').split('L').length >= 55)).toBe(true));
+    // the range picker reloads history for the new window
+    const select = container.querySelector('select[aria-label="time range"]') as HTMLSelectElement;
+    select.value = '3600';
+    select.dispatchEvent(new Event('change', { bubbles: true }));
+    await vi.waitFor(() => expect(asked.length).toBe(2));
+    expect(asked[1][2] - asked[1][1]).toBeGreaterThanOrEqual(3_600_000);
+  });
+
+  it('trend shows a history error but keeps drawing live values', async () => {
+    const { gw, snap, upd, frame } = setup(['ca://SIM:SINE']);
+    gw.history = async () => {
+      throw new Error('rate_limited: too many');
+    };
+    const { container } = show(gw, { type: 'trend', channels: ['ca://SIM:SINE'], options: { window_s: 10 } });
+    await vi.waitFor(() => expect(container.querySelector('.hist-error')?.textContent).toContain('rate_limited'), { timeout: 15_000 });
+    snap([val(0)], [null]);
+    for (let k = 1; k < 20; k++) upd(0, val(k, 0, (Date.now() - 2000 + k * 100) * 1e6));
+    frame();
+    await vi.waitFor(() => expect([...container.querySelectorAll('svg path')].some((p) => (p.getAttribute('d') ?? '').split('L').length >= 19)).toBe(true));
+  });
+
   it('trend zooms and pans from the keyboard, and Home goes back to the live window', async () => {
     const { gw, snap, upd, frame } = setup(['ca://SIM:SINE']);
     const { container } = show(gw, { type: 'trend', channels: ['ca://SIM:SINE'], options: { window_s: 10 } });
