@@ -142,7 +142,7 @@ cluster: install $(NGINX_STREAM) ## local rehearsal: 3 clustered NATS nodes (:14
 
 # --- web UI: ui/ (Svelte 5 + Vite + ECharts; docs/decisions/0006-web-ui.md) ---
 UI_STAMP := ui/node_modules/.synoptic-stamp
-.PHONY: ui-install ui-build ui-dev test-ui ui-screenshots bench-ui
+.PHONY: ui-install ui-build ui-dev test-ui ui-screenshots bench-ui bench-editor
 
 $(UI_STAMP): ui/package.json ui/package-lock.json
 	cd ui && npm ci --no-audit --no-fund && touch $(abspath $@)
@@ -178,6 +178,9 @@ bench-ui: install ui-build /usr/bin/chromium ## browser benchmarks: screen open,
 .PHONY: bench-wan
 bench-wan: install ui-build /usr/bin/chromium ## the demo screens over emulated links (100 ms/10 Mbit/s, 300 ms/2 Mbit/s): first value, bytes, bytes/s watching (JSON; BENCH_ARGS=--save keeps it in benchmarks/results/wan.json)
 	set -o pipefail; cd ui && node_modules/.bin/playwright test --config bench/playwright.wan.config.ts $(if $(findstring --save,$(BENCH_ARGS)),| tee ../benchmarks/results/wan.json.tmp && mv ../benchmarks/results/wan.json.tmp ../benchmarks/results/wan.json)
+
+bench-editor: install ui-build /usr/bin/chromium ## screen editor on 1000 widgets: drag frame work, save round trip, viewer sees the save (JSON; BENCH_ARGS=--save keeps it in benchmarks/results/editor.json)
+	set -o pipefail; cd ui && node_modules/.bin/playwright test --config bench/playwright.bench.config.ts bench/editor.bench.ts $(if $(findstring --save,$(BENCH_ARGS)),| tee ../benchmarks/results/editor.json.tmp && mv ../benchmarks/results/editor.json.tmp ../benchmarks/results/editor.json)
 
 ui-screenshots: install ui-build /usr/bin/chromium ## save screenshots of the demo screens into docs/screenshots/
 	cd ui && E2E_IOC_RECORDS=100 node_modules/.bin/playwright test --config playwright.screenshots.config.ts

@@ -1,0 +1,245 @@
+/**
+ * The screen editor end to end against the real stack (the screen store in the
+ * bus's key-value bucket, served by the gateway): build a screen by drag and drop,
+ * bind channels through the picker, save and see it live elsewhere; conflicts,
+ * revert, draft recovery, delete, and no edit controls without the grant.
+ */
+import type { Browser, Page } from '@playwright/test';
+import { expect, openScreen, test } from './fixtures';
+import type { Stack } from './stack';
+
+/**
+ * An editor page for `name` ('' = a new screen) as a user granted every screen.
+ * The channel directory lists the channels the bus knows (the last-value store):
+ * the demo screen is viewed first, so that the adapter monitors its channels.
+ */
+async function openEditor(page: Page, stack: Stack, name: string, user = 'alice'): Promise<void> {
+  await openScreen(page, stack, 'epics-demo');
+  await page.goto(`${stack.baseUrl}/?access_token=${stack.token(user, ['*'], ['*'])}#/${name ? `edit/${name}` : 'new'}`);
+  await expect(page.getByTestId('editor')).toBeVisible();
+  await expect(page.getByTestId('connection')).toHaveAttribute('data-state', 'live');
+}
+
+/** Drop a palette item on the canvas at grid cell (x, y) (1-based; 30 px rows + 4 px gap). */
+async function drop(page: Page, type: string, x: number, y: number): Promise<void> {
+  const canvas = page.getByTestId('canvas');
+  const box = (await canvas.boundingBox())!;
+  const pitch = (box.width + 4) / 12;
+  await page.locator(`[data-palette="${type}"]`).dragTo(canvas, { targetPosition: { x: (x - 1) * pitch + pitch / 2, y: (y - 1) * 34 + 10 } });
+}
+
+/** Bind the selected widget's (next) channel through the picker: type, see the live preview, Enter. */
+async function bind(page: Page, search: string, uri: string): Promise<void> {
+  const picker = page.getByRole('combobox', { name: 'add channel' });
+  await picker.fill(search);
+  await expect(page.getByRole('option', { name: uri, exact: true })).toBeVisible();
+  await page.getByRole('option', { name: uri, exact: true }).hover();
+  await expect(page.getByTestId('picker-preview')).toContainText(uri);
+  await expect(page.getByTestId('picker-preview').locator('[data-role=preview-value]')).not.toHaveText(/^\s*—\s*$/); // live value
+  await picker.press('Enter');
+}
+
+/** Save with a summary; returns the new revision (the bucket's sequence: it grows, not by one per screen). */
+async function save(page: Page, summary: string, after = 0): Promise<number> {
+  await page.getByRole('textbox', { name: 'summary of the change' }).fill(summary);
+  await page.getByRole('button', { name: 'Save' }).click();
+  return savedRevision(page, after);
+}
+
+/** The revision the editor shows as saved, once it is above `after`. */
+async function savedRevision(page: Page, after: number): Promise<number> {
+  const state = page.getByTestId('save-state');
+  await expect(state).toHaveText(/^saved · revision \d+$/);
+  await expect.poll(async () => Number((await state.textContent())!.replace(/\D+/g, ''))).toBeGreaterThan(after);
+  return Number((await state.textContent())!.replace(/\D+/g, ''));
+}
+
+async function viewer(browser: Browser, stack: Stack, name: string, token?: string): Promise<Page> {
+  const page = await (await browser.newContext({ viewport: { width: 1400, height: 900 } })).newPage();
+  await page.goto(`${stack.baseUrl}/${token ? `?access_token=${token}` : ''}#/screen/${name}`);
+  await expect(page.getByTestId('connection')).toHaveAttribute('data-state', 'live');
+  return page;
+}
+
+test('build a screen from empty by drag and drop, bind channels, save, see it live elsewhere within 1 s', async ({ page, browser, stack }) => {
+  await openEditor(page, stack, '');
+  const placed: [string, number, number, string | null][] = [
+    ['text', 1, 1, null],
+    ['label', 1, 2, 'SINE'],
+    ['led', 4, 2, 'STATE'],
+    ['bar', 7, 2, 'SINE'],
+    ['gauge', 1, 5, 'NOISE'],
+    ['trend', 5, 5, 'WALK'],
+  ];
+  for (const [type, x, y, pv] of placed) {
+    await drop(page, type, x, y);
+    const item = page.locator(`.ed-item[data-type="${type}"]`);
+    await expect(item).toHaveClass(/selected/);
+    await expect(item).toHaveAttribute('data-x', String(x));
+    if (pv) await bind(page, `DEMO:${pv.slice(0, 3)}`, stack.pv(pv));
+  }
+  await page.locator('input[data-prop="title"]').first().evaluate(() => {}); // panel is up
+  // live values while editing: the label bound through the picker shows the sine
+  const label = page.locator(`.ed-item[data-type="label"] [data-role=value]`);
+  await expect(label).toHaveAttribute('data-stale', 'false');
+  await expect(label).toHaveText(/\d/);
+  await page.getByTestId('new-name').fill('e2e-built');
+  const first = await save(page, 'six widgets');
+  await expect(page).toHaveURL(/#\/edit\/e2e-built$/);
+
+  // another browser (a viewer) shows it live, and follows the next save within 1 s
+  const other = await viewer(browser, stack, 'e2e-built');
+  await expect(other.getByRole('heading', { name: 'New screen' })).toBeVisible();
+  await expect(other.locator(`[data-widget="label"][data-channel="${stack.pv('SINE')}"] [data-role=value]`).first()).toHaveAttribute('data-stale', 'false');
+  await expect(other.locator('[data-widget]')).toHaveCount(6);
+  await page.locator('.ed-item[data-type="text"]').click();
+  await page.locator('input[data-prop="title"]').fill('Built in the browser');
+  await page.locator('input[data-prop="title"]').press('Enter');
+  await save(page, 'a title', first);
+  const saved = Date.now();
+  await expect(other.locator('[data-widget="text"]')).toContainText('Built in the browser', { timeout: 1000 });
+  expect(Date.now() - saved).toBeLessThan(1000);
+  await other.context().close();
+});
+
+test('concurrent edits: the second save is refused and offers overwrite or reload', async ({ page, browser, stack }) => {
+  await openEditor(page, stack, '');
+  await drop(page, 'label', 1, 1);
+  await bind(page, 'DEMO:SIN', stack.pv('SINE'));
+  await page.getByTestId('new-name').fill('e2e-conflict');
+  const r1 = await save(page, 'first');
+
+  const bob = await (await browser.newContext({ viewport: { width: 1400, height: 900 } })).newPage();
+  await openEditor(bob, stack, 'e2e-conflict', 'bob');
+  // alice edits while bob does: both start from revision 1
+  await page.locator('.ed-item[data-type="label"]').click();
+  await page.keyboard.press('ArrowRight');
+  await bob.locator('.ed-item[data-type="label"]').click();
+  await bob.keyboard.press('ArrowDown');
+  const r2 = await save(bob, 'bob moves it down', r1);
+
+  await page.getByRole('button', { name: 'Save' }).click();
+  const conflict = page.getByTestId('conflict');
+  await expect(conflict).toContainText(`bob saved revision ${r2}`);
+  await expect(page.getByTestId('editor')).toHaveAttribute('data-dirty', 'true'); // nothing lost
+  await conflict.getByRole('button', { name: 'Overwrite with mine' }).click();
+  const r3 = await savedRevision(page, r2);
+  await expect(page.locator('.ed-item[data-type="label"]')).toHaveAttribute('data-x', '2');
+
+  // bob (unchanged since his save) follows alice's revision; then a conflict resolved by reload
+  await expect(bob.getByTestId('editor')).toHaveAttribute('data-revision', String(r3));
+  await page.locator('.ed-item[data-type="label"]').click();
+  await page.keyboard.press('ArrowDown');
+  await page.keyboard.press('ArrowDown');
+  await bob.locator('.ed-item[data-type="label"]').click();
+  await bob.keyboard.press('ArrowRight');
+  const r4 = await save(bob, 'bob again', r3);
+  // alice, with edits of her own, is told at once, and asked when she saves
+  await expect(page.getByTestId('external')).toContainText(`revision ${r4} was saved by bob`);
+  await page.getByRole('button', { name: 'Save' }).click();
+  await page.getByTestId('conflict').getByRole('button', { name: 'Reload theirs (drop mine)' }).click();
+  await expect(page.getByTestId('editor')).toHaveAttribute('data-revision', String(r4));
+  await expect(page.getByTestId('save-state')).toHaveText(`saved · revision ${r4}`);
+  await expect(page.locator('.ed-item[data-type="label"]')).toHaveAttribute('data-x', '3');
+  await bob.context().close();
+});
+
+test('history lists who saved what; a preview shows an old revision; revert makes a new one', async ({ page, stack }) => {
+  await openEditor(page, stack, '');
+  await drop(page, 'label', 1, 1);
+  await bind(page, 'DEMO:SIN', stack.pv('SINE'));
+  await page.getByTestId('new-name').fill('e2e-history');
+  const h1 = await save(page, 'one label');
+  await drop(page, 'led', 4, 1);
+  await bind(page, 'DEMO:STA', stack.pv('STATE'));
+  const h2 = await save(page, 'an LED too', h1);
+
+  await page.getByRole('button', { name: 'History' }).click();
+  const revs = page.locator('.revisions li');
+  await expect(revs).toHaveCount(2);
+  await expect(revs.first()).toContainText(`#${h2}`);
+  await expect(revs.first()).toContainText('alice');
+  await expect(revs.first()).toContainText('an LED too');
+  await revs.nth(1).getByRole('button', { name: 'Preview' }).click();
+  const preview = page.getByRole('dialog', { name: `revision ${h1}` });
+  await expect(preview.locator('[data-widget]')).toHaveCount(1);
+  await expect(preview.locator(`[data-widget="label"] [data-role=value]`)).toHaveAttribute('data-stale', 'false');
+  await preview.getByRole('button', { name: 'Revert to this…' }).click();
+  await preview.getByRole('button', { name: 'Yes, revert' }).click();
+  await savedRevision(page, h2);
+  await expect(page.locator('.ed-item')).toHaveCount(1);
+  await expect(revs.first()).toContainText(`revert to ${h1}`);
+
+  // delete asks first and keeps the history
+  await page.getByRole('button', { name: 'Delete…' }).click();
+  await page.getByRole('button', { name: 'Delete screen' }).click();
+  await expect(page).toHaveURL(/#\/$/);
+  const history = await page.request.get(`${stack.baseUrl}/api/screens/e2e-history/history`, { headers: { Authorization: `Bearer ${stack.token('alice', ['*'], ['*'])}` } });
+  expect((await history.json()).revisions.map((r: { op: string }) => r.op)).toEqual(['delete', 'put', 'put', 'put']);
+});
+
+test('unsaved changes survive a reload and are named', async ({ page, stack }) => {
+  await openEditor(page, stack, 'epics-demo');
+  const before = await page.locator('.ed-item').count();
+  await drop(page, 'text', 1, 1);
+  await page.locator('input[data-prop="title"]').fill('not saved yet');
+  await page.locator('input[data-prop="title"]').press('Enter');
+  await expect(page.getByTestId('save-state')).toHaveText('unsaved changes');
+  await page.evaluate(() => (globalThis as { __synopticEditor?: { flushDraft(): void } }).__synopticEditor!.flushDraft());
+  page.once('dialog', (d) => d.accept()); // the browser's own "leave page?" prompt
+  await page.reload();
+  await expect(page.getByTestId('draft-banner')).toContainText('You have unsaved changes');
+  await expect(page.locator('.ed-item')).toHaveCount(before + 1);
+  await expect(page.locator('.ed-item[data-type="text"]').last()).toContainText('not saved yet');
+  await page.getByTestId('draft-banner').getByRole('button', { name: 'Discard them' }).click();
+  await expect(page.locator('.ed-item')).toHaveCount(before);
+  await expect(page.getByTestId('save-state')).not.toHaveText('unsaved changes');
+});
+
+test('a viewer without the grant sees no edit controls and a forged save is refused', async ({ page, stack }) => {
+  await page.goto(`${stack.baseUrl}/?access_token=${stack.token('viewer', [], [])}#/screen/epics-demo`);
+  await expect(page.locator('.grid')).toHaveAttribute('data-ready', 'true');
+  await expect(page.getByRole('link', { name: 'Edit' })).toHaveCount(0);
+  await page.goto(`${stack.baseUrl}/?access_token=${stack.token('viewer', [], [])}#/edit/epics-demo`);
+  await expect(page.getByRole('alert')).toContainText('You may not edit');
+  await expect(page.getByRole('toolbar', { name: 'editor' })).toHaveCount(0);
+  await page.goto(`${stack.baseUrl}/#/`);
+  await expect(page.getByRole('link', { name: 'EPICS simulated IOC' })).toBeVisible();
+  await expect(page.getByRole('link', { name: '+ New screen' })).toHaveCount(0);
+  const forged = await page.request.put(`${stack.baseUrl}/api/screens/epics-demo`, {
+    data: { screen: { title: 'forged', widgets: [] }, base_revision: 1, summary: 'forged' },
+    headers: { Authorization: `Bearer ${stack.token('viewer', [], [])}` },
+  });
+  expect(forged.status()).toBe(403);
+  // the granted user gets the edit link
+  await page.goto(`${stack.baseUrl}/?access_token=${stack.token('alice', ['*'], ['epics-*'])}#/screen/epics-demo`);
+  await expect(page.getByRole('link', { name: 'Edit' })).toBeVisible();
+});
+
+test('with NATS down the editor says so and keeps the draft; the save goes through once it is back', async ({ page, stack }) => {
+  await openEditor(page, stack, '');
+  await drop(page, 'label', 1, 1);
+  await bind(page, 'DEMO:SIN', stack.pv('SINE'));
+  await page.getByTestId('new-name').fill('e2e-down');
+  const r1 = await save(page, 'before the outage');
+  await stack.nats.kill();
+  await expect(page.getByRole('alert').filter({ hasText: 'The bus (NATS) is down' })).toBeVisible();
+  await page.locator('.ed-item[data-type="label"]').click();
+  await page.keyboard.press('ArrowRight');
+  await page.getByRole('button', { name: 'Save' }).click();
+  const error = page.getByTestId('save-error');
+  await expect(error).toContainText('The screen store is unavailable');
+  await expect(error).toContainText('Your changes are kept in this browser');
+  const draft = JSON.parse((await page.evaluate(() => localStorage.getItem('synoptic.draft:e2e-down')))!);
+  expect(draft.screen.widgets[0].x).toBe(2);
+  await stack.restartNats();
+  await expect(page.getByTestId('connection')).toHaveAttribute('data-state', 'live', { timeout: 45_000 });
+  await expect
+    .poll(async () => {
+      await page.getByRole('button', { name: 'Save' }).click();
+      return page.getByTestId('save-state').textContent();
+    }, { timeout: 45_000, intervals: [1000] })
+    .toMatch(/^saved · revision \d+$/);
+  expect(await savedRevision(page, r1)).toBeGreaterThan(r1);
+  expect(await page.evaluate(() => localStorage.getItem('synoptic.draft:e2e-down'))).toBeNull();
+});
