@@ -6,7 +6,8 @@ Guarantees:
 - Change events are subscribed first, in bulk, with ``EventSubMode.AsyncRead``:
   the calls return at once; Tango reads each attribute once its subscription is
   live and delivers that value as the first event, which confirms the
-  subscription (after a data-less confirmation, as ``EventSubMode.Async`` sends,
+  subscription (meanwhile the attributes the device polls are read once from its
+  polling buffer, in chunks: thousands of subscriptions take seconds) (after a data-less confirmation, as ``EventSubMode.Async`` sends,
   the attribute is read once from the polling buffer). Event attributes are never
   polled while their events come; an error event publishes the attribute invalid
   with the device's reason until the next value. Configuration events (metadata changes) are subscribed once a device's
@@ -374,9 +375,11 @@ class DeviceLink:
             if state.events is not Events.NONE:
                 state.events = Events.PENDING
         real = [self.names[s.name] for s in present]
-        subscribed, configs = await asyncio.gather(
+        assert self.reads is not None
+        subscribed, configs, _ = await asyncio.gather(
             self._subscribing(self._subscribe_changes, present),
             self._blocking(self.proxy.get_attribute_config_ex, real),
+            self.reads.first_cached(present),
         )
         stage("subscribe_calls", self.device)
         for state, change_id in zip(present, subscribed, strict=True):
@@ -525,15 +528,14 @@ class DeviceLink:
             or (state.events is Events.PENDING and state.name not in self.polled)
         )
 
-    def awaits_first_event(self, state: AttrState) -> bool:
-        """Whether ``state``'s first value should come from its subscription
-        and has not come yet (the read lane waits for those)."""
+    def awaits_subscription(self, state: AttrState) -> bool:
+        """Whether ``state`` is polled by Tango and its change-event
+        subscription is not confirmed yet (the read lane waits for those: a
+        subscription's first read queues behind any read of ours)."""
         return (
             state.exists
             and state.events is Events.PENDING
             and state.name in self.polled
-            and state.last is None
-            and not state.status
         )
 
     async def read_meta(self) -> None:

@@ -4,10 +4,12 @@ A standard device serialises requests, so reads of ours that overlap only queue
 on the device, and the time one spends queued would be taken for its own
 slowness. Here the reads of a device form one lane (decision 0016):
 
-- the lane starts once the first values of the event attributes have come with
-  their subscriptions (or after :data:`FIRST_EVENTS_WAIT`), so they never wait
-  behind a slow read; event attributes are never read while their events come
-  (one read from the polling buffer after a data-less confirmation aside);
+- while the subscriptions are made, the attributes Tango polls are read once
+  from its polling buffer (:meth:`Reads.first_cached`); the lane starts once
+  their subscriptions are confirmed (or after :data:`FIRST_EVENTS_WAIT`): a
+  subscription's own first read would queue behind a slow read of ours; event
+  attributes are never read while their events come (one read from the polling
+  buffer after a data-less confirmation aside);
 - each period it reads the attributes without events: those Tango polls from its
   polling buffer (chunks of ``first_read_chunk``), those that read fast alone in
   one group, each new one alone (so its time is its own), and last, when due and
@@ -57,7 +59,7 @@ class Device(Protocol):
     proxy: Any
 
     def polls(self, state: AttrState) -> bool: ...
-    def awaits_first_event(self, state: AttrState) -> bool: ...
+    def awaits_subscription(self, state: AttrState) -> bool: ...
     async def read_meta(self) -> None: ...
     def take(self, state: AttrState, result: Any, invalid: str = "") -> None: ...
     def invalid(self, state: AttrState, status: str) -> None: ...
@@ -65,8 +67,8 @@ class Device(Protocol):
 
 log = logging.getLogger(__name__)
 
-#: Longest wait, after a connection, for the event attributes' first values
-#: before the lane starts reading, seconds.
+#: Longest wait, after a connection, for the event subscriptions to be
+#: confirmed before the lane starts reading, seconds.
 FIRST_EVENTS_WAIT = 5.0
 
 
@@ -119,6 +121,13 @@ class Reads:
         starts = [t for t in (self.in_flight, self.stall and self.stall[0]) if t]
         return min(starts) if starts else None
 
+    async def first_cached(self, states: list[AttrState]) -> None:
+        """First values of the attributes Tango polls, from its polling buffer in
+        chunks, while their subscriptions are made: cheap for the device (no
+        hardware read), and thousands of subscriptions take seconds."""
+        polled = self.link.polled
+        await self._cached([s for s in states if s.name in polled and s.last is None])
+
     # -- the loop ---------------------------------------------------------------------
 
     async def run(self) -> None:
@@ -131,7 +140,7 @@ class Reads:
     async def _first_events(self) -> None:
         deadline = time.monotonic() + FIRST_EVENTS_WAIT
         while time.monotonic() < deadline and any(
-            self.link.awaits_first_event(s) for s in self.link.attrs.values()
+            self.link.awaits_subscription(s) for s in self.link.attrs.values()
         ):
             self.wake.clear()
             with contextlib.suppress(TimeoutError):
