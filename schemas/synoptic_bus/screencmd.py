@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from synoptic_bus.connect import NatsClient, connect
+from synoptic_bus.importer import SUFFIXES, import_screen, parse_macro_args
 from synoptic_bus.screens import (
     ConflictError,
     ScreenBucket,
@@ -79,8 +80,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--dir", type=Path, default=Path("."), help="target folder")
     p.set_defaults(func=_run(cmd_export))
 
-    p = cmds.add_parser("import", parents=[common, writer], help="write screen files")
-    p.add_argument("files", nargs="+", type=Path, help="<name>.json files")
+    p = cmds.add_parser(
+        "import", parents=[common, writer],
+        help="write screen files: <name>.json, or convert .bob/.opi/.wj",
+    )  # fmt: skip
+    p.add_argument("files", nargs="+", type=Path,
+                   help="<name>.json screens, Phoebus .bob, CS-Studio .opi, Taranta .wj")  # fmt: skip
+    p.add_argument("--macro", action="append", default=[], metavar="NAME=VALUE",
+                   help="macro for .bob/.opi/.wj (repeat; over the file's own)")  # fmt: skip
+    p.add_argument("--tango-host", default=None,
+                   help="Tango host:port of .wj attributes (default $TANGO_HOST)")  # fmt: skip
+    p.add_argument("--report", choices=["text", "json"], default="text",
+                   help="coverage report of converted files")  # fmt: skip
     p.set_defaults(func=_run(cmd_import))
 
     p = cmds.add_parser("history", parents=[common], help="a screen's revisions")
@@ -197,16 +208,32 @@ async def cmd_export(bucket: ScreenBucket, args: argparse.Namespace) -> int:
     return 0
 
 
+async def _load(path: Path, args: argparse.Namespace, limit: int) -> tuple[str, Any]:
+    """A file's screen name and screen: JSON as it is, other formats converted
+    (their coverage report printed)."""
+    data = await asyncio.to_thread(path.read_bytes)
+    if path.suffix.lower() not in SUFFIXES:
+        return path.name.removesuffix(".json"), parse_json(data, limit)
+    imported = import_screen(data, path.name, macros=parse_macro_args(args.macro),
+                             tango_host=args.tango_host)  # fmt: skip
+    report = imported.report
+    print(json.dumps(report.as_dict()) if args.report == "json" else report.text())
+    return imported.name, imported.screen
+
+
 async def cmd_import(bucket: ScreenBucket, args: argparse.Namespace) -> int:
     """Each file becomes the screen named by its file name: created when absent,
     a new revision when its content differs, left alone when equal."""
     by = args.by or default_user()
     failed = 0
+    seen: dict[str, Path] = {}
     for path in args.files:
-        name = path.name.removesuffix(".json")
         try:
+            name, screen = await _load(path, args, bucket.limit)
             check_name(name)
-            screen = parse_json(await asyncio.to_thread(path.read_bytes), bucket.limit)
+            if name in seen:
+                raise ValueError(f"screen name {name!r} is also {seen[name]}'s")
+            seen[name] = path
             current = await bucket.latest(name)
             if current is not None and not current.deleted and current.screen == screen:
                 print(f"unchanged {name} revision {current.revision}")
@@ -214,7 +241,7 @@ async def cmd_import(bucket: ScreenBucket, args: argparse.Namespace) -> int:
             base = 0 if current is None else current.revision
             summary = args.summary or f"imported from {path.name}"
             _said("imported", await bucket.put(name, screen, base, by, summary))
-        except (ContractError, ConflictError, OSError) as exc:
+        except (ContractError, ConflictError, OSError, ValueError) as exc:
             failed += 1
             print(f"screens: {path}: {exc}", file=sys.stderr)
     return EXIT_FAILED if failed else 0

@@ -15,7 +15,17 @@ from synoptic_bus.procs import free_port
 
 pytestmark = pytest.mark.system
 
+CORPUS = Path(__file__).resolve().parents[1] / "importer" / "corpus"
 SCREEN = {"title": "CLI", "widgets": [{"type": "label", "channels": ["ca://A"]}]}
+
+
+async def fresh_bucket(nats_server: NatsServer, empty: Path) -> list[str]:
+    """A new bucket made by ``bus init`` (seeded from an empty folder); the
+    ``--bucket`` arguments that name it."""
+    bucket = f"t{secrets.token_hex(4)}"
+    await run_cli(nats_server, "bus", "init", "--screens", str(empty),
+                  "--screens-bucket", bucket)  # fmt: skip
+    return ["--bucket", bucket]
 
 
 async def test_init_seeds_and_screens_round_trip(
@@ -79,10 +89,7 @@ async def test_init_seeds_and_screens_round_trip(
 async def test_bad_input_is_refused_clearly(
     nats_server: NatsServer, tmp_path: Path
 ) -> None:
-    bucket = f"bad{secrets.token_hex(3)}"
-    await run_cli(nats_server, "bus", "init", "--screens", str(tmp_path),
-                  "--screens-bucket", bucket)  # fmt: skip
-    b = ["--bucket", bucket]
+    b = await fresh_bucket(nats_server, tmp_path)
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"title": "x", "widgets": [{"type": "dial"}]}))
     invalid = await run_cli(nats_server, "screens", "put", "x", str(bad), *b)
@@ -99,3 +106,45 @@ async def test_bad_input_is_refused_clearly(
     result = await run_cli(down, "screens", "list")
     assert result.returncode == 3 and "not reachable" in result.stderr
     assert "Traceback" not in invalid.stderr + utf.stderr + name.stderr + result.stderr
+
+
+async def test_import_converts_bob_opi_wj_and_writes_nothing_on_bad_input(
+    nats_server: NatsServer, tmp_path: Path
+) -> None:
+    b = await fresh_bucket(nats_server, tmp_path)
+    corpus = CORPUS
+    files = [str(corpus / n) for n in ("vacuum.bob", "rf.opi", "tangotest.wj")]
+    done = await run_cli(nats_server, "screens", "import", *files, "--macro", "S=SR09",
+                         "--tango-host", "tcs:10000", "--report", "json", *b)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    reports = [
+        json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")
+    ]
+    assert [r["file"] for r in reports] == [
+        "vacuum.bob",
+        "rf.opi",
+        "tangotest.wj",
+    ]
+    assert reports[0]["placeholders"]["embedded"] == 1
+    got = await run_cli(nats_server, "screens", "get", "vacuum", *b)
+    screen = json.loads(got.stdout)
+    assert screen["title"] == "SR09 vacuum"
+    assert {
+        "type": "text",
+        "options": {"text": "Sector SR09 vacuum"},
+    }.items() <= screen["widgets"][0].items()
+    wj = json.loads(
+        (await run_cli(nats_server, "screens", "get", "tangotest", *b)).stdout
+    )
+    assert (
+        "tango://tcs:10000/sys/tg_test/1/double_scalar" in wj["widgets"][2]["channels"]
+    )
+
+    bomb = tmp_path / "bomb.bob"
+    bomb.write_bytes(b'<?xml version="1.0"?><!DOCTYPE d [<!ENTITY a "aaaaaaaaaa">'
+                     b'<!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;">]><display>&b;</display>')  # fmt: skip
+    refused = await run_cli(nats_server, "screens", "import", str(bomb), *b)
+    assert refused.returncode == 1 and "bomb.bob: refused" in refused.stderr
+    assert "Traceback" not in refused.stderr
+    absent = await run_cli(nats_server, "screens", "get", "bomb", *b)
+    assert absent.returncode == 1  # nothing written

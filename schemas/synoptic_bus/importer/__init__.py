@@ -1,0 +1,92 @@
+"""Screens of other tools → Synoptic screens: Phoebus ``.bob``, CS-Studio BOY
+``.opi`` and Taranta ``.wj``. Pure functions from a file's bytes to a screen and a
+coverage report; what has no mapping becomes a ``placeholder`` widget of its type
+and size, never dropped. The result is validated against the screen schema."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import PurePath
+from typing import Any
+
+from synoptic_bus.importer.common import (
+    MAX_SOURCE_BYTES,
+    Report,
+    ScreenImportError,
+    parse_macro_args,
+)
+from synoptic_bus.importer.display import import_display
+from synoptic_bus.importer.taranta import import_taranta
+from synoptic_schemas.screens import ScreenInvalidError, validate_screen
+
+#: File suffixes this module imports.
+SUFFIXES = (".bob", ".opi", ".wj")
+
+
+@dataclass(frozen=True)
+class Imported:
+    """A converted screen, its suggested name and what the conversion did."""
+
+    name: str
+    screen: dict[str, Any]
+    report: Report
+
+
+def default_tango_host() -> str:
+    """``$TANGO_HOST`` (the first of a list), else ``localhost:10000``."""
+    return (os.environ.get("TANGO_HOST") or "localhost:10000").split(",")[0].strip()
+
+
+def screen_name(file: str) -> str:
+    """A valid screen name from a file name (``SR01 main.bob`` → ``SR01_main``)."""
+    stem = PurePath(file).stem
+    name = "".join(
+        c if (c.isascii() and c.isalnum()) or c in "_-" else "_" for c in stem
+    )
+    name = name.lstrip("_-")[:128]
+    return name or "imported"
+
+
+def import_screen(
+    data: bytes,
+    file: str,
+    *,
+    macros: dict[str, str] | None = None,
+    tango_host: str | None = None,
+) -> Imported:
+    """Convert one file (its format from its suffix); :class:`ScreenImportError`
+    naming the file (and line) when it cannot be."""
+    suffix = PurePath(file).suffix.lower()
+    if suffix not in SUFFIXES:
+        raise ScreenImportError(
+            file, f"unknown format {suffix!r} (expected .bob, .opi, .wj)"
+        )
+    if len(data) > MAX_SOURCE_BYTES:
+        raise ScreenImportError(
+            file, f"{len(data)} bytes exceed the import limit of {MAX_SOURCE_BYTES}"
+        )
+    macros = dict(macros or {})
+    if suffix == ".wj":
+        screen, report = import_taranta(
+            data, file, macros, tango_host or default_tango_host()
+        )
+    else:
+        screen, report = import_display(data, file, suffix[1:], macros)
+    try:
+        validate_screen(screen)
+    except ScreenInvalidError as exc:  # a mapping bug: never store it
+        raise ScreenImportError(file, f"converted screen is invalid: {exc}") from None
+    return Imported(screen_name(file), screen, report)
+
+
+__all__ = [
+    "SUFFIXES",
+    "Imported",
+    "Report",
+    "ScreenImportError",
+    "default_tango_host",
+    "import_screen",
+    "parse_macro_args",
+    "screen_name",
+]

@@ -1,0 +1,210 @@
+"""What every importer shares: errors naming file and line, the coverage report,
+macros, channel names, pixel → grid placement, placeholders."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from synoptic_schemas import ChannelError, parse_channel
+
+#: Largest source file accepted.
+MAX_SOURCE_BYTES = 10 * 1024 * 1024
+#: Grid of an imported screen: the display's width in at most this many columns
+#: (so it scales with the window), rows of ROW_PX pixels, no gap.
+MAX_COLUMNS = 96
+COLUMN_PX = 10
+ROW_PX = 12
+MAX_ROWS_SPAN = 200
+MAX_MACRO_DEPTH = 20
+
+
+class ScreenImportError(ValueError):
+    """A file that cannot be imported: the message names the file (and line)."""
+
+    def __init__(self, file: str, reason: str, line: int | None = None) -> None:
+        where = f"{file}:{line}" if line else file
+        super().__init__(f"{where}: {reason}")
+        self.file = file
+        self.line = line
+        self.reason = reason
+
+
+@dataclass
+class Report:
+    """What an import did: widgets mapped (by source type → Synoptic type),
+    placeholders (by source type, with why), what was skipped (rules, scripts,
+    actions), and warnings."""
+
+    file: str
+    source: str
+    mapped: Counter[str] = field(default_factory=Counter)
+    placeholders: Counter[str] = field(default_factory=Counter)
+    reasons: dict[str, str] = field(default_factory=dict)
+    skipped: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def mapped_as(self, kind: str, widget: dict[str, Any]) -> dict[str, Any]:
+        """Count ``widget`` as the mapping of a source ``kind``; return it."""
+        self.mapped[f"{kind} → {widget['type']}"] += 1
+        return widget
+
+    def placeholder_for(
+        self, kind: str, reason: str, w_px: float, h_px: float,
+        title: str = "", text: str = "",
+    ) -> dict[str, Any]:  # fmt: skip
+        """A placeholder for a source ``kind`` (counted, with the first reason)."""
+        self.placeholders[kind] += 1
+        self.reasons.setdefault(kind, reason)
+        return placeholder(kind, self.source, reason, int(w_px), int(h_px), title, text)
+
+    @property
+    def widgets(self) -> int:
+        return sum(self.mapped.values()) + sum(self.placeholders.values())
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "file": self.file,
+            "source": self.source,
+            "widgets": self.widgets,
+            "mapped": dict(sorted(self.mapped.items())),
+            "placeholders": dict(sorted(self.placeholders.items())),
+            "reasons": dict(sorted(self.reasons.items())),
+            "skipped": self.skipped,
+            "warnings": self.warnings,
+        }
+
+    def text(self) -> str:
+        """A few lines for a terminal."""
+        total = self.widgets
+        done = sum(self.mapped.values())
+        pct = f"{100 * done / total:.0f} %" if total else "-"
+        lines = [
+            f"{self.file} ({self.source}): {done} of {total} widgets mapped ({pct})"
+        ]
+        for kind, n in sorted(self.mapped.items()):
+            lines.append(f"  mapped      {n:5d} {kind}")
+        for kind, n in sorted(self.placeholders.items()):
+            lines.append(f"  placeholder {n:5d} {kind}: {self.reasons.get(kind, '')}")
+        lines += [f"  skipped     {s}" for s in self.skipped]
+        lines += [f"  warning     {w}" for w in self.warnings]
+        return "\n".join(lines)
+
+
+# ---------------------------------------------------------------- macros
+
+_MACRO = re.compile(r"\$\(([^()$]*)\)|\$\{([^{}$]*)\}")
+
+
+def parse_macro_args(pairs: list[str]) -> dict[str, str]:
+    """``["P=SR01:", "R=X"]`` → ``{"P": "SR01:", "R": "X"}``."""
+    out: dict[str, str] = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not name.strip():
+            raise ValueError(f"a macro is NAME=VALUE, not {pair!r}")
+        out[name.strip()] = value
+    return out
+
+
+def expand(text: str, macros: dict[str, str], file: str) -> tuple[str, list[str]]:
+    """``$(P)``/``${P}`` (``$(P=default)`` with a default) replaced from
+    ``macros``, repeatedly (a value may name macros); returns the text and the
+    names left unresolved. A macro loop is an error."""
+    missing: list[str] = []
+    used = 0
+
+    def one(match: re.Match[str]) -> str:
+        nonlocal used
+        body = match.group(1) if match.group(1) is not None else match.group(2)
+        name, sep, default = body.partition("=")
+        if name in macros:
+            used += 1
+            return macros[name]
+        if sep:
+            return default
+        missing.append(name)
+        return match.group(0)
+
+    for _ in range(MAX_MACRO_DEPTH):
+        used = 0
+        new = _MACRO.sub(one, text)
+        if new == text:
+            if used:  # a macro that expands to itself
+                break
+            return new, sorted(set(missing))
+        text = new
+        missing.clear()
+    raise ScreenImportError(file, f"macro loop expanding {text[:80]!r}")
+
+
+# ---------------------------------------------------------------- channels
+
+
+def convert_channel(name: str, default_scheme: str = "ca") -> tuple[str | None, str]:
+    """A source PV name as a channel URI, or ``(None, reason)``: ``pva://`` and
+    ``ca://`` kept, bare names get ``default_scheme``, ``sim://`` kept; local
+    (``loc://``) and formula (``=…``) channels are not served yet."""
+    name = name.strip()
+    if not name:
+        return None, "no channel"
+    if name.startswith("="):
+        return None, "formula channels are not supported"
+    if name.startswith("loc://"):
+        return None, "local channels are not supported"
+    if "$(" in name or "${" in name:
+        return None, f"unresolved macro in {name!r}"
+    uri = name if "://" in name else f"{default_scheme}://{name}"
+    try:
+        return parse_channel(uri).uri, ""
+    except ChannelError as exc:
+        return None, str(exc)
+
+
+# ---------------------------------------------------------------- placement
+
+
+@dataclass(frozen=True)
+class Grid:
+    """Pixel positions of a ``width``-pixel display on the import grid."""
+
+    width: int
+
+    @property
+    def columns(self) -> int:
+        return max(1, min(MAX_COLUMNS, math.ceil(self.width / COLUMN_PX)))
+
+    @property
+    def column_px(self) -> float:
+        return max(self.width, 1) / self.columns
+
+    def layout(self) -> dict[str, Any]:
+        return {"type": "grid", "columns": self.columns, "row_height": ROW_PX, "gap": 0}
+
+    def place(self, x: float, y: float, w: float, h: float) -> dict[str, int]:
+        """Grid x, y, w, h (1-based, spans) of a pixel rectangle."""
+        cols = self.columns
+        gx = min(cols, max(1, int(x // self.column_px) + 1))
+        gw = min(cols - gx + 1, max(1, round(w / self.column_px)))
+        gy = max(1, int(y // ROW_PX) + 1)
+        gh = min(MAX_ROWS_SPAN, max(1, round(h / ROW_PX)))
+        return {"x": gx, "y": min(gy, 100_000), "w": gw, "h": gh}
+
+
+def placeholder(
+    original: str, source: str, reason: str, w_px: int, h_px: int,
+    title: str = "", text: str = "",
+) -> dict[str, Any]:  # fmt: skip
+    """A placeholder widget (without its place)."""
+    options: dict[str, Any] = {"original": original[:200], "source": source,
+                               "reason": reason[:500], "width_px": max(0, int(w_px)),
+                               "height_px": max(0, int(h_px))}  # fmt: skip
+    if text:
+        options["text"] = text[:2000]
+    widget: dict[str, Any] = {"type": "placeholder", "options": options}
+    if title:
+        widget["title"] = title[:200]
+    return widget

@@ -1,0 +1,327 @@
+"""Phoebus Display Builder (``.bob``) and CS-Studio BOY (``.opi``) displays: XML
+of nested ``<widget>`` elements with pixel positions (a group's children relative
+to it), PV names, macros, rules and scripts. Parsed with defusedxml: a DTD,
+entity declarations and external references are refused."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator
+from typing import Any
+from xml.etree.ElementTree import Element, ParseError
+
+from defusedxml import DefusedXmlException
+from defusedxml.ElementTree import fromstring
+
+from synoptic_bus.importer.common import (
+    Grid,
+    Report,
+    ScreenImportError,
+    convert_channel,
+    expand,
+)
+
+OPI_PREFIX = "org.csstudio.opibuilder.widgets."
+
+#: Source type → (Synoptic type, options maker); a type not here is a placeholder.
+Mapper = Callable[[Element], dict[str, Any]]
+
+
+def _text(el: Element, tag: str, default: str = "") -> str:
+    child = el.find(tag)
+    return (child.text or "").strip() if child is not None and child.text else default
+
+
+def _num(el: Element, tag: str, default: float = 0.0) -> float:
+    try:
+        value = float(_text(el, tag) or default)
+    except ValueError:
+        return default
+    return value if math.isfinite(value) else default
+
+
+def _bool(el: Element, tag: str, default: bool = False) -> bool:
+    text = _text(el, tag).lower()
+    return default if not text else text == "true"
+
+
+def _label_options(el: Element) -> dict[str, Any]:
+    """Value only; the precision when the display fixes it (not from the PV)."""
+    options: dict[str, Any] = {"compact": True}
+    prec = _num(el, "precision", -1)
+    if 0 <= prec <= 17 and not _bool(el, "precision_from_pv", False):
+        options["prec"] = int(prec)
+    return options
+
+
+def _range_options(vertical: bool | None = None) -> Mapper:
+    def make(el: Element) -> dict[str, Any]:
+        options: dict[str, Any] = {}
+        from_pv = _bool(el, "limits_from_pv", True)
+        if not from_pv and el.find("minimum") is not None:
+            options["min"] = _num(el, "minimum")
+            options["max"] = _num(el, "maximum", 100.0)
+        if vertical is True or (vertical is None and not _bool(el, "horizontal", True)):
+            options["orientation"] = "vertical"
+        return options
+
+    return make
+
+
+def _none(el: Element) -> dict[str, Any]:
+    return {}
+
+
+def _led(el: Element) -> dict[str, Any]:
+    options: dict[str, Any] = {"compact": True}
+    bit = int(_num(el, "bit", -1))
+    if 0 <= bit <= 63:
+        options["bit"] = bit
+    return options
+
+
+def _input(el: Element) -> dict[str, Any]:
+    return {"kind": "number", "confirm": False}
+
+
+def _toggle(el: Element) -> dict[str, Any]:
+    return {"confirm": _bool(el, "confirm_dialog") or _bool(el, "show_confirm_dialog")}
+
+
+def _menu(el: Element) -> dict[str, Any]:
+    return {}
+
+
+BOB: dict[str, tuple[str, Mapper]] = {
+    "textupdate": ("label", _label_options),
+    "textentry": ("input", _input),
+    "led": ("led", _led),
+    "multi_state_led": ("led", _led),
+    "progressbar": ("bar", _range_options()),
+    "meter": ("gauge", _range_options(False)),
+    "gauge": ("gauge", _range_options(False)),
+    "tank": ("bar", _range_options(True)),
+    "thermometer": ("bar", _range_options(True)),
+    "bool_button": ("toggle", _toggle),
+    "checkbox": ("toggle", _toggle),
+    "combo": ("menu", _menu),
+    "choice": ("menu", _menu),
+    "radio": ("menu", _menu),
+    "slider": ("input", _input),
+    "scaledslider": ("input", _input),
+    "spinner": ("input", _input),
+    "scrollbar": ("input", _input),
+    "image": ("image", _none),
+}
+OPI: dict[str, tuple[str, Mapper]] = {
+    "TextUpdate": ("label", _label_options),
+    "TextInput": ("input", _input),
+    "LED": ("led", _led),
+    "ImageBoolIndicator": ("led", _led),
+    "progressbar": ("bar", _range_options()),
+    "MeterWidget": ("gauge", _range_options(False)),
+    "gauge": ("gauge", _range_options(False)),
+    "tank": ("bar", _range_options(True)),
+    "thermometer": ("bar", _range_options(True)),
+    "BoolButton": ("toggle", _toggle),
+    "checkbox": ("toggle", _toggle),
+    "combo": ("menu", _menu),
+    "choiceButton": ("menu", _menu),
+    "radioBox": ("menu", _menu),
+    "scaledslider": ("input", _input),
+    "spinner": ("input", _input),
+    "scrollbar": ("input", _input),
+    "intensityGraph": ("image", _none),
+}
+#: Containers: their children are placed relative to them.
+GROUPS = {"group", "groupingContainer"}
+LABELS = {"label", "Label"}
+BUTTONS = {"action_button", "ActionButton"}
+XY = {"xyplot", "xyGraph", "stripchart"}
+
+
+def parse_xml(data: bytes, file: str) -> Element:
+    """The root element; :class:`ScreenImportError` with the line for malformed
+    XML, and for any DTD, entity or external reference (refused, not expanded)."""
+    try:
+        return fromstring(data, forbid_dtd=True, forbid_entities=True,
+                          forbid_external=True)  # fmt: skip
+    except DefusedXmlException as exc:
+        raise ScreenImportError(file, f"refused: {exc}") from None
+    except ParseError as exc:
+        line = getattr(exc, "position", (None, None))[0]
+        raise ScreenImportError(file, f"malformed XML: {exc}", line) from None
+
+
+class DisplayImporter:
+    """One ``.bob`` or ``.opi`` display → widgets of a Synoptic screen."""
+
+    def __init__(self, file: str, kind: str, macros: dict[str, str]) -> None:
+        self.file = file
+        self.kind = kind  # "bob" | "opi"
+        self.macros = macros
+        self.report = Report(file, kind)
+        self.types = BOB if kind == "bob" else OPI
+
+    def type_of(self, el: Element) -> str:
+        if self.kind == "bob":
+            return el.get("type", "") or "widget"
+        return (el.get("typeId", "") or "widget").removeprefix(OPI_PREFIX)
+
+    def _macros_of(self, el: Element, inherited: dict[str, str]) -> dict[str, str]:
+        """The element's ``<macros>`` over ``inherited``; the command line's win."""
+        own = el.find("macros")
+        merged = {**inherited, **self.macros}
+        if own is not None:
+            for child in own:
+                if (
+                    child.tag != "include_parent_macros"
+                    and child.tag not in self.macros
+                ):
+                    merged[child.tag] = expand(child.text or "", merged, self.file)[0]
+        return merged
+
+    def convert(self, root: Element) -> dict[str, Any]:
+        if root.tag != "display":
+            raise ScreenImportError(self.file, f"not a display: root <{root.tag}>")
+        version = root.get("version", "")
+        if version and not version.startswith(("1.", "2.")):
+            raise ScreenImportError(self.file, f"unknown {self.kind} version {version}")
+        macros = self._macros_of(root, {})
+        width = int(_num(root, "width", 800)) or 800
+        grid = Grid(width)
+        widgets = list(self._widgets(root, 0.0, 0.0, macros, grid))
+        title = expand(_text(root, "name") or self.file, macros, self.file)[0]
+        screen: dict[str, Any] = {
+            "version": 1,
+            "title": (title or "Imported")[:200],
+            "description": f"Imported from {self.file} ({self.kind})"[:2000],
+            "layout": grid.layout(),
+            "widgets": widgets,
+        }
+        return screen
+
+    def _widgets(
+        self, parent: Element, ox: float, oy: float, macros: dict[str, str], grid: Grid
+    ) -> Iterator[dict[str, Any]]:
+        for el in parent.findall("widget"):
+            kind = self.type_of(el)
+            x, y = ox + _num(el, "x"), oy + _num(el, "y")
+            w, h = _num(el, "width", 100), _num(el, "height", 20)
+            local = (
+                self._macros_of(el, macros) if el.find("macros") is not None else macros
+            )
+            name = expand(_text(el, "name"), local, self.file)[0]
+            self._skipped(el, kind, name)
+            widget = self._one(el, kind, name, local, w, h)
+            widget.update(grid.place(x, y, w, h))
+            yield widget
+            if kind in GROUPS:
+                yield from self._widgets(el, x, y, local, grid)
+
+    def _skipped(self, el: Element, kind: str, name: str) -> None:
+        for rule in el.iterfind("rules/rule"):
+            prop = rule.get("prop_id", "?")
+            self.report.skipped.append(
+                f"rule {rule.get('name', '')!r} ({prop}) of {kind} {name!r}"
+            )
+        for script in el.iterfind("scripts/*"):
+            what = script.get("file") or script.get("pathString") or script.tag
+            self.report.skipped.append(f"script {what!r} of {kind} {name!r} (not run)")
+
+    def _pv(
+        self, el: Element, tag: str, macros: dict[str, str]
+    ) -> tuple[str | None, str]:
+        raw = _text(el, tag)
+        if not raw:
+            return None, f"no {tag}"
+        return convert_channel(expand(raw, macros, self.file)[0])
+
+    def _one(self, el: Element, kind: str, name: str, macros: dict[str, str],
+             w: float, h: float) -> dict[str, Any]:  # fmt: skip
+        text = expand(_text(el, "text"), macros, self.file)[0]
+        if kind in LABELS:
+            return self.report.mapped_as(
+                kind, {"type": "text", "options": {"text": text[:2000]}}
+            )
+        if kind in GROUPS:
+            widget: dict[str, Any] = {"type": "section"}
+            if name:
+                widget["title"] = name[:200]
+            return self.report.mapped_as(kind, widget)
+        if kind in BUTTONS:
+            return self._button(el, kind, name, text, macros, w, h)
+        if kind in XY:
+            return self._plot(el, kind, name, macros, w, h)
+        if kind not in self.types:
+            return self.report.placeholder_for(kind, "no Synoptic widget for this type", w, h,
+                                     name, text)  # fmt: skip
+        target, options_of = self.types[kind]
+        uri, why = self._pv(el, "pv_name", macros)
+        if uri is None:
+            return self.report.placeholder_for(kind, why, w, h, name, text)
+        widget = {"type": target, "channels": [uri]}
+        options = options_of(el)
+        if options:
+            widget["options"] = options
+        return self.report.mapped_as(kind, widget)
+
+    def _button(self, el: Element, kind: str, name: str, text: str,
+                macros: dict[str, str], w: float, h: float) -> dict[str, Any]:  # fmt: skip
+        for action in el.iterfind("actions/action"):
+            if action.get("type", "").lower() != "write_pv":
+                continue
+            uri, why = self._pv(action, "pv_name", macros)
+            if uri is None:
+                return self.report.placeholder_for(kind, why, w, h, name, text)
+            raw = expand(_text(action, "value"), macros, self.file)[0]
+            try:
+                value: Any = float(raw) if raw.strip() else 0
+                value = int(value) if float(value).is_integer() else value
+            except ValueError:
+                value = raw
+            options: dict[str, Any] = {"value": value, "confirm": False}
+            if text:
+                options["label"] = text[:80]
+            return self.report.mapped_as(kind, {"type": "button", "channels": [uri],
+                                       "options": options})  # fmt: skip
+        actions = [a.get("type", "?") for a in el.iterfind("actions/action")]
+        return self.report.placeholder_for(kind, f"actions not mapped: {', '.join(actions) or 'none'}",
+                                 w, h, name, text)  # fmt: skip
+
+    def _plot(self, el: Element, kind: str, name: str, macros: dict[str, str],
+              w: float, h: float) -> dict[str, Any]:  # fmt: skip
+        """An XY plot with an X PV → ``xy`` (X, then every trace's Y); without →
+        ``spectrum`` (arrays by index) for a ``.bob`` XY plot, ``trend`` for strip
+        charts and BOY XY graphs (time plots)."""
+        if self.kind == "bob":
+            pairs = [(_text(t, "x_pv"), _text(t, "y_pv"))
+                     for t in el.iterfind("traces/trace") if _text(t, "y_pv")]  # fmt: skip
+        else:
+            count = min(int(_num(el, "trace_count", 0)), 20)
+            pairs = [(_text(el, f"trace_{i}_x_pv"), _text(el, f"trace_{i}_y_pv"))
+                     for i in range(count) if _text(el, f"trace_{i}_y_pv")]  # fmt: skip
+        if not pairs:
+            return self.report.placeholder_for(kind, "no traces", w, h, name)
+        names = [y for _, y in pairs]
+        if pairs[0][0] and kind != "stripchart":
+            target, names = "xy", [pairs[0][0], *names]
+        else:
+            target = "spectrum" if kind == "xyplot" else "trend"
+        uris: list[str] = []
+        for raw in names:
+            uri, why = convert_channel(expand(raw, macros, self.file)[0])
+            if uri is None:
+                return self.report.placeholder_for(kind, why, w, h, name)
+            uris.append(uri)
+        widget: dict[str, Any] = {"type": target, "channels": uris}
+        if name:
+            widget["title"] = name[:200]
+        return self.report.mapped_as(kind, widget)
+
+
+def import_display(data: bytes, file: str, kind: str,
+                   macros: dict[str, str]) -> tuple[dict[str, Any], Report]:  # fmt: skip
+    """A ``.bob``/``.opi`` display's bytes → (screen, report)."""
+    importer = DisplayImporter(file, kind, macros)
+    return importer.convert(parse_xml(data, file)), importer.report

@@ -1,0 +1,163 @@
+"""Taranta dashboards (``.wj`` exports): JSON with a ``widget`` list, each with a
+``type`` (``ATTRIBUTE_DISPLAY`` …), a position and size in the editor's tiles
+(taken as :data:`TILE_PX` pixels) and ``inputs`` naming Tango devices and
+attributes (``{"device": "sys/tg_test/1", "attribute": "double_scalar"}``)."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from synoptic_bus.importer.common import (
+    Grid,
+    Report,
+    ScreenImportError,
+    convert_channel,
+    expand,
+)
+
+#: Pixels per Taranta tile (position and size units).
+TILE_PX = 15
+#: Widget type → Synoptic type, for widgets bound to one attribute.
+ONE_ATTRIBUTE = {
+    "ATTRIBUTE_DISPLAY": "label",
+    "ATTRIBUTE_WRITER": "input",
+    "ATTRIBUTE_WRITER_DROPDOWN": "menu",
+    "LED_DISPLAY": "led",
+    "BOOLEAN_DISPLAY": "led",
+    "ATTRIBUTE_DIAL": "gauge",
+    "ATTRIBUTE_BAR": "bar",
+    "SPECTRUM": "spectrum",
+    "SPECTRUM_2D": "spectrum",
+    "ATTRIBUTE_IMAGE": "image",
+    "IMAGE_DISPLAY": "image",
+    "BOOLEAN_CONTROLLER": "toggle",
+    "ATTRIBUTE_SWITCH": "toggle",
+}
+#: Widget types plotting several attributes in time.
+TRENDS = {"ATTRIBUTE_PLOT", "ATTRIBUTE_TRACE", "ATTRIBUTE_SCATTER"}
+
+
+def _number(value: Any, default: float = 0.0) -> float:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return default
+    return number if math.isfinite(number) else default
+
+
+class TarantaImporter:
+    """One dashboard → widgets of a Synoptic screen."""
+
+    def __init__(self, file: str, macros: dict[str, str], tango_host: str) -> None:
+        self.file = file
+        self.macros = macros
+        self.tango_host = tango_host
+        self.report = Report(file, "wj")
+
+    def _uri(self, attribute: Any) -> tuple[str | None, str]:
+        if not isinstance(attribute, dict):
+            return None, "no attribute"
+        device = expand(str(attribute.get("device") or ""), self.macros, self.file)[0]
+        name = expand(str(attribute.get("attribute") or ""), self.macros, self.file)[0]
+        if not device or not name:
+            return None, "no device or attribute"
+        if device.count("/") != 2:
+            return None, f"device name {device[:80]!r} is not domain/family/member"
+        return convert_channel(f"tango://{self.tango_host}/{device}/{name}")
+
+    def _one(
+        self, kind: str, inputs: dict[str, Any], w: float, h: float
+    ) -> dict[str, Any]:
+        if kind == "LABEL":
+            text = str(inputs.get("text", ""))[:2000]
+            return self.report.mapped_as(
+                kind, {"type": "text", "options": {"text": text}}
+            )
+        if kind == "BOX":
+            widget: dict[str, Any] = {"type": "section"}
+            if title := str(inputs.get("title", "") or ""):
+                widget["title"] = title[:200]
+            return self.report.mapped_as(kind, widget)
+        if kind == "DEVICE_STATUS":
+            device = inputs.get("device")
+            device_name = device.get("name") if isinstance(device, dict) else device
+            uri, why = self._uri({"device": device_name, "attribute": "State"})
+            if uri is None:
+                return self.report.placeholder_for(kind, why, w, h)
+            return self.report.mapped_as(kind, {"type": "label", "channels": [uri]})
+        if kind in ONE_ATTRIBUTE:
+            uri, why = self._uri(inputs.get("attribute"))
+            if uri is None:
+                return self.report.placeholder_for(kind, why, w, h)
+            target = ONE_ATTRIBUTE[kind]
+            widget = {"type": target, "channels": [uri]}
+            if target == "input":
+                widget["options"] = {"confirm": False}
+            return self.report.mapped_as(kind, widget)
+        if kind in TRENDS:
+            attributes = inputs.get("attributes")
+            entries = attributes if isinstance(attributes, list) else []
+            uris: list[str] = []
+            for entry in entries[:50]:
+                attribute = entry.get("attribute") if isinstance(entry, dict) else None
+                uri, why = self._uri(attribute)
+                if uri is None:
+                    return self.report.placeholder_for(kind, why, w, h)
+                uris.append(uri)
+            if not uris:
+                return self.report.placeholder_for(kind, "no attributes", w, h)
+            return self.report.mapped_as(kind, {"type": "trend", "channels": uris})
+        reason = ("commands are not supported" if "COMMAND" in kind
+                  else "no Synoptic widget for this type")  # fmt: skip
+        return self.report.placeholder_for(kind, reason, w, h)
+
+    def convert(self, doc: Any) -> dict[str, Any]:
+        if not isinstance(doc, dict) or not isinstance(doc.get("widget"), list):
+            raise ScreenImportError(
+                self.file, "not a Taranta dashboard: no 'widget' list"
+            )
+        raw_widgets = [w for w in doc["widget"] if isinstance(w, dict)]
+        right = max((_number(w.get("x")) + _number(w.get("width"), 1) for w in raw_widgets),
+                    default=40)  # fmt: skip
+        grid = Grid(int(right * TILE_PX) or 600)
+        widgets = []
+        for raw in sorted(
+            raw_widgets, key=lambda w: (_number(w.get("y")), _number(w.get("x")))
+        ):
+            kind = str(raw.get("type") or "WIDGET")[:100]
+            x, y = _number(raw.get("x")) * TILE_PX, _number(raw.get("y")) * TILE_PX
+            w = _number(raw.get("width"), 1) * TILE_PX
+            h = _number(raw.get("height"), 1) * TILE_PX
+            inputs = raw.get("inputs") if isinstance(raw.get("inputs"), dict) else {}
+            widget = self._one(kind, inputs, w, h)
+            widget.update(grid.place(x, y, w, h))
+            widgets.append(widget)
+        for variable in doc.get("variables") or []:
+            self.report.skipped.append(f"variable {str(variable)[:80]} (not supported)")
+        name = str(doc.get("name") or self.file)
+        return {
+            "version": 1,
+            "title": name[:200] or "Imported",
+            "description": f"Imported from {self.file} (wj)"[:2000],
+            "layout": grid.layout(),
+            "widgets": widgets,
+        }
+
+
+def import_taranta(data: bytes, file: str, macros: dict[str, str],
+                   tango_host: str) -> tuple[dict[str, Any], Report]:  # fmt: skip
+    """A ``.wj`` dashboard's bytes → (screen, report)."""
+    try:
+        doc = json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ScreenImportError(file, f"not UTF-8 (byte {exc.start})") from None
+    except json.JSONDecodeError as exc:
+        raise ScreenImportError(
+            file, f"malformed JSON: {exc.msg}", exc.lineno
+        ) from None
+    except RecursionError:
+        raise ScreenImportError(file, "JSON nested too deeply") from None
+    importer = TarantaImporter(file, macros, tango_host)
+    return importer.convert(doc), importer.report

@@ -1,0 +1,137 @@
+"""The importer (.bob, .opi, .wj → screen + coverage report): golden screens of
+the corpus, macros, placement, and bad input refused with the file and line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from synoptic_bus.importer import (
+    ScreenImportError,
+    import_screen,
+    parse_macro_args,
+    screen_name,
+)
+from synoptic_bus.importer.common import Grid, convert_channel, expand
+from synoptic_schemas.screens import validate_screen
+
+HERE = Path(__file__).resolve().parents[1] / "importer"
+CORPUS = sorted((HERE / "corpus").iterdir())
+
+
+@pytest.mark.parametrize("path", CORPUS, ids=lambda p: p.name)
+def test_corpus_matches_its_golden_screen_and_report(path: Path) -> None:
+    imported = import_screen(path.read_bytes(), path.name, tango_host="tango-cs:10000")
+    golden = json.loads((HERE / "golden" / f"{path.name}.json").read_text())
+    assert imported.screen == golden["screen"]
+    assert imported.report.as_dict() == golden["report"]
+    validate_screen(imported.screen)
+    placeholders = [w for w in imported.screen["widgets"] if w["type"] == "placeholder"]
+    assert len(placeholders) == sum(golden["report"]["placeholders"].values())
+    for widget in placeholders:  # never dropped: type and size kept
+        assert widget["options"]["original"] and widget["options"]["width_px"] > 0
+
+
+def test_bob_macros_rules_scripts_and_groups() -> None:
+    data = (HERE / "corpus" / "vacuum.bob").read_bytes()
+    imported = import_screen(data, "vacuum.bob", macros={"S": "SR02"})
+    channels = [c for w in imported.screen["widgets"] for c in w.get("channels", [])]
+    assert "ca://SR02:VA:PRESSURE" in channels  # the command line's macro wins
+    assert imported.screen["title"] == "SR02 vacuum"
+    report = imported.report
+    assert any("rule 'alarm colour'" in s for s in report.skipped)
+    assert any("(not run)" in s for s in report.skipped)
+    assert report.reasons["embedded"] == "no Synoptic widget for this type"
+    group = next(w for w in imported.screen["widgets"] if w["type"] == "section")
+    child = next(w for w in imported.screen["widgets"]
+                 if w.get("channels") == ["ca://SR02:VA:G1"])  # fmt: skip
+    assert group["x"] <= child["x"] and group["y"] <= child["y"]  # inside its group
+
+
+def test_a_500_widget_bob_imports_whole() -> None:
+    widgets = "".join(
+        f'<widget type="{("textupdate", "led", "rectangle")[i % 3]}" version="2.0.0">'
+        f"<name>W{i}</name><pv_name>$(P)PV{i}</pv_name><x>{i % 20 * 50}</x>"
+        f"<y>{i // 20 * 25}</y><width>48</width><height>22</height></widget>"
+        for i in range(500)
+    )
+    data = f'<display version="2.0.0"><width>1000</width>{widgets}</display>'.encode()
+    imported = import_screen(data, "big.bob", macros={"P": "BIG:"})
+    assert len(imported.screen["widgets"]) == 500
+    assert imported.report.placeholders == {"rectangle": 166}
+    assert imported.screen["layout"]["columns"] == 96
+
+
+@pytest.mark.parametrize(
+    ("data", "match"),
+    [
+        (
+            b'<?xml version="1.0"?><!DOCTYPE d [<!ENTITY a "aaaa"><!ENTITY b "&a;&a;&a;">]>'
+            b"<display>&b;</display>",
+            "refused",
+        ),
+        (
+            b'<?xml version="1.0"?><!DOCTYPE d [<!ENTITY x SYSTEM "file:///etc/passwd">]>'
+            b"<display>&x;</display>",
+            "refused",
+        ),
+        (
+            b'<display version="2.0.0">\n<widget type="led">\n<x>1</x>\n</display>',
+            r"big\.bob:4: malformed XML",
+        ),
+        (b'<display version="9.0.0"></display>', "unknown bob version 9.0.0"),
+        (b"<screen/>", "not a display"),
+        (
+            b'<display version="2.0.0"><macros><A>$(B)</A><B>$(A)</B></macros>'
+            b"<name>$(A)</name></display>",
+            "macro loop",
+        ),
+    ],
+    ids=["billion-laughs", "external-entity", "malformed", "version", "root", "loop"],
+)
+def test_bad_xml_is_refused_naming_the_file(data: bytes, match: str) -> None:
+    with pytest.raises(ScreenImportError, match=match) as info:
+        import_screen(data, "big.bob")
+    assert str(info.value).startswith("big.bob")
+
+
+def test_bad_files_of_other_kinds() -> None:
+    with pytest.raises(ScreenImportError, match=r"d\.wj:2: malformed JSON"):
+        import_screen(b'{\n"widget": [,]}', "d.wj")
+    with pytest.raises(ScreenImportError, match="no 'widget' list"):
+        import_screen(b'{"name": "x"}', "d.wj")
+    with pytest.raises(ScreenImportError, match="not UTF-8"):
+        import_screen(b'{"name": "\xff"}', "d.wj")
+    with pytest.raises(ScreenImportError, match=r"unknown format '\.edl'"):
+        import_screen(b"", "old.edl")
+    with pytest.raises(ScreenImportError, match="exceed the import limit"):
+        import_screen(b" " * (10 * 1024 * 1024 + 1), "huge.bob")
+    widgets = [{"type": "ATTRIBUTE_DISPLAY", "x": "a", "y": None, "inputs": "nope"},
+               {"type": "ATTRIBUTE_DISPLAY", "inputs": {"attribute": {"device": "a/b",
+                "attribute": "c"}}}, 7]  # fmt: skip
+    odd = import_screen(json.dumps({"widget": widgets}).encode(), "odd.wj")
+    assert odd.report.placeholders == {"ATTRIBUTE_DISPLAY": 2}
+
+
+def test_parts() -> None:
+    assert parse_macro_args(["P=SR01:", "Q="]) == {"P": "SR01:", "Q": ""}
+    with pytest.raises(ValueError, match="NAME=VALUE"):
+        parse_macro_args(["P"])
+    assert expand("$(P)X${Q}$(R=d)$(M)", {"P": "a:", "Q": "$(P)"}, "f") == (
+        "a:Xa:d$(M)",
+        ["M"],
+    )
+    assert convert_channel("SR:X") == ("ca://SR:X", "")
+    assert convert_channel("pva://SR:Y")[0] == "pva://SR:Y"
+    assert convert_channel("sim://sine")[0] == "sim://sine"
+    assert convert_channel("loc://x(1)") == (None, "local channels are not supported")
+    assert convert_channel("=`a`+1")[0] is None
+    assert convert_channel("$(P)X")[1].startswith("unresolved macro")
+    grid = Grid(1920)
+    assert grid.columns == 96 and grid.place(1900, 0, 500, 5000)["w"] == 1
+    assert grid.place(0, 0, 5000, 5000) == {"x": 1, "y": 1, "w": 96, "h": 200}
+    assert screen_name("SR01 main.bob") == "SR01_main"
+    assert screen_name("Ünïcode.opi") == "n_code"
+    assert screen_name("...bob") == "imported"
