@@ -433,6 +433,8 @@ def screens(r: Report) -> str:
             s["viewer_on_same_gateway"], "p99 ≤ 1000 ms"),
         row(f"`/api/channels` prefix search, {d['channels']} channels (HTTP)",
             d["search_http"], "≤ 50 ms"),
+        *([row(f"import of a {r['importer']['widgets']}-widget .bob, in process",
+               r["importer"]["import"], "≤ 200 ms")] if "importer" in r else []),
     ]  # fmt: skip
     header = ["what", "n", "p50 ms", "p95 ms", "p99 ms", "budget"]
     index = d["search_in_process"]

@@ -19,6 +19,12 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 
+from synoptic_bus.importer import (
+    MAX_SOURCE_BYTES,
+    ScreenImportError,
+    import_screen,
+    parse_macro_args,
+)
 from synoptic_bus.screens import (
     ConflictError,
     Entry,
@@ -80,27 +86,33 @@ def _int(value: Any, what: str) -> int:
     return value
 
 
-async def _read_body(request: Request) -> Any:
-    """The JSON body, at most :data:`MAX_BODY_BYTES`: 413 beyond (the rest of a
-    body up to 4 times the limit is read and dropped, so that the client reads
-    the answer instead of a reset connection)."""
+async def _read_raw(request: Request, limit: int) -> bytes:
+    """The body, at most ``limit`` bytes: 413 beyond (the rest of a body up to 4
+    times the limit is read and dropped, so that the client reads the answer
+    instead of a reset connection)."""
     length = request.headers.get("content-length")
-    if length and length.isdigit() and int(length) > 4 * MAX_BODY_BYTES:
+    if length and length.isdigit() and int(length) > 4 * limit:
         raise ApiError(413, "too_large", f"body of {length} bytes exceeds the limit "
-                       f"of {MAX_SCREEN_BYTES} bytes for a screen")  # fmt: skip
+                       f"of {limit} bytes")  # fmt: skip
     chunks: list[bytes] = []
     size = 0
     async for chunk in request.stream():
         size += len(chunk)
-        if size <= MAX_BODY_BYTES:
+        if size <= limit:
             chunks.append(chunk)
-        elif size > 4 * MAX_BODY_BYTES:
+        elif size > 4 * limit:
             break
-    if size > MAX_BODY_BYTES:
+    if size > limit:
         raise ApiError(413, "too_large", f"body of {size} bytes exceeds the limit "
-                       f"of {MAX_SCREEN_BYTES} bytes for a screen")  # fmt: skip
+                       f"of {limit} bytes")  # fmt: skip
+    return b"".join(chunks)
+
+
+async def _read_body(request: Request) -> Any:
+    """The JSON body of a screen write (at most :data:`MAX_BODY_BYTES`)."""
+    data = await _read_raw(request, MAX_BODY_BYTES)
     try:
-        return parse_json(b"".join(chunks), MAX_BODY_BYTES)
+        return parse_json(data, MAX_BODY_BYTES)
     except ScreenInvalidError as exc:
         raise ApiError(400, "bad_request", f"the body is {exc.reason}") from None
 
@@ -271,6 +283,28 @@ def add_screen_routes(app: FastAPI, gateway: Any) -> None:
         body = await asyncio.to_thread(dump_screen, entry.screen)
         return Response(body, media_type="application/json",
                         headers={"x-synoptic-revision": str(entry.revision)})  # fmt: skip
+
+    @app.post("/api/import")
+    async def convert_screen(request: Request) -> Response:
+        """Convert a ``.bob``/``.opi``/``.wj`` file (the body) into a screen and its
+        coverage report; nothing is stored (save it with ``PUT``)."""
+        principal(request)
+        query = request.query_params
+        file = query.get("file", "")
+        try:
+            macros = parse_macro_args(query.getlist("macro"))
+        except ValueError as exc:
+            raise ApiError(400, "bad_request", str(exc)) from None
+        data = await _read_raw(request, MAX_SOURCE_BYTES)
+        try:
+            imported = await asyncio.to_thread(
+                import_screen, data, file or "upload", macros=macros,
+                tango_host=query.get("tango_host") or None,
+            )  # fmt: skip
+        except ScreenImportError as exc:
+            raise ApiError(422, "unconvertible", str(exc), line=exc.line) from None
+        return JSONResponse({"name": imported.name, "screen": imported.screen,
+                             "report": imported.report.as_dict()})  # fmt: skip
 
     @app.get("/api/whoami")
     async def whoami(request: Request) -> Response:

@@ -6,7 +6,8 @@
   from sending each save to its ``screen`` frame arriving;
 - channel directory: 100,000 channels in the last-value stream; the first
   ``/api/channels`` (reads the stream's subjects), then prefix searches over HTTP
-  and the in-process index search alone.
+  and the in-process index search alone;
+- import of a 500-widget ``.bob`` (parse, map, validate) in process.
 
 Prints JSON (``--save``: benchmarks/results/screens.json).
 
@@ -25,6 +26,7 @@ from typing import Any
 
 from synoptic_benchmarks.report import add_save_option, emit, machine
 from synoptic_bus.connect import connect
+from synoptic_bus.importer import import_screen
 from synoptic_bus.natsserver import NatsServer
 from synoptic_bus.store import StoreConfig, ensure_store
 from synoptic_gateway.client import GatewayClient
@@ -117,7 +119,11 @@ async def directory(nats_url: str, gw: GatewayProc, channels: int) -> dict[str, 
     for uri in uris:
         await nc.publish(subjects.val(parse_channel(uri)), payload)
     await nc.flush(timeout=60)
-    await asyncio.sleep(0.5)  # let the stream store the last ones
+    js = nc.jetstream()
+    for _ in range(600):  # the stream stores the last ones (at most 60 s)
+        if (await js.stream_info(StoreConfig().stream)).state.num_subjects >= channels:
+            break
+        await asyncio.sleep(0.1)
     await nc.close()
 
     t0 = time.perf_counter()
@@ -155,6 +161,44 @@ async def directory(nats_url: str, gw: GatewayProc, channels: int) -> dict[str, 
     }
 
 
+BOB_KINDS = ("textupdate", "led", "textentry", "progressbar", "bool_button",
+             "rectangle", "label", "meter", "combo", "action_button")  # fmt: skip
+
+
+def sample_bob(widgets: int) -> bytes:
+    """A display of ``widgets`` widgets of ten kinds in groups of 50, with macros."""
+    parts = ['<display version="2.0.0"><name>$(S) overview</name>'
+             "<macros><S>SR01</S><P>$(S):</P></macros><width>1200</width>"]  # fmt: skip
+    for g in range(0, widgets, 50):
+        parts.append(f'<widget type="group" version="2.0.0"><name>G{g}</name>'
+                     f"<x>{g // 50 % 4 * 300}</x><y>{g // 200 * 400}</y>"
+                     "<width>300</width><height>400</height>")  # fmt: skip
+        for i in range(g + 1, min(g + 50, widgets)):
+            kind = BOB_KINDS[i % len(BOB_KINDS)]
+            action = ('<actions><action type="write_pv"><pv_name>$(P)R</pv_name>'
+                      "<value>1</value></action></actions>") if kind == "action_button" else ""  # fmt: skip
+            parts.append(f'<widget type="{kind}" version="2.0.0"><name>W{i}</name>'
+                         f"<pv_name>$(P)PV{i:04d}</pv_name><text>W{i}</text>{action}"
+                         f"<x>{i % 5 * 60}</x><y>{i % 50 // 5 * 40}</y>"
+                         "<width>55</width><height>30</height></widget>")  # fmt: skip
+        parts.append("</widget>")
+    parts.append("</display>")
+    return "".join(parts).encode()
+
+
+def importing(widgets: int, repeat: int = 20) -> dict[str, Any]:
+    """Time :func:`import_screen` of a ``widgets``-widget ``.bob``."""
+    data = sample_bob(widgets)
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        imported = import_screen(data, "overview.bob")
+        times.append(time.perf_counter() - t0)
+    return {"widgets": len(imported.screen["widgets"]), "bytes": len(data),
+            "mapped": sum(imported.report.mapped.values()),
+            "import": percentiles(times)}  # fmt: skip
+
+
 async def run(args: argparse.Namespace) -> dict[str, Any]:
     with NatsServer() as server, tempfile.TemporaryDirectory() as tmp:
         gateways: list[GatewayProc] = []
@@ -173,7 +217,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         finally:
             for gw in gateways:
                 gw.stop()
-    return {"saves": save, "directory": found}
+    return {"saves": save, "directory": found, "importer": importing(500)}
 
 
 def main() -> None:
@@ -191,6 +235,7 @@ def main() -> None:
         "load_avg_1m_end": machine()["load_avg_1m"],
         **results,
         "budgets": {
+            "import_500_bob_ms": 200,
             "save_round_trip_ms": 100,
             "viewer_p99_ms": 1000,
             "search_ms": 50,

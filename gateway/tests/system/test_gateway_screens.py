@@ -24,6 +24,9 @@ from synoptic_schemas import decode
 pytestmark = pytest.mark.system
 
 SECRET = "test-secret-of-at-least-32-bytes-long!"
+VACUUM_BOB = (
+    Path(__file__).resolve().parents[3] / "schemas/tests/importer/corpus/vacuum.bob"
+)
 SCREEN = {"title": "Seeded", "widgets": [{"type": "label", "channels": ["ca://S:A"]}]}
 
 
@@ -257,3 +260,26 @@ async def test_channel_directory(pair, publisher: Publisher, nc: NatsClient) -> 
     assert search(f"DIR{tag}", limit=1)["total"] == 3
     assert len(search(f"DIR{tag}", limit=1)["channels"]) == 1
     assert a.api("GET", "/api/channels?limit=0")[0] == 400
+
+
+async def test_import_converts_without_storing(pair) -> None:
+    a, _ = pair
+    data = VACUUM_BOB.read_bytes()
+    status, body, _ = a.api(
+        "POST", "/api/import?file=vacuum.bob&macro=S%3DSR05", data=data
+    )
+    assert status == 200, body
+    assert body["name"] == "vacuum" and body["screen"]["title"] == "SR05 vacuum"
+    assert body["report"]["placeholders"]["embedded"] == 1
+    assert a.api("GET", "/api/screens/vacuum")[0] == 404  # nothing stored
+    bomb = b'<!DOCTYPE d [<!ENTITY a "x">]><display>&a;</display>'
+    status, body, _ = a.api("POST", "/api/import?file=bomb.bob", data=bomb)
+    assert (
+        status == 422
+        and body["error"] == "unconvertible"
+        and "refused" in body["reason"]
+    )
+    status, body, _ = a.api("POST", "/api/import?file=x.bob&macro=nonsense", data=data)
+    assert status == 400
+    status, body, _ = a.api("POST", "/api/import?file=x.bob", data=b"<display>\n<x>")
+    assert status == 422 and body["line"] == 2

@@ -81,6 +81,7 @@ def import_screen(
 
 
 __all__ = [
+    "MAX_SOURCE_BYTES",
     "SUFFIXES",
     "Imported",
     "Report",

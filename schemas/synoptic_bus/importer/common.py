@@ -167,19 +167,13 @@ def convert_channel(name: str, default_scheme: str = "ca") -> tuple[str | None, 
 # ---------------------------------------------------------------- placement
 
 
-@dataclass(frozen=True)
 class Grid:
     """Pixel positions of a ``width``-pixel display on the import grid."""
 
-    width: int
-
-    @property
-    def columns(self) -> int:
-        return max(1, min(MAX_COLUMNS, math.ceil(self.width / COLUMN_PX)))
-
-    @property
-    def column_px(self) -> float:
-        return max(self.width, 1) / self.columns
+    def __init__(self, width: int) -> None:
+        self.width = width
+        self.columns = max(1, min(MAX_COLUMNS, math.ceil(width / COLUMN_PX)))
+        self.column_px = max(width, 1) / self.columns
 
     def layout(self) -> dict[str, Any]:
         return {"type": "grid", "columns": self.columns, "row_height": ROW_PX, "gap": 0}
