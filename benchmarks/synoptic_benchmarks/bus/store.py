@@ -1,7 +1,7 @@
 """Benchmark of the last-value store: memory vs file storage.
 
-For each storage type: core-NATS publish rate of value messages while the stream
-captures them, nats-server CPU during that, and the time to read the last values of
+For each storage type: core-NATS publish rate of value messages until the stream
+has stored them all, nats-server CPU during that, and the time to read the last values of
 1000 and 5000 channels with :func:`fetch_last` (median of 5). Prints JSON.
 
     .venv/bin/python -m synoptic_benchmarks.bus.store [--channels 5000] [--messages 200000]
@@ -11,16 +11,33 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import statistics
 import time
 
 import psutil
 
 from synoptic_benchmarks.report import add_save_option, emit, machine
-from synoptic_bus.connect import connect
+from synoptic_bus.connect import NatsClient, connect
 from synoptic_bus.natsserver import NatsServer
 from synoptic_bus.store import StoreConfig, ensure_store, fetch_last
 from synoptic_schemas import Subjects, encode, parse_channel
+
+
+async def stored(
+    nc: NatsClient, stream: str, messages: int, timeout: float = 60
+) -> None:
+    """Wait until the stream has taken in all ``messages`` published (its last
+    sequence): a core publish is acknowledged by nobody, and reading the store
+    before its ingest caught up would find channels missing."""
+    deadline = time.monotonic() + timeout
+    while True:
+        reply = await nc.request(f"$JS.API.STREAM.INFO.{stream}", b"", timeout=30)
+        if json.loads(reply.data)["state"]["last_seq"] >= messages:
+            return
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{stream} did not store {messages} messages")
+        await asyncio.sleep(0.005)
 
 
 async def measure(storage: str, channels: int, messages: int) -> dict[str, object]:
@@ -40,7 +57,7 @@ async def measure(storage: str, channels: int, messages: int) -> dict[str, objec
                               "st": "NO_ALARM", "seq": i // channels + 1, "ep": 1, "c": True})  # fmt: skip
             await nc.publish(names[i % channels], payload)
         await nc.flush()
-        await nc.request(f"$JS.API.STREAM.INFO.{config.stream}", b"", timeout=30)
+        await stored(nc, config.stream, messages)
         publish_s = time.perf_counter() - started
         server_cpu = proc.cpu_percent()
         reads = {}

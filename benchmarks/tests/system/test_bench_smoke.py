@@ -1,0 +1,60 @@
+"""Every ``make bench-*`` of the benchmarks home starts its real parts and prints
+one JSON report, with its smallest options (so a benchmark cannot rot unseen
+between two full runs). Figures are not judged here, only that they are there."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.system
+
+SHORT = ["--warmup", "1", "--window", "2"]
+
+
+def run(module: str, *args: str) -> dict[str, Any]:
+    argv = [sys.executable, "-m", f"synoptic_benchmarks.{module}", *args]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=110)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout)
+
+
+def test_store() -> None:
+    report = run("bus.store", "--channels", "1000", "--messages", "2000")
+    assert [r["storage"] for r in report["results"]] == ["memory", "file"]
+    assert all(r["read_1000_ms"] > 0 for r in report["results"])
+
+
+def test_epics_adapter() -> None:
+    report = run("epics.adapter", "--cases", "100x1", *SHORT)
+    (case,) = report["runs"]
+    assert case["channels_seen"] == 100 and case["published_updates_per_s"] > 0
+
+
+@pytest.mark.parametrize("source", ["auto", "synthetic"])
+def test_gateway_fanout(source: str) -> None:
+    report = run("gateway.fanout", "--cases", "1x100", "--source", source, *SHORT)
+    expected = "EPICS adapter" if source == "auto" else "synthetic"
+    assert expected in report["source"]  # auto: the adapters are installed here
+    (case,) = report["cases"]
+    assert case["case"] == "1x100" and case["delivered_per_s"] > 0
+
+
+def test_gateway_screen_open() -> None:
+    report = run("gateway.screen_open", "--channels", "100", "--repeat", "2")
+    assert report["results"] and report["machine"]["cpus"]
+
+
+def test_tango_adapter() -> None:
+    # (the throughput path, adapter -> NATS -> counting subscriber, is the EPICS
+    # case's: only the subscription timing here)
+    report = run("tango.adapter", "--subscription", "2x10", "--reps", "1",
+                 "--workers", "2", "--throughput")  # fmt: skip
+    (sub,) = report["subscription"]
+    assert sub["attributes"] == 20 and report["throughput"] == []
+    for client in ("adapter", "pytango_asyncread", "adapter_2_workers"):
+        assert sub[client]["subscribed_s"] > 0, client
