@@ -3,7 +3,7 @@
 With ``SYNOPTIC_TANGO_STAGES=1`` in the environment the supervisor, the workers
 and every device link print one line per stage of taking channels on, e.g.
 ``tango stage names bench/d/3 at 1795397487.214`` (wall-clock seconds), so that
-``bench/tango_workers.py`` can tell where the time from a demand to every
+``synoptic_benchmarks.tango.workers`` can tell where the time from a demand to every
 subscription live goes. Off by default: then :func:`stage` costs one test. No
 Tango import (the supervisor uses it).
 """

@@ -4,8 +4,8 @@ Workload (``../shared/peers.md``): a soft IOC of N counting ``calcout`` records 
 10 Hz (``synoptic sim ioc --no-extras``, each value the previous + 1, so a skipped
 count is a missed update). Against the same IOC, one after the other:
 
-- **Coniql 0.4.2** (its own app, ``gateway/peers/coniql_server.py``, run by the
-  Python of an isolated environment built from ``gateway/peers/coniql-requirements.txt``);
+- **Coniql 0.4.2** (its own app, ``benchmarks/coniql/coniql_server.py``, run by the
+  Python of an isolated environment built from ``benchmarks/coniql/coniql-requirements.txt``);
   clients speak GraphQL over WebSocket (``graphql-transport-ws``), one subscription
   per PV (:mod:`synoptic_benchmarks.peers.coniql_client`);
 - **Synoptic**: the EPICS adapter (every channel of the IOC configured), a real
