@@ -119,9 +119,10 @@ async def directory(nats_url: str, gw: GatewayProc, channels: int) -> dict[str, 
     for uri in uris:
         await nc.publish(subjects.val(parse_channel(uri)), payload)
     await nc.flush(timeout=60)
-    js = nc.jetstream()
+    info = f"$JS.API.STREAM.INFO.{StoreConfig().stream}"
     for _ in range(600):  # the stream stores the last ones (at most 60 s)
-        if (await js.stream_info(StoreConfig().stream)).state.num_subjects >= channels:
+        reply = await nc.request(info, b"", timeout=10)
+        if json.loads(reply.data)["state"].get("num_subjects", 0) >= channels:
             break
         await asyncio.sleep(0.1)
     await nc.close()
