@@ -283,3 +283,37 @@ async def test_import_converts_without_storing(pair) -> None:
     assert status == 400
     status, body, _ = a.api("POST", "/api/import?file=x.bob", data=b"<display>\n<x>")
     assert status == 422 and body["line"] == 2
+
+
+async def test_nats_down_serves_the_cache_refuses_writes_and_recovers(
+    tmp_path: Path,
+) -> None:
+    seed = tmp_path / "seed"
+    seed.mkdir()
+    (seed / "kept.json").write_text(json.dumps(SCREEN))
+    server = NatsServer(store_dir=tmp_path / "js").start()
+    gw = start_gateway(server.url, "--screens", str(seed), "--anonymous-screens", "*")
+    try:
+        status, listed, _ = await until(
+            lambda: (r := gw.api("GET", "/api/screens"))[0] == 200 and r
+        )
+        revision = listed[0]["revision"]
+        server.stop()
+        await until(lambda: gw.api("GET", "/readyz")[0] == 503)
+        assert gw.api("GET", "/api/screens/kept")[1] == SCREEN  # from the cache
+        status, body, _ = gw.api("PUT", "/api/screens/kept", {
+            "screen": SCREEN, "base_revision": revision})  # fmt: skip
+        assert status == 503 and body["error"] == "store_unavailable"
+        server.start()  # same port, same JetStream folder
+        await until(lambda: gw.api("GET", "/readyz")[0] == 200, timeout=30)
+        async with GatewayClient(gw.ws_url) as viewer:
+            await viewer.watch(["kept"])
+            status, saved, _ = await until(lambda: (r := gw.api(
+                "PUT", "/api/screens/kept", {"screen": {**SCREEN, "title": "Back"},
+                "base_revision": revision}))[0] == 200 and r, timeout=30)  # fmt: skip
+            frame = await viewer.wait_screen(lambda f: f["rev"] == saved["revision"])
+            assert frame["name"] == "kept"
+        assert gw.api("GET", "/api/screens/kept")[1]["title"] == "Back"
+    finally:
+        gw.stop()
+        server.close()
