@@ -112,6 +112,8 @@ BOB: dict[str, tuple[str, Mapper]] = {
     "spinner": ("input", _input),
     "scrollbar": ("input", _input),
     "image": ("image", _none),
+    "thumbwheel": ("input", _input),
+    "table": ("table", _none),
 }
 OPI: dict[str, tuple[str, Mapper]] = {
     "TextUpdate": ("label", _label_options),
@@ -132,9 +134,12 @@ OPI: dict[str, tuple[str, Mapper]] = {
     "spinner": ("input", _input),
     "scrollbar": ("input", _input),
     "intensityGraph": ("image", _none),
+    "ThumbWheel": ("input", _input),
 }
 #: Containers: their children are placed relative to them.
 GROUPS = {"group", "groupingContainer"}
+#: Plain frames, drawn as an untitled section.
+FRAMES = {"rectangle", "Rectangle", "RoundedRectangle"}
 LABELS = {"label", "Label"}
 BUTTONS = {"action_button", "ActionButton"}
 XY = {"xyplot", "xyGraph", "stripchart"}
@@ -244,9 +249,9 @@ class DisplayImporter:
             return self.report.mapped_as(
                 kind, {"type": "text", "options": {"text": text[:2000]}}
             )
-        if kind in GROUPS:
+        if kind in GROUPS or kind in FRAMES:
             widget: dict[str, Any] = {"type": "section"}
-            if name:
+            if name and kind in GROUPS:
                 widget["title"] = name[:200]
             return self.report.mapped_as(kind, widget)
         if kind in BUTTONS:

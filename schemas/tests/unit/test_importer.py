@@ -52,7 +52,7 @@ def test_bob_macros_rules_scripts_and_groups() -> None:
 
 def test_a_500_widget_bob_imports_whole() -> None:
     widgets = "".join(
-        f'<widget type="{("textupdate", "led", "rectangle")[i % 3]}" version="2.0.0">'
+        f'<widget type="{("textupdate", "led", "ellipse")[i % 3]}" version="2.0.0">'
         f"<name>W{i}</name><pv_name>$(P)PV{i}</pv_name><x>{i % 20 * 50}</x>"
         f"<y>{i // 20 * 25}</y><width>48</width><height>22</height></widget>"
         for i in range(500)
@@ -60,7 +60,7 @@ def test_a_500_widget_bob_imports_whole() -> None:
     data = f'<display version="2.0.0"><width>1000</width>{widgets}</display>'.encode()
     imported = import_screen(data, "big.bob", macros={"P": "BIG:"})
     assert len(imported.screen["widgets"]) == 500
-    assert imported.report.placeholders == {"rectangle": 166}
+    assert imported.report.placeholders == {"ellipse": 166}
     assert imported.screen["layout"]["columns"] == 96
 
 
