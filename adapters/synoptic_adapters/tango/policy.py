@@ -74,12 +74,19 @@ class DeviceTime:
         self._tokens -= end - start
         self.total += end - start
         self._spans.append((start, end))
+        self._forget(end)
+
+    def _forget(self, now: float) -> None:
+        """Drop the intervals that ended before the window (memory stays bounded
+        whether or not anyone asks for the fraction)."""
+        since = now - WINDOW
+        while self._spans and self._spans[0][1] <= since:
+            self._spans.popleft()
 
     def fraction(self, now: float) -> float:
         """Share of the last :data:`WINDOW` seconds the device spent on us."""
         since = now - WINDOW
-        while self._spans and self._spans[0][1] <= since:
-            self._spans.popleft()
+        self._forget(now)
         busy = sum(min(end, now) - max(start, since) for start, end in self._spans)
         return max(0.0, busy) / WINDOW
 

@@ -53,3 +53,11 @@ def test_the_bucket_holds_expensive_reads_until_the_device_time_is_paid_back() -
     assert budget.allows(50.0)
     budget.spent(50.0, 50.01)
     assert budget.allows(50.5)  # cheap reads barely draw
+
+
+def test_device_time_keeps_only_the_window() -> None:
+    spent = DeviceTime(0.1, now=0.0)
+    for second in range(10_000):  # never asked for the fraction
+        spent.spent(float(second), second + 0.01)
+    assert len(spent._spans) <= WINDOW + 1
+    assert spent.total == pytest.approx(100.0)
