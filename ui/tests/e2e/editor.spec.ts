@@ -243,3 +243,62 @@ test('with NATS down the editor says so and keeps the draft; the save goes throu
   expect(await savedRevision(page, r1)).toBeGreaterThan(r1);
   expect(await page.evaluate(() => localStorage.getItem('synoptic.draft:e2e-down'))).toBeNull();
 });
+
+test('canvas gestures: drag to move, the corner to resize, rubber band, align, copy/paste, undo/redo', async ({ page, stack }) => {
+  await openEditor(page, stack, '');
+  await drop(page, 'led', 1, 1);
+  await drop(page, 'led', 4, 3);
+  await drop(page, 'led', 8, 5);
+  const items = page.locator('.ed-item');
+  await expect(items).toHaveCount(3);
+  const canvas = page.getByTestId('canvas');
+  const cb = (await canvas.boundingBox())!;
+  const pitch = (cb.width + 4) / 12;
+
+  // drag the second LED two cells right and one down
+  const second = items.nth(1);
+  const b = (await second.boundingBox())!;
+  await page.mouse.move(b.x + b.width / 2, b.y + b.height / 2);
+  await page.mouse.down();
+  for (let k = 1; k <= 10; k++) await page.mouse.move(b.x + b.width / 2 + (k * 2 * pitch) / 10, b.y + b.height / 2 + (k * 34) / 10);
+  await page.mouse.up();
+  await expect(second).toHaveAttribute('data-x', '6');
+  await expect(second).toHaveAttribute('data-y', '4');
+
+  // resize it by its corner handle: two cells wider
+  const handle = second.locator('.ed-handle');
+  const h = (await handle.boundingBox())!;
+  await page.mouse.move(h.x + 4, h.y + 4);
+  await page.mouse.down();
+  await page.mouse.move(h.x + 4 + pitch, h.y + 4, { steps: 4 });
+  await page.mouse.move(h.x + 4 + 2 * pitch, h.y + 4, { steps: 4 });
+  await page.mouse.up();
+  await expect(page.locator('input[data-prop="w"]')).toHaveValue('4');
+
+  // a rubber band over all three from empty space, then align their tops
+  await page.mouse.move(cb.x + 11.5 * pitch, cb.y + 2);
+  await page.mouse.down();
+  await page.mouse.move(cb.x + 2, cb.y + 8 * 34, { steps: 8 });
+  await page.mouse.up();
+  await expect(page.locator('.ed-item.selected')).toHaveCount(3);
+  await page.getByRole('button', { name: '⤒ top' }).click();
+  for (const i of [0, 1, 2]) await expect(items.nth(i)).toHaveAttribute('data-y', '1');
+
+  // copy, paste (one cell down and right), delete the pasted ones; undo and redo by keys
+  await canvas.focus();
+  await page.keyboard.press('Control+c');
+  await page.keyboard.press('Control+v');
+  await expect(items).toHaveCount(6);
+  await expect(page.locator('.ed-item.selected')).toHaveCount(3);
+  await expect(page.locator('.ed-item.selected').first()).toHaveAttribute('data-y', '2');
+  await page.keyboard.press('Delete');
+  await expect(items).toHaveCount(3);
+  await page.keyboard.press('Control+z');
+  await expect(items).toHaveCount(6);
+  await page.keyboard.press('Control+Shift+z');
+  await expect(items).toHaveCount(3);
+  for (let k = 0; k < 6; k++) await page.keyboard.press('Control+z'); // delete, paste, align, resize, move, 3rd drop
+  await expect(items).toHaveCount(2);
+  await expect(items.nth(1)).toHaveAttribute('data-x', '4');
+  await expect(items.nth(1)).toHaveAttribute('data-y', '3');
+});

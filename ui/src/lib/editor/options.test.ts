@@ -29,3 +29,14 @@ describe('property fields from the screen schema', () => {
     expect(parseValue('On')).toBe('On');
   });
 });
+
+describe('palette', () => {
+  it('offers every widget type but the importer’s placeholder, each with a hint', async () => {
+    const { PALETTE } = await import('./palette');
+    const types = PALETTE.map((p) => p.type);
+    expect(types).toContain('section');
+    expect(types).not.toContain('placeholder');
+    expect(types.length).toBe(WIDGET_TYPES.length - (WIDGET_TYPES.includes('placeholder') ? 1 : 0));
+    for (const p of PALETTE) expect(p.hint, p.type).not.toBe('');
+  });
+});

@@ -24,4 +24,7 @@ const HINTS: Record<string, string> = {
   placeholder: 'an imported widget without a mapping',
 };
 
-export const PALETTE: readonly { type: string; hint: string }[] = WIDGET_TYPES.map((type) => ({ type, hint: HINTS[type] ?? '' }));
+/** Types a screen may hold but nobody places by hand (an importer's stand-in for what it could not map). */
+const NOT_IN_PALETTE = new Set(['placeholder']);
+
+export const PALETTE: readonly { type: string; hint: string }[] = WIDGET_TYPES.filter((t) => !NOT_IN_PALETTE.has(t)).map((type) => ({ type, hint: HINTS[type] ?? '' }));
