@@ -33,8 +33,10 @@ SECTION_SCHEMA: dict[str, Any] = {
             **_SECONDS,
         },
         "confirm_period": {
-            "description": "Seconds between reads of attributes whose event "
-            "subscription is not confirmed yet.",
+            "description": "Longest idle wait of a device's read lane, s "
+            "(attributes whose subscription is not confirmed are no longer read "
+            "meanwhile: their first values come with the subscription and one "
+            "read of the device's polling buffer).",
             **_SECONDS,
         },
         "read_timeout": {"description": "Timeout of every read, s.", **_SECONDS},
