@@ -302,3 +302,23 @@ test('canvas gestures: drag to move, the corner to resize, rubber band, align, c
   await expect(items.nth(1)).toHaveAttribute('data-x', '4');
   await expect(items.nth(1)).toHaveAttribute('data-y', '3');
 });
+
+test('a screen the schema refuses is not stored; the refusal names the widget, which is outlined and selected', async ({ page, stack }) => {
+  await openEditor(page, stack, '');
+  await drop(page, 'text', 1, 1);
+  await drop(page, 'gauge', 1, 2); // a gauge needs its channel: left unbound
+  await page.locator('.ed-item[data-type="text"]').click();
+  await page.getByTestId('new-name').fill('e2e-invalid');
+  await page.getByRole('button', { name: 'Save' }).click();
+  const invalid = page.getByTestId('invalid');
+  await expect(invalid).toContainText('/widgets/1');
+  await expect(page.locator('.ed-item[data-type="gauge"]')).toHaveClass(/invalid/);
+  await expect(page.locator('.ed-item[data-type="gauge"]')).toHaveClass(/selected/);
+  await expect(page.getByTestId('save-state')).toHaveText('unsaved changes');
+  const res = await page.request.get(`${stack.baseUrl}/api/screens/e2e-invalid`);
+  expect(res.status()).toBe(404); // nothing written
+  // bound, it saves
+  await bind(page, 'DEMO:NOI', stack.pv('NOISE'));
+  await save(page, 'now valid');
+  await expect(invalid).toHaveCount(0);
+});
