@@ -8,7 +8,7 @@ PY := $(VENV)/bin/python
 export UV_PYTHON_DOWNLOADS := never
 export UV_PROJECT_ENVIRONMENT := $(VENV)
 
-.PHONY: help install lock lint fmt test test-py demo bench bench-store bench-epics bench-pva bench-pva-image bench-tango bench-gateway
+.PHONY: help install lock lint fmt test test-py demo bench bench-history bench-store bench-epics bench-pva bench-pva-image bench-tango bench-gateway
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | column -t -s $$'\t'
@@ -40,7 +40,7 @@ demo: install ui-build ## run the whole system in the foreground (Ctrl-C stops i
 
 BENCH_ARGS ?=
 
-bench: bench-store bench-epics bench-pva bench-tango bench-gateway bench-ui ## every benchmark (JSON on stdout; BENCH_ARGS=--save also writes benchmarks/results/NAME.json; docs/benchmarks.md)
+bench: bench-store bench-epics bench-pva bench-tango bench-gateway bench-history bench-ui ## every benchmark (JSON on stdout; BENCH_ARGS=--save also writes benchmarks/results/NAME.json; docs/benchmarks.md)
 
 bench-store: install ## last-value store: publish rate, batched reads of 1000/5000 channels, memory vs file
 	$(PY) -m synoptic_benchmarks.bus.store $(BENCH_ARGS)
@@ -57,6 +57,9 @@ bench-pva-image: install ui-build /usr/bin/chromium ## a 1024x1024 16-bit image 
 
 bench-tango: install ## Tango adapter subscription time, throughput, latency (BENCH_ARGS=--harm: no harm to a standard device, beside a bare PyTango client)
 	$(PY) -m synoptic_benchmarks.tango.adapter $(BENCH_ARGS)
+
+bench-history: install ## trend history: 100 ch x 15 min read+reduce, 20 trends x 1 h opened, live p99 under a 50-request storm (JSON)
+	$(PY) -m synoptic_benchmarks.history.bench $(BENCH_ARGS)
 
 bench-gateway: install ## gateway fan-out against the peers' workload
 	$(PY) -m synoptic_benchmarks.gateway.fanout $(BENCH_ARGS)

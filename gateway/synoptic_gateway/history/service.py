@@ -47,6 +47,8 @@ class HistoryService:
         self._slots = asyncio.Semaphore(settings.hist_concurrency)
         self.requests = 0
         self.points_out = 0
+        #: values read from the backends, in all (before the reduction)
+        self.values_in = 0
 
     async def start(self) -> None:
         for backend in (self._bus, self._archive):
@@ -118,6 +120,7 @@ class HistoryService:
             read, sources = await self._read(list(channels.values()), t0_ns, t1_ns, px)
         finally:
             self._slots.release()
+        self.values_in += sum(len(e.cols) for e in read.values() if e.cols is not None)
         entries = {**fixed, **read}
         ordered = [entries.get(u) or entries.get(_norm(u)) for u in uris]
         series = await asyncio.to_thread(_reduce_all, ordered, t0_ns, t1_ns, px)

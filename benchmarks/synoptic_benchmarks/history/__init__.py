@@ -1,0 +1,1 @@
+"""History benchmark: bus history read, reduction, trend opens, live latency under a storm."""

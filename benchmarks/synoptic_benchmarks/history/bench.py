@@ -1,0 +1,306 @@
+"""History benchmark (``make bench-history``): JSON on stdout.
+
+Cases, against a real nats-server with the history stream filled first:
+
+- ``read_reduce``: one ``hist`` request of 100 channels x 15 min at 10 Hz (900 000
+  values) answered by the gateway's history service in this process: wall and CPU
+  time of the read, the decoding and the reduction (px 1000).
+- ``open_trends``: a screen of 20 trends, each 1 h of one channel at 10 Hz, opened
+  through a real gateway on one connection as the UI does (at most
+  ``hist_in_flight`` requests in flight, the rest queued): when each trend's
+  history has arrived after the open.
+- ``storm``: live delivery latency (source stamp -> client) of 5 viewers of 100
+  channels at 10 Hz, first alone, then while 50 history requests (25 connections
+  x 2 in flight, 2 channels x 1 h each) run; p50/p99 of both windows.
+
+``--scale`` shrinks every data set (0.05 for a smoke run).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import statistics
+import sys
+import time
+from typing import Any
+
+import numpy as np
+
+from synoptic_benchmarks.report import add_save_option, emit, machine
+from synoptic_bus.connect import NatsClient, connect
+from synoptic_bus.history import HistoryConfig, ensure_history
+from synoptic_bus.natsserver import NatsServer
+from synoptic_bus.store import StoreConfig, ensure_store
+from synoptic_gateway.auth import Principal
+from synoptic_gateway.client import GatewayClient
+from synoptic_gateway.history.busbackend import BusHistory
+from synoptic_gateway.history.service import HistoryService
+from synoptic_gateway.settings import Settings
+from synoptic_gateway.testing import start_gateway
+from synoptic_schemas import Subjects, encode, parse_channel
+
+SUBJECTS = Subjects()
+RATE_HZ = 10
+
+
+def _uris(tag: str, n: int) -> list[str]:
+    return [f"ca://BH:{tag}{k:03d}" for k in range(n)]
+
+
+async def fill(nc: NatsClient, uris: list[str], seconds: float) -> tuple[int, int, int]:
+    """As many values per channel as ``seconds`` at 10 Hz hold, published as fast as
+    the history stream takes them, stamped with the time they are published (the
+    stream keeps time by when it stored a message: a range read needs the two
+    alike); returns (values, first and last stamp in ns)."""
+    js = nc.jetstream()
+    n = int(seconds * RATE_HZ)
+    subjects = [SUBJECTS.val(parse_channel(u)) for u in uris]
+    before = (await js.stream_info("CS_HIST")).state.messages
+    sent = 0
+    first = time.time_ns()
+    for i in range(n):
+        t = time.time_ns()
+        for k, subject in enumerate(subjects):
+            msg = {"ver": 1, "v": float(np.sin(i / 300 + k)), "t": t, "sev": 0,
+                   "st": "", "seq": i + 1, "ep": 1, "c": True}  # fmt: skip
+            await nc.publish(subject, encode(msg))
+        sent += len(subjects)
+        if sent % 20_000 < len(subjects):
+            await _caught_up(nc, before + sent)
+    await _caught_up(nc, before + sent)
+    return sent, first, time.time_ns()
+
+
+async def _caught_up(nc: NatsClient, count: int, timeout: float = 120.0) -> None:
+    js = nc.jetstream()
+    async with asyncio.timeout(timeout):
+        while (await js.stream_info("CS_HIST")).state.messages < count:  # noqa: ASYNC110 - a stream count has no event
+            await asyncio.sleep(0.05)
+
+
+async def read_reduce(url: str, uris: list[str], t0_ms: float, t1_ms: float) -> dict:
+    settings = Settings(nats_url=url, hist_max_points=5_000_000, hist_timeout=120)
+    service = HistoryService(settings, BusHistory(url, "cs", "bench-history"))
+    await service.start()
+    principal = Principal(name="bench", read=("*",), write=(), expires=None)
+    runs = []
+    try:
+        for run in range(3):
+            frame = {"op": "hist", "id": run, "ch": uris, "t0": t0_ms, "t1": t1_ms,
+                     "px": 1000}  # fmt: skip
+            wall, cpu = time.perf_counter(), time.process_time()
+            values_before = service.values_in
+            answer = await service.answer(frame, principal)
+            runs.append(
+                {
+                    "wall_ms": round((time.perf_counter() - wall) * 1e3, 1),
+                    "cpu_ms": round((time.process_time() - cpu) * 1e3, 1),
+                    "points_out": sum(len(t) for t in answer["t"] if t is not None),
+                    "values_in": service.values_in - values_before,
+                    "errors": sum(e is not None for e in answer["err"]),
+                }
+            )
+    finally:
+        await service.close()
+    return {
+        "channels": len(uris),
+        "values_read": sum(r["values_in"] for r in runs[:1]),
+        "runs": runs,
+        "median_wall_ms": statistics.median(r["wall_ms"] for r in runs),
+        "median_cpu_ms": statistics.median(r["cpu_ms"] for r in runs),
+        "target_ms": 200,
+    }
+
+
+async def open_trends(ws_url: str, uris: list[str], t0_ms: float, t1_ms: float) -> dict:
+    async with GatewayClient([ws_url]) as client:
+        limit = int((client.hello or {}).get("limits", {}).get("hist_in_flight", 2))
+        slots = asyncio.Semaphore(limit)
+        opened = time.perf_counter()
+
+        async def one(uri: str) -> tuple[float, int, Any]:
+            async with slots:
+                traces = await client.history([uri], t0_ms, t1_ms, px=800)
+            trace = traces[uri]
+            n = 0 if trace.t is None else len(trace.t)
+            return (time.perf_counter() - opened) * 1e3, n, trace.err
+
+        results = await asyncio.gather(*(one(u) for u in uris))
+    drawn = sorted(r[0] for r in results)
+    return {
+        "trends": len(uris),
+        "hist_in_flight": limit,
+        "drawn_after_open_ms": [round(x, 1) for x in drawn],
+        "last_drawn_ms": round(drawn[-1], 1),
+        "points_per_trend": statistics.median(r[1] for r in results),
+        "errors": sum(r[2] is not None for r in results),
+        "target_ms": 500,
+    }
+
+
+async def _live_window(
+    nc: NatsClient, live: list[str], seconds: float, seq: list[int]
+) -> None:
+    """Publish the live channels at 10 Hz with fresh stamps for ``seconds``
+    (``seq`` goes on across windows: the gateway drops what is not newer)."""
+    subjects = [SUBJECTS.val(parse_channel(u)) for u in live]
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        seq[0] += 1
+        for subject in subjects:
+            msg = {"ver": 1, "v": float(seq[0]), "t": time.time_ns(), "sev": 0,
+                   "st": "", "seq": seq[0], "ep": 2, "c": True}  # fmt: skip
+            await nc.publish(subject, encode(msg))
+        await nc.flush()
+        await asyncio.sleep(1 / RATE_HZ)
+
+
+def _pcts(samples: list[int]) -> dict:
+    if not samples:
+        return {"n": 0}
+    a = np.array(samples) / 1e6
+    return {"n": len(a), "p50_ms": round(float(np.percentile(a, 50)), 2),
+            "p99_ms": round(float(np.percentile(a, 99)), 2)}  # fmt: skip
+
+
+async def storm(
+    nc: NatsClient, ws_url: str, hist_uris: list[str], t0_ms: float, t1_ms: float,
+    seconds: float,
+) -> dict:  # fmt: skip
+    live = _uris("L", 100)
+    latencies: list[int] = []
+    recording = [False]
+    seq = [0]
+
+    viewers = [GatewayClient([ws_url]) for _ in range(5)]
+    for viewer in viewers:
+        await viewer.connect()
+
+        def on_update(_sub: Any, _i: list[int], values: list[Any], v=viewer) -> None:
+            if recording[0]:
+                latencies.extend(v.received_ns - x["t"] for x in values)
+
+        await viewer.subscribe(live, on_update=on_update)
+    try:
+        recording[0] = True
+        await _live_window(nc, live, seconds, seq)
+        alone = _pcts(latencies)
+        latencies.clear()
+        # the storm runs in a process of its own: its decoding must not slow the
+        # viewers measured here
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "synoptic_benchmarks.history.bench", "--storm-client",
+            json.dumps({"url": ws_url, "uris": hist_uris, "t0": t0_ms, "t1": t1_ms}),
+            stdout=asyncio.subprocess.PIPE,
+        )  # fmt: skip
+        assert proc.stdout is not None
+        await proc.stdout.readline()  # connected
+        await _live_window(nc, live, seconds, seq)
+        during = _pcts(latencies)
+        result = json.loads(await proc.stdout.readline() or b"{}")
+        await proc.wait()
+        answered, errors, storm_s = (
+            result.get("answered", 0),
+            result.get("errors", 50),
+            result.get("s", 0.0),
+        )
+    finally:
+        recording[0] = False
+        for viewer in viewers:
+            await viewer.close()
+    ratio = (
+        round(during["p99_ms"] / alone["p99_ms"], 2)
+        if alone.get("p99_ms") and during.get("p99_ms")
+        else None
+    )
+    return {
+        "viewers": len(viewers), "live_channels": len(live), "window_s": seconds,
+        "alone": alone, "during_storm": during, "p99_ratio": ratio,
+        "storm_requests": 50, "answered": answered, "errors": errors,
+        "storm_s": round(storm_s, 1), "target_p99_ratio": 1.1,
+    }  # fmt: skip
+
+
+async def storm_client(params: dict) -> None:
+    """50 history requests from 25 connections, 2 in flight each; prints a line when
+    connected and one JSON line when all are answered."""
+    clients = [GatewayClient([params["url"]]) for _ in range(25)]
+    for c in clients:
+        await c.connect()
+    print("connected", flush=True)
+    uris = params["uris"]
+    answered = errors = 0
+
+    async def one(client: GatewayClient, k: int) -> None:
+        nonlocal answered, errors
+        pair = [uris[k % len(uris)], uris[(k + 1) % len(uris)]]
+        try:
+            traces = await client.history(
+                pair, params["t0"], params["t1"], px=800, timeout=120
+            )
+            answered += 1
+            errors += sum(t.err is not None for t in traces.values())
+        except Exception:
+            errors += 1
+
+    started = time.perf_counter()
+    await asyncio.gather(
+        *(one(c, 2 * i + j) for i, c in enumerate(clients) for j in range(2))
+    )
+    elapsed = round(time.perf_counter() - started, 1)
+    print(
+        json.dumps({"answered": answered, "errors": errors, "s": elapsed}), flush=True
+    )
+    for c in clients:
+        await c.close()
+
+
+async def run(args: argparse.Namespace) -> dict:
+    report: dict[str, Any] = {"machine": machine(), "scale": args.scale}
+    with NatsServer() as server:
+        nc = await connect(server.url, name="bench-history")
+        await ensure_store(nc, StoreConfig())
+        await ensure_history(nc, HistoryConfig(max_bytes=4 << 30))
+        a_uris, b_uris = _uris("A", 100), _uris("B", 20)
+        filled = time.perf_counter()
+        a_n, a0, a1 = await fill(nc, a_uris, 900 * args.scale)
+        b_n, b0, b1 = await fill(nc, b_uris, 3600 * args.scale)
+        report["values_stored"] = a_n + b_n
+        report["fill_s"] = round(time.perf_counter() - filled, 1)
+        a_range = (a0 / 1e6 - 1, a1 / 1e6 + 1)
+        b_range = (b0 / 1e6 - 1, b1 / 1e6 + 1)
+        report["read_reduce"] = await read_reduce(server.url, a_uris, *a_range)
+        gateway = start_gateway(server.url, "--hist-timeout", "120")
+        try:
+            report["open_trends"] = await open_trends(gateway.ws_url, b_uris, *b_range)
+            report["storm"] = await storm(
+                nc, gateway.ws_url, b_uris, *b_range, args.window
+            )
+        finally:
+            gateway.stop()
+            with contextlib.suppress(Exception):
+                await nc.close()
+    report["load_avg_1m_end"] = machine()["load_avg_1m"]
+    return report
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--scale", type=float, default=1.0,
+                        help="fraction of every data set (1: the full workload)")  # fmt: skip
+    parser.add_argument("--window", type=float, default=10.0,
+                        help="seconds of live latency measured alone and under the storm")  # fmt: skip
+    parser.add_argument("--storm-client", help=argparse.SUPPRESS)
+    add_save_option(parser)
+    args = parser.parse_args()
+    if args.storm_client:
+        asyncio.run(storm_client(json.loads(args.storm_client)))
+        return
+    emit("history", asyncio.run(run(args)), save=args.save, indent=2)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,25 @@
+"""The history benchmark runs end to end on a tiny workload and reports every case."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+
+def test_history_bench_smoke() -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "synoptic_benchmarks.history.bench", "--scale", "0.01",
+         "--window", "1"],
+        capture_output=True, text=True, timeout=300, check=True,
+    )  # fmt: skip
+    report = json.loads(out.stdout)
+    read = report["read_reduce"]
+    assert read["channels"] == 100 and all(r["errors"] == 0 for r in read["runs"])
+    assert read["runs"][0]["points_out"] == read["values_read"]  # fits: all of it
+    trends = report["open_trends"]
+    assert trends["trends"] == 20 and trends["errors"] == 0
+    assert len(trends["drawn_after_open_ms"]) == 20
+    storm = report["storm"]
+    assert storm["alone"]["n"] > 0 and storm["during_storm"]["n"] > 0
+    assert storm["answered"] == 50
