@@ -51,6 +51,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--churn-ms", type=int)
     parser.add_argument("--slow", type=int, help="slow consumer sockets")
     parser.add_argument("--slow-read-bps", type=int)
+    parser.add_argument("--waveform-points", type=int,
+                        help="channels are f8 arrays of this many points")  # fmt: skip
+    parser.add_argument("--pts", type=int,
+                        help="viewers ask for at most this many points (sub.pts; 0: "
+                        "full arrays)")  # fmt: skip
     parser.add_argument("--out", type=Path, help="result folder")
     parser.add_argument("--echo", action="store_true", help="echo server output")
     return parser.parse_args(argv)
@@ -59,7 +64,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def make_plan(args: argparse.Namespace) -> Plan:
     values = dict(DEFAULTS[args.scenario])
     for key in ("vus", "channels", "rate", "format", "screen_channels",
-                "screen_count", "storm_s", "churn_ms", "slow", "slow_read_bps"):  # fmt: skip
+                "screen_count", "storm_s", "churn_ms", "slow", "slow_read_bps",
+                "waveform_points", "pts"):  # fmt: skip
         if getattr(args, key) is not None:
             values[key] = getattr(args, key)
     if args.duration is not None:
@@ -94,6 +100,7 @@ def run(args: argparse.Namespace) -> dict[str, object]:
         channels=plan.channels, rate=plan.rate, nats_nodes=args.nats_nodes,
         gateways=0 if urls else int(args.gateways), gateway_urls=urls, echo=args.echo,
         phased=not plan.in_phase, source=args.source,
+        waveform_points=plan.waveform_points,
     )  # fmt: skip
     stamp = time.strftime("%Y%m%d-%H%M%S")
     out_dir = args.out or LOADTEST / "results" / f"{plan.scenario}-{stamp}"

@@ -31,6 +31,8 @@ class Plan:
     screens: list[list[str]] = field(default_factory=list)
     window_ms: int = 1000
     nats_nodes: int = 1  # 3: a cluster, where one snapshot gap is tolerated
+    waveform_points: int = 0  # > 0: every channel is an f8 array of this many points
+    pts: int = 0  # > 0: viewers ask for at most this many points (sub.pts)
 
     @property
     def script(self) -> Path:
@@ -64,6 +66,8 @@ DEFAULTS: dict[str, dict[str, object]] = {
               "churn_ms": 500},
     "slow": {"vus": 10, "channels": 100, "rate": 10, "duration_s": 45,
              "format": "msgpack", "slow": 5, "slow_read_bps": 8192},
+    "waveform": {"vus": 20, "channels": 1, "rate": 1, "duration_s": 30,
+                 "format": "msgpack", "waveform_points": 100_000, "pts": 1024},
 }  # fmt: skip
 
 

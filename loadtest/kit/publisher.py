@@ -6,7 +6,8 @@ counter as ``v``, the publish time as ``t`` (ns) and a per-channel ``seq`` under
 epoch, so viewers count gaps and latency exactly. Metadata is published once per
 channel, and the last-value stream is created, before the readiness line; a
 heartbeat goes out every second (``cs.hb.loadtest-publisher``) so gateways know the
-source is alive and never mark its channels stale::
+source is alive and never mark its channels stale. ``--waveform N`` makes every
+value an ``f8`` array of N points instead (the waveform scenario)::
 
     publisher ready: 100 channels at 10.0 Hz
 
@@ -21,6 +22,8 @@ import contextlib
 import json
 import signal
 import time
+
+import numpy as np
 
 from synoptic_bus.connect import connect
 from synoptic_bus.store import StoreConfig, ensure_store
@@ -70,9 +73,18 @@ async def _beat(nc: object, subjects: Subjects, epoch: int, count: int,
 
 
 async def publish(
-    url: str, count: int, rate: float, prefix: str, replicas: int, phased: bool
+    url: str,
+    count: int,
+    rate: float,
+    prefix: str,
+    replicas: int,
+    phased: bool,
+    waveform: int = 0,
 ) -> None:
-    """Publish until SIGTERM/SIGINT, then print the totals as JSON."""
+    """Publish until SIGTERM/SIGINT, then print the totals as JSON. ``waveform``
+    > 0: each value is an ``f8`` array of that many points (a moving sine), not a
+    counter."""
+    wave = np.sin(np.arange(waveform) / 900.0) if waveform > 0 else None
     subjects = Subjects(prefix)
     channels = [parse_channel(uri) for uri in channel_uris(count)]
     val_subjects = [subjects.val(ch) for ch in channels]
@@ -83,6 +95,8 @@ async def publish(
     for channel in channels:
         meta = {"ver": SCHEMA_VERSION, "dt": "i8", "shape": [], "w": False, "t": now,
                 "ep": epoch, "unit": "count", "desc": "load-test counter"}  # fmt: skip
+        if wave is not None:
+            meta |= {"dt": "f8", "shape": [len(wave)], "desc": "load-test waveform"}
         await nc.publish(subjects.meta(channel), encode(meta))
     await nc.flush()
     stop = asyncio.Event()
@@ -108,7 +122,8 @@ async def publish(
         if slot == 0:
             seq += 1
         t = time.time_ns()
-        msg = encode({"ver": SCHEMA_VERSION, "v": seq, "t": t, "sev": 0, "st": "",
+        v = seq if wave is None else np.roll(wave, 97 * seq)
+        msg = encode({"ver": SCHEMA_VERSION, "v": v, "t": t, "sev": 0, "st": "",
                       "seq": seq, "ep": epoch, "c": True})  # fmt: skip
         for subject in by_slot[slot]:
             await nc.publish(subject, msg)
@@ -138,10 +153,18 @@ def main() -> None:
     parser.add_argument("--phased", action=argparse.BooleanOptionalAction, default=True,
                         help="spread channels over the period (default) or publish "
                         "all at once")  # fmt: skip
+    parser.add_argument("--waveform", type=int, default=0,
+                        help="values are f8 arrays of this many points (0: counters)")  # fmt: skip
     args = parser.parse_args()
     asyncio.run(
         publish(
-            args.nats, args.channels, args.rate, args.prefix, args.replicas, args.phased
+            args.nats,
+            args.channels,
+            args.rate,
+            args.prefix,
+            args.replicas,
+            args.phased,
+            args.waveform,
         )
     )
 

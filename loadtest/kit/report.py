@@ -28,7 +28,7 @@ _COUNTERS = {
     "snapshot_gaps": "snapshot_gaps", "update_regressions": "regressions", "protocol_errors": "errors",
     "unexpected_closes": "unexpected_closes", "missed_updates": "missed",
     "screens_opened": "screens_opened", "screens_closed": "screens_closed",
-    "resnaps": "resnaps",
+    "resnaps": "resnaps", "data_received": "bytes_received",
 }  # fmt: skip
 
 
@@ -230,6 +230,9 @@ def build(plan: Plan, stack_info: dict, k6: K6Result, series: dict[str, Series],
             "k6_cpu_us_per_update": round(k6_cpu / 100 * 1e6 / deliveries_per_s, 2)
             if deliveries_per_s else None,
             "machine_cpu_pct": procs.get("machine", {}).get("cpu_avg_pct"),
+            # every byte k6 received (frames and handshakes) per viewer per second
+            "bytes_per_s_per_viewer": round(
+                metrics["bytes_received"] / duration / max(1, plan.vus)),  # type: ignore[operator]
         },
         "processes": procs,
         "timeseries": {

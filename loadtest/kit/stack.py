@@ -35,6 +35,7 @@ class StackConfig:
     nats_nodes: int = 1
     source: str = "synthetic"  # or "epics": simulated IOC + EPICS adapter
     phased: bool = True  # synthetic source: spread channels over the period
+    waveform_points: int = 0  # synthetic source: f8 arrays of this many points
     echo: bool = False
 
 
@@ -106,7 +107,8 @@ def start_source(stack: Stack, config: StackConfig) -> None:
     argv = [sys.executable, str(KIT / "publisher.py"), "--nats", stack.nats_urls[0],
             "--channels", str(config.channels), "--rate", str(config.rate),
             "--replicas", str(len(stack.nats)),
-            "--phased" if config.phased else "--no-phased"]  # fmt: skip
+            "--phased" if config.phased else "--no-phased",
+            "--waveform", str(config.waveform_points)]  # fmt: skip
     publisher = stack.add("source", Process("publisher", argv, echo=config.echo))
     publisher.wait_for(r"publisher ready", 60)
     stack.channel_uris = channel_uris(config.channels)

@@ -33,6 +33,8 @@ export function codec(format) {
   };
 }
 
-export const sub = (id, channels) => ({ op: 'sub', id, ch: channels });
+/** A `sub`; `pts` > 0 asks for every channel's arrays at most that many points (sub.pts). */
+export const sub = (id, channels, pts = 0) =>
+  pts > 0 ? { op: 'sub', id, ch: channels, pts: Object.fromEntries(channels.map((u) => [u, pts])) } : { op: 'sub', id, ch: channels };
 export const unsub = (id, sid) => ({ op: 'unsub', id, sid });
 export const ping = (id) => ({ op: 'ping', id });

@@ -40,7 +40,8 @@ class Group {
  * Options: url (gateway base URL), format ('msgpack' | 'json'), screens (list of
  * channel-URI lists, opened one after the other as `churnMs` passes, or all at once
  * when churnMs is 0), holdMs, role (tag: 'healthy' …), startedAt (ms, scenario
- * start, for latency windows), windowMs.
+ * start, for latency windows), windowMs, pts (> 0: arrays at most that many
+ * points, sub.pts).
  */
 export function viewer(o) {
   const c = codec(o.format);
@@ -77,7 +78,7 @@ export function viewer(o) {
     screenIndex++;
     const id = nextId++;
     requests[id] = first ? createdAt : Date.now();
-    ws.send(c.encode(sub(id, channels)));
+    ws.send(c.encode(sub(id, channels, o.pts || 0)));
   }
 
   function screenReady(group, now) {

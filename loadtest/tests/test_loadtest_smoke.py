@@ -102,3 +102,20 @@ def test_fanout_over_two_gateways_on_a_nats_cluster(tmp_path: Path) -> None:
     assert metrics["screens_opened"] == viewers
     assert metrics["updates"] >= viewers * channels * rate * seconds / 2
     assert result["processes"]["gateway"]["cpu_avg_pct"] > 0
+
+
+def test_waveform_smoke_reports_bytes_per_viewer_full_and_reduced(
+    tmp_path: Path,
+) -> None:
+    """The waveform scenario: viewers of a 100 000-point array at 1 Hz, full and
+    with sub.pts 1024; the report's bytes/s per viewer show the difference."""
+    common = ("--vus", "3", "--rate", "1", "--duration", "6")
+    full = run_scenario(tmp_path / "full", "waveform", *common, "--pts", "0")
+    reduced = run_scenario(tmp_path / "reduced", "waveform", *common, "--pts", "1024")
+    for result in (full, reduced):
+        assert_clean(result)
+        assert result["metrics"]["updates"] >= 3 * 3  # >= half of 6 s at 1 Hz each
+    full_bps = full["throughput"]["bytes_per_s_per_viewer"]
+    reduced_bps = reduced["throughput"]["bytes_per_s_per_viewer"]
+    assert full_bps > 400_000  # ~800 kB per update
+    assert reduced_bps < 40_000  # ~12 kB per update
