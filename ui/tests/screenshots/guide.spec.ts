@@ -1,6 +1,6 @@
 /** Screenshots for docs/user-guide.md (run by `make ui-screenshots`): live values in
  * a quick look, a write asking for confirmation and its result, the EPICS 7 screen,
- * the screen editor and a screen's history. */
+ * the screen editor and a screen's history, a trend opened with its history. */
 import { join } from 'node:path';
 import { expect, openScreen, test, widget } from '../e2e/fixtures';
 import { ROOT } from '../e2e/stack';
@@ -36,6 +36,14 @@ test('screenshots for the user guide', async ({ page, stack }) => {
   await expect(image.locator('[data-role=info]')).toHaveText(/^1024×1024 · auto \d+\.\.\d+$/);
   await expect(widget(page, 'table', stack.pva('TABLE')).locator('tbody tr').first()).toBeVisible();
   await page.screenshot({ path: out('guide-epics7-demo'), fullPage: true });
+
+  // a trend opens with its recent history drawn (the bus keeps it), then goes on live
+  await openScreen(page, stack, 'epics-demo');
+  const trend = page.locator('[data-widget="trend"]').first();
+  await expect.poll(async () => Number(await trend.locator('.w-trend').getAttribute('data-points')), { timeout: 30_000 }).toBeGreaterThan(40);
+  await page.reload(); // opened again: drawn from history at once
+  await expect.poll(async () => Number(await trend.locator('.w-trend').getAttribute('data-history-points')), { timeout: 30_000 }).toBeGreaterThan(40);
+  await trend.screenshot({ path: out('guide-trend-history') });
 
   // the screen editor: a trend selected, its properties beside the grid
   await page.goto(`${stack.baseUrl}/?access_token=${stack.token('e2e-engineer', ['*'], ['*'])}#/edit/epics-demo`);
