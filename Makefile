@@ -53,7 +53,7 @@ bench-pva: install ## PV Access adapter beside the CA adapter (updates/s, CPU pe
 
 bench-pva-image: install ui-build /usr/bin/chromium ## a 1024x1024 16-bit image at 10 Hz through adapter and gateway: to Python clients, then painted in Chromium
 	$(PY) -m synoptic_benchmarks.pva.image $(BENCH_ARGS)
-	cd ui && node_modules/.bin/playwright test --config bench/playwright.bench.config.ts bench/image.bench.ts
+	set -o pipefail; cd ui && node_modules/.bin/playwright test --config bench/playwright.bench.config.ts bench/image.bench.ts $(if $(findstring --save,$(BENCH_ARGS)),| tee ../benchmarks/results/pva-image-browser.json.tmp && mv ../benchmarks/results/pva-image-browser.json.tmp ../benchmarks/results/pva-image-browser.json)
 
 bench-tango: install ## Tango adapter subscription time, throughput, latency (BENCH_ARGS=--harm: no harm to a standard device, beside a bare PyTango client)
 	$(PY) -m synoptic_benchmarks.tango.adapter $(BENCH_ARGS)

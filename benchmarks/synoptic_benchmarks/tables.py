@@ -446,6 +446,64 @@ def screens(r: Report) -> str:
     return provenance(r) + _table(header, rows) + first
 
 
+def pva(r: Report) -> str:
+    rows = []
+    for pair in r["throughput"]:
+        for proto in ("ca", "pva"):
+            x = pair[proto]
+            cpu = x["adapter_cpu_percent_total"]
+            per_core = _per_core(x["published_updates_per_s"], cpu)
+            ratio = pair["pva_over_ca_cpu_per_update"] if proto == "pva" else None
+            rows.append([
+                f"{x['records']} × {x['rate_hz']:g} Hz", proto.upper(),
+                _num(x["published_updates_per_s"], 0), _num(x["gaps"], 0),
+                _num(x["seq_gaps"], 0), f"{_num(cpu)} %",
+                _num(x["adapter_cpu_us_per_update"]),
+                f"{ratio:.2f}×" if ratio else "1",
+                _pair(x["latency_ms"]["p50"], x["latency_ms"]["p99"]),
+                _num(per_core, 0), _times(per_core, UPDATES_PER_CORE_S["PVWS"]),
+            ])  # fmt: skip
+    header = ["PVs × rate", "adapter", "published/s", "gaps", "seq gaps",
+              "adapter CPU", "µs CPU per update", "CPU per update vs CA",
+              "latency p50 / p99 ms", "updates per core-second",
+              "vs PVWS (30–40k)"]  # fmt: skip
+    first = _table(
+        ["first values of", "adapter", "connected", "p50 / p99 / all (s)", "goal"],
+        [[str(f["channels"]), f["protocol"].upper(), str(f["connected"]),
+          " / ".join(_num(f["first_value_s"][k], 2) for k in ("p50", "p99", "all")),
+          "≤ 1 s"] for f in r["first_values"]],
+    )  # fmt: skip
+    return provenance(r) + _table(header, rows) + "\n" + first
+
+
+def pva_image(r: Report) -> str:
+    rows = []
+    for x in r["runs"]:
+        cpu = x["cpu_percent_of_a_core"]
+        fps = x["images_per_s_per_client"]
+        rows.append([
+            str(x["clients"]), _num(x["images_per_s_on_the_bus"]),
+            f"{_num(min(fps))}–{_num(max(fps))}" if len(fps) > 1 else _num(fps[0]),
+            _pair(x["latency_ms"]["p50"], x["latency_ms"]["p99"]),
+            f"{_num(cpu['gateway'])} %", f"{_num(cpu['adapter'])} %",
+            f"{_num(cpu['nats_server'])} %", f"{_num(cpu['simulator'])} %",
+        ])  # fmt: skip
+    header = ["clients", "images/s on the bus", "images/s per client",
+              "latency p50 / p99 ms", "gateway CPU (goal ≤ 20 %)", "adapter CPU",
+              "nats-server CPU", "simulator CPU"]  # fmt: skip
+    return provenance(r) + _table(header, rows)
+
+
+def pva_browser(r: Report) -> str:
+    row = [r["image"], _num(r["images_received_per_s"]), _num(r["images_painted_per_s"]),
+           f"{_num(r['gateway_cpu_percent_of_a_core'])} %",
+           _num(r["renderer_main_thread_ms_per_image"]),
+           _num(r["renderer_script_ms_per_image"])]  # fmt: skip
+    header = ["image", "received/s", "painted/s (goal ≥ 10)", "gateway CPU",
+              "renderer main thread ms per image", "of it script ms"]  # fmt: skip
+    return provenance(r) + _table(header, [row])
+
+
 #: Table name → (results file, function making the table).
 def history(r: Report) -> str:
     """Trend history: the read and reduction, 20 trends opened, live p99 under a storm."""
@@ -478,6 +536,9 @@ TABLES: dict[str, tuple[str, Callable[[Report], str]]] = {
     "history": ("history", history),
     "store": ("store", store),
     "epics": ("epics", epics),
+    "pva": ("pva", pva),
+    "pva-image": ("pva-image", pva_image),
+    "pva-browser": ("pva-image-browser", pva_browser),
     "tango-subscription": ("tango", tango_subscription),
     "tango-throughput": ("tango", tango_throughput),
     "tango-harm": ("tango-harm", tango_harm),

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 import pytest
@@ -23,6 +24,7 @@ from synoptic_bus.natsserver import NatsServer
 from synoptic_schemas import (
     SCHEMA_VERSION,
     Subjects,
+    decode_audit,
     decode_heartbeat,
     decode_meta,
     decode_value,
@@ -253,3 +255,41 @@ async def test_arrays_over_the_limit_get_a_status_and_nothing_half(
         assert counter["c"] and counter["sev"] == 0
     finally:
         limited.close()
+
+
+async def test_writes_through_a_gateway_are_granted_and_audited_as_for_ca(
+    nats_server: NatsServer, nc: NatsClient, adapter: EpicsAdapter, sim: SimPva
+) -> None:
+    import jwt
+
+    from synoptic_gateway.client import GatewayClient
+    from synoptic_gateway.testing import start_gateway
+
+    secret = "pva-test-secret-of-at-least-32-bytes!"
+    gateway = start_gateway(nats_server.url, "--jwt-secret", secret)
+    audits: list[dict] = []
+
+    async def on_audit(msg: Any) -> None:
+        audits.append(decode_audit(msg.data))
+
+    await nc.subscribe("cs.audit.pva", cb=on_audit)
+    await nc.flush()
+    sp, ro, mode = sim.uri("SP"), sim.uri("SP:RO"), sim.uri("MODE")
+    grant = jwt.encode(
+        {"sub": "alice", "exp": int(time.time()) + 600, "read": ["*"],
+         "write": [sp, ro]},
+        secret,
+    )  # fmt: skip
+    try:
+        async with GatewayClient(gateway.ws_url, token=grant) as client:
+            assert (await client.put(sp, 12.0))["ok"] is True
+            refused = await client.put(ro, 1.0)  # granted here, refused by the server
+            assert (refused["ok"], refused["err"]) == (False, "access")
+            denied = await client.put(mode, "On")  # no grant
+            assert (denied["ok"], denied["err"]) == (False, "denied")
+        await eventually(lambda: len(audits) >= 3)
+    finally:
+        gateway.stop()
+    by_channel = {a["ch"]: a for a in audits}
+    assert by_channel[sp]["ok"] is True and by_channel[sp]["who"] == "alice"
+    assert by_channel[ro]["err"] == "access" and by_channel[mode]["err"] == "denied"

@@ -79,7 +79,8 @@ async def _watch(
 
         return update
 
-    opened = [GatewayClient(ws_url) for _ in range(clients)]
+    # a short receive queue, as a browser has: a late frame is dropped, not queued
+    opened = [GatewayClient(ws_url, max_queue=4) for _ in range(clients)]
     for client in opened:
         await client.connect()
     for k, client in enumerate(opened):
