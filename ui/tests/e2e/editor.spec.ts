@@ -322,3 +322,36 @@ test('a screen the schema refuses is not stored; the refusal names the widget, w
   await save(page, 'now valid');
   await expect(invalid).toHaveCount(0);
 });
+
+test('a section carries the widgets inside it when dragged; viewers see it framed with its title', async ({ page, browser, stack }) => {
+  await openEditor(page, stack, '');
+  await drop(page, 'section', 1, 1);
+  await page.locator('input[data-prop="title"]').fill('Vacuum');
+  await page.locator('input[data-prop="title"]').press('Enter');
+  await drop(page, 'led', 2, 2); // inside the section (6 × 4 cells from 1,1)
+  await bind(page, 'DEMO:STA', stack.pv('STATE'));
+  await drop(page, 'led', 9, 2); // outside it
+  await bind(page, 'DEMO:MOD', stack.pv('MODE'));
+  const section = page.locator('.ed-item[data-type="section"]');
+  const inside = page.locator('.ed-item[data-type="led"]').first();
+  const outside = page.locator('.ed-item[data-type="led"]').nth(1);
+  const pitch = ((await page.getByTestId('canvas').boundingBox())!.width + 4) / 12;
+  const b = (await section.boundingBox())!;
+  await page.mouse.move(b.x + b.width - 10, b.y + b.height - 20); // on the section, beside its LED
+  await page.mouse.down();
+  await page.mouse.move(b.x + b.width - 10, b.y + b.height - 20 + 2 * 34, { steps: 6 });
+  await page.mouse.move(b.x + b.width - 10 + pitch, b.y + b.height - 20 + 2 * 34, { steps: 6 });
+  await page.mouse.up();
+  await expect(section).toHaveAttribute('data-y', '3');
+  await expect(section).toHaveAttribute('data-x', '2');
+  await expect(inside).toHaveAttribute('data-y', '4');
+  await expect(inside).toHaveAttribute('data-x', '3');
+  await expect(outside).toHaveAttribute('data-y', '2'); // not in it: stays
+  await page.getByTestId('new-name').fill('e2e-section');
+  await save(page, 'a section');
+  const viewer = await (await browser.newContext()).newPage();
+  await viewer.goto(`${stack.baseUrl}/#/screen/e2e-section`);
+  await expect(viewer.locator('[data-widget="section"]')).toContainText('Vacuum');
+  await expect(viewer.locator(`[data-widget="led"][data-channel="${stack.pv('STATE')}"] [data-role=value]`).first()).toHaveAttribute('data-stale', 'false');
+  await viewer.context().close();
+});
