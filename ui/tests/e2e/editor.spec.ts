@@ -4,62 +4,8 @@
  * bind channels through the picker, save and see it live elsewhere; conflicts,
  * revert, draft recovery, delete, and no edit controls without the grant.
  */
-import type { Browser, Page } from '@playwright/test';
-import { expect, openScreen, test } from './fixtures';
-import type { Stack } from './stack';
-
-/**
- * An editor page for `name` ('' = a new screen) as a user granted every screen.
- * The channel directory lists the channels the bus knows (the last-value store):
- * the demo screen is viewed first, so that the adapter monitors its channels.
- */
-async function openEditor(page: Page, stack: Stack, name: string, user = 'alice'): Promise<void> {
-  await openScreen(page, stack, 'epics-demo');
-  await page.goto(`${stack.baseUrl}/?access_token=${stack.token(user, ['*'], ['*'])}#/${name ? `edit/${name}` : 'new'}`);
-  await expect(page.getByTestId('editor')).toBeVisible();
-  await expect(page.getByTestId('connection')).toHaveAttribute('data-state', 'live');
-}
-
-/** Drop a palette item on the canvas at grid cell (x, y) (1-based; 30 px rows + 4 px gap). */
-async function drop(page: Page, type: string, x: number, y: number): Promise<void> {
-  const canvas = page.getByTestId('canvas');
-  const box = (await canvas.boundingBox())!;
-  const pitch = (box.width + 4) / 12;
-  await page.locator(`[data-palette="${type}"]`).dragTo(canvas, { targetPosition: { x: (x - 1) * pitch + pitch / 2, y: (y - 1) * 34 + 10 } });
-}
-
-/** Bind the selected widget's (next) channel through the picker: type, see the live preview, Enter. */
-async function bind(page: Page, search: string, uri: string): Promise<void> {
-  const picker = page.getByRole('combobox', { name: 'add channel' });
-  await picker.fill(search);
-  await expect(page.getByRole('option', { name: uri, exact: true })).toBeVisible();
-  await page.getByRole('option', { name: uri, exact: true }).hover();
-  await expect(page.getByTestId('picker-preview')).toContainText(uri);
-  await expect(page.getByTestId('picker-preview').locator('[data-role=preview-value]')).not.toHaveText(/^\s*—\s*$/); // live value
-  await picker.press('Enter');
-}
-
-/** Save with a summary; returns the new revision (the bucket's sequence: it grows, not by one per screen). */
-async function save(page: Page, summary: string, after = 0): Promise<number> {
-  await page.getByRole('textbox', { name: 'summary of the change' }).fill(summary);
-  await page.getByRole('button', { name: 'Save' }).click();
-  return savedRevision(page, after);
-}
-
-/** The revision the editor shows as saved, once it is above `after`. */
-async function savedRevision(page: Page, after: number): Promise<number> {
-  const state = page.getByTestId('save-state');
-  await expect(state).toHaveText(/^saved · revision \d+$/);
-  await expect.poll(async () => Number((await state.textContent())!.replace(/\D+/g, ''))).toBeGreaterThan(after);
-  return Number((await state.textContent())!.replace(/\D+/g, ''));
-}
-
-async function viewer(browser: Browser, stack: Stack, name: string, token?: string): Promise<Page> {
-  const page = await (await browser.newContext({ viewport: { width: 1400, height: 900 } })).newPage();
-  await page.goto(`${stack.baseUrl}/${token ? `?access_token=${token}` : ''}#/screen/${name}`);
-  await expect(page.getByTestId('connection')).toHaveAttribute('data-state', 'live');
-  return page;
-}
+import { expect, test } from './fixtures';
+import { bind, drop, openEditor, save, savedRevision, viewer } from './editing';
 
 test('build a screen from empty by drag and drop, bind channels, save, see it live elsewhere within 1 s', async ({ page, browser, stack }) => {
   await openEditor(page, stack, '');
@@ -216,34 +162,6 @@ test('a viewer without the grant sees no edit controls and a forged save is refu
   await expect(page.getByRole('link', { name: 'Edit' })).toBeVisible();
 });
 
-test('with NATS down the editor says so and keeps the draft; the save goes through once it is back', async ({ page, stack }) => {
-  await openEditor(page, stack, '');
-  await drop(page, 'label', 1, 1);
-  await bind(page, 'DEMO:SIN', stack.pv('SINE'));
-  await page.getByTestId('new-name').fill('e2e-down');
-  const r1 = await save(page, 'before the outage');
-  await stack.nats.kill();
-  await expect(page.getByRole('alert').filter({ hasText: 'The bus (NATS) is down' })).toBeVisible();
-  await page.locator('.ed-item[data-type="label"]').click();
-  await page.keyboard.press('ArrowRight');
-  await page.getByRole('button', { name: 'Save' }).click();
-  const error = page.getByTestId('save-error');
-  await expect(error).toContainText('The screen store is unavailable');
-  await expect(error).toContainText('Your changes are kept in this browser');
-  const draft = JSON.parse((await page.evaluate(() => localStorage.getItem('synoptic.draft:e2e-down')))!);
-  expect(draft.screen.widgets[0].x).toBe(2);
-  await stack.restartNats();
-  await expect(page.getByTestId('connection')).toHaveAttribute('data-state', 'live', { timeout: 45_000 });
-  await expect
-    .poll(async () => {
-      await page.getByRole('button', { name: 'Save' }).click();
-      return page.getByTestId('save-state').textContent();
-    }, { timeout: 45_000, intervals: [1000] })
-    .toMatch(/^saved · revision \d+$/);
-  expect(await savedRevision(page, r1)).toBeGreaterThan(r1);
-  expect(await page.evaluate(() => localStorage.getItem('synoptic.draft:e2e-down'))).toBeNull();
-});
-
 test('canvas gestures: drag to move, the corner to resize, rubber band, align, copy/paste, undo/redo', async ({ page, stack }) => {
   await openEditor(page, stack, '');
   await drop(page, 'led', 1, 1);
@@ -349,9 +267,9 @@ test('a section carries the widgets inside it when dragged; viewers see it frame
   await expect(outside).toHaveAttribute('data-y', '2'); // not in it: stays
   await page.getByTestId('new-name').fill('e2e-section');
   await save(page, 'a section');
-  const viewer = await (await browser.newContext()).newPage();
-  await viewer.goto(`${stack.baseUrl}/#/screen/e2e-section`);
-  await expect(viewer.locator('[data-widget="section"]')).toContainText('Vacuum');
-  await expect(viewer.locator(`[data-widget="led"][data-channel="${stack.pv('STATE')}"] [data-role=value]`).first()).toHaveAttribute('data-stale', 'false');
-  await viewer.context().close();
+  const view = await (await browser.newContext()).newPage();
+  await view.goto(`${stack.baseUrl}/#/screen/e2e-section`);
+  await expect(view.locator('[data-widget="section"]')).toContainText('Vacuum');
+  await expect(view.locator(`[data-widget="led"][data-channel="${stack.pv('STATE')}"] [data-role=value]`).first()).toHaveAttribute('data-stale', 'false');
+  await view.context().close();
 });
