@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
+import shlex
+import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -145,3 +148,27 @@ async def test_the_history_example_prints_the_recent_values(
     finally:
         run.stop()
         gateway.stop()
+
+
+def test_the_import_example_prints_the_report_shown(
+    nats_server: NatsServer, tmp_path: Path
+) -> None:
+    heading = "### Import Phoebus, CS-Studio and Taranta screens"
+    command = shlex.split(block(heading, "sh").strip())
+    shown = [
+        line for line in block(heading, "text").splitlines() if line.strip() != "…"
+    ]
+    assert command[:3] == ["synoptic", "screens", "import"]
+    corpus = Path(__file__).parents[2] / "schemas" / "tests" / "importer" / "corpus"
+    env = {**os.environ, "SYNOPTIC_NATS_URL": nats_server.url}
+    exe = Path(sys.executable).parent / "synoptic"
+    init = [str(exe), "bus", "init", "--screens", str(tmp_path)]
+    subprocess.run(init, env=env, check=True, capture_output=True, timeout=60)
+    run = subprocess.run(
+        [str(exe), *command[1:]],
+        env=env, cwd=corpus, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    lines = re.sub(r"revision \d+", "revision N", run.stdout).splitlines()
+    shown = [re.sub(r"revision \d+", "revision N", line) for line in shown]
+    assert [line for line in shown if line not in lines] == [], run.stdout
