@@ -296,11 +296,13 @@ def tango_subscription(r: Report) -> str:
                 _num(ref.get("subscribed_s"), 2)
                 + ("" if ref_key == "pytango_asyncread" else f" ({how.split()[0]} processes)"),
                 _num(one.get("subscribed_s"), 2) if ref_key == "pytango_asyncread" else "",
+                f"{m['subscribed_s'] / ref['subscribed_s']:.2f}×"
+                if m.get("subscribed_s") and ref.get("subscribed_s") else "–",
                 _times(m["first_values_s"], gql, False) if gql and m.get("first_values_s") else "–",
             ])  # fmt: skip
     header = ["case", "adapter", "first values (s)", "every subscription live (s)",
               "PyTango AsyncRead, same run (s)", "PyTango one by one (s)",
-              "TangoGQL first values ÷ ours"]  # fmt: skip
+              "live: ours ÷ PyTango AsyncRead", "TangoGQL first values ÷ ours"]  # fmt: skip
     return provenance(r) + _table(header, rows)
 
 
