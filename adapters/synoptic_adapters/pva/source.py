@@ -197,7 +197,13 @@ class PvaSource:
         for channel in channels:
             if channel in self.monitors or channel.proto != self.proto:
                 continue
-            self.monitors[channel] = PvaMonitor(channel, self.dispatcher, self)
+            try:
+                self.monitors[channel] = PvaMonitor(channel, self.dispatcher, self)
+            except Exception as exc:  # p4p refused the name: this channel only
+                log.warning("%s: cannot monitor: %s", channel.uri, exc)
+                if self.sink is not None:
+                    self.sink.disconnected(channel, f"cannot monitor: {exc}")
+                continue
             self._timers[channel] = loop.call_later(
                 self.connect_timeout, self._never_connected, channel
             )
