@@ -47,7 +47,7 @@ from synoptic_schemas.frames import CloseCode, ErrorCode, FrameError, Op
 if TYPE_CHECKING:
     from synoptic_gateway.batch import Batch
     from synoptic_gateway.group import Group, Points
-    from synoptic_gateway.history.service import HistoryService
+    from synoptic_gateway.history.worker import HistoryWorker
     from synoptic_gateway.hub import Hub
     from synoptic_gateway.screens import ScreenWatchers
 
@@ -105,7 +105,7 @@ class Session:
         principal: Principal,
         *,
         json_mode: bool,
-        history: HistoryService | None = None,
+        history: HistoryWorker | None = None,
         watchers: ScreenWatchers | None = None,
     ) -> None:
         self.ws = ws
@@ -532,9 +532,9 @@ class Session:
         self._hist.add(task)
         task.add_done_callback(self._hist.discard)
 
-    async def _history(self, history: HistoryService, frame: dict[str, Any]) -> None:
+    async def _history(self, history: HistoryWorker, frame: dict[str, Any]) -> None:
         try:
-            reply = await history.answer(frame, self.principal)
+            reply = await history.answer(frame, self.principal, json_mode=self.json)
         except FrameError as exc:
             self._send_error(exc)
             return
@@ -544,7 +544,7 @@ class Session:
                 FrameError(ErrorCode.INTERNAL, "the request failed", req_id=frame["id"])
             )
             return
-        self.send_frame(reply)  # encoded once, for this socket
+        self.push_control(reply)  # encoded once, on the history thread
 
     # ------------------------------------------------------------ writes
 
