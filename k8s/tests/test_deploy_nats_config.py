@@ -24,6 +24,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 from deploy_helpers import REPO, run_tool
 
+from synoptic_bus.history import HistoryConfig, ensure_history, oldest, read_range
 from synoptic_bus.natsserver import NatsServer, nats_server_executable
 from synoptic_bus.screens import ScreenBucket, ScreensConfig
 from synoptic_bus.store import StoreConfig, ensure_store, fetch_last, store_barrier
@@ -206,6 +207,7 @@ async def test_roles_can_do_their_jobs(roles: dict[str, Client]) -> None:
     subjects = Subjects("cs")
     channel = parse_channel("ca://DEMO:SETPOINT")
     await ensure_store(admin, StoreConfig(storage="file"))  # the bus-init Job
+    await ensure_history(admin, HistoryConfig(storage="file"))  # the bus-init Job
     await ensure_store(adapter, StoreConfig(storage="file"))  # exists: info only
 
     live = await gateway.subscribe(subjects.all_of("val"))
@@ -254,6 +256,11 @@ async def test_roles_can_do_their_jobs(roles: dict[str, Client]) -> None:
     await asyncio.sleep(0.2)  # let the store capture the value
     snapshot = await fetch_last(gateway, [subjects.val(channel)], stream="CS_LAST")
     assert subjects.val(channel) in snapshot.messages
+    # recent history: a gateway reads CS_HIST with its own pull consumer (0022)
+    tail = subjects.val(channel).split(".", 2)[2]
+    assert await oldest(gateway, "CS_HIST") is not None
+    hist = await read_range(gateway, "CS_HIST", [f"cs.hist.val.{tail}"], 0, 2**62)
+    assert hist.count == 1
     # screens: the bus-init Job creates the bucket, a gateway reads, watches and
     # writes it
     await ScreenBucket.ensure(admin, ScreensConfig())
