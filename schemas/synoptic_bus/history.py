@@ -37,7 +37,13 @@ from nats.js.api import DiscardPolicy, RePublish, StorageType, StreamConfig
 from nats.js.errors import NotFoundError
 from nats.protocol.command import sub_cmd, unsub_cmd
 
-from synoptic_bus.store import StoreError, _raw_subscriptions, stream_name
+from synoptic_bus.store import (
+    StoreError,
+    _raw_subscriptions,
+    history_feed,
+    history_stream_name,
+    stream_name,
+)
 from synoptic_schemas.subjects import DEFAULT_PREFIX
 
 log = logging.getLogger(__name__)
@@ -76,7 +82,7 @@ class HistoryConfig:
 
     def republish(self) -> RePublish:
         """What the last-value stream is told to republish, and where."""
-        return RePublish(src=f"{self.prefix}.val.>", dest=f"{self.prefix}.hist.val.>")
+        return history_feed(self.prefix)
 
     def stream_config(self) -> StreamConfig:
         return StreamConfig(
@@ -93,11 +99,6 @@ class HistoryConfig:
             discard=DiscardPolicy.OLD,
             allow_direct=True,
         )
-
-
-def history_stream_name(prefix: str) -> str:
-    """The history stream's name for a subject prefix (``cs`` → ``CS_HIST``)."""
-    return stream_name(prefix).removesuffix("_LAST") + "_HIST"
 
 
 async def ensure_history(nc: NatsClient, config: HistoryConfig) -> None:

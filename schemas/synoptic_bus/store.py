@@ -23,7 +23,7 @@ from typing import Literal
 from nats.aio.client import Client as NatsClient
 from nats.errors import NoRespondersError
 from nats.errors import TimeoutError as NatsTimeoutError
-from nats.js.api import DiscardPolicy, StorageType, StreamConfig
+from nats.js.api import DiscardPolicy, RePublish, StorageType, StreamConfig
 from nats.js.errors import NotFoundError
 from nats.protocol.command import sub_cmd, unsub_cmd
 
@@ -86,6 +86,17 @@ def stream_name(prefix: str) -> str:
     return prefix.upper().replace(".", "_").replace("-", "_") + "_LAST"
 
 
+def history_stream_name(prefix: str) -> str:
+    """The history stream's name for a subject prefix (``cs`` → ``CS_HIST``;
+    :mod:`synoptic_bus.history`)."""
+    return stream_name(prefix).removesuffix("_LAST") + "_HIST"
+
+
+def history_feed(prefix: str) -> RePublish:
+    """What the last-value stream republishes for the history stream to keep."""
+    return RePublish(src=f"{prefix}.val.>", dest=f"{prefix}.hist.val.>")
+
+
 async def ensure_store(
     nc: NatsClient, config: StoreConfig, *, layout: bool = False
 ) -> None:
@@ -99,6 +110,12 @@ async def ensure_store(
     try:
         info = await js.stream_info(config.stream)
     except NotFoundError:
+        try:  # re-created (a memory stream after a restart): the history feed too
+            await js.stream_info(history_stream_name(config.prefix))
+        except NotFoundError:
+            pass
+        else:
+            wanted.republish = history_feed(config.prefix)
         try:
             await js.add_stream(wanted)
         except Exception as exc:  # a concurrent creator wins: re-check below

@@ -81,3 +81,18 @@ async def test_every_value_is_kept_and_a_range_reads_back_bounded(
 async def test_a_missing_history_stream_is_a_clear_error(nc: NatsClient) -> None:
     with pytest.raises(StoreError, match="stream not found"):
         await read_range(nc, "NO_HIST", ["cs.hist.val.ca.X"], 0, time.time_ns())
+
+
+async def test_a_recreated_last_value_stream_feeds_the_history_again(
+    nc: NatsClient,
+) -> None:
+    """A memory last-value stream is gone after a server restart and an adapter
+    creates it again: the history (file storage: it survived) keeps being fed."""
+    await ensure_store(nc, StoreConfig("rc"))
+    await ensure_history(nc, HistoryConfig("rc", storage="file"))
+    await nc.jetstream().delete_stream("RC_LAST")
+    await ensure_store(nc, StoreConfig("rc"))  # as an adapter does on connect
+    last = (await nc.jetstream().stream_info("RC_LAST")).config
+    assert last.republish is not None and last.republish.dest == "rc.hist.val.>"
+    await nc.publish("rc.val.ca.AGAIN", value(1.0, 1, time.time_ns()))
+    await stored(nc, "RC_HIST", 1)
