@@ -534,6 +534,30 @@ def history(r: Report) -> str:
     return provenance(r) + note + _table(["case", "measured", "goal"], rows)
 
 
+def editor(r: Report) -> str:
+    """The screen editor on a 1000-widget screen: drag, drop, save, a viewer's notice."""
+    d, s = r["drag"], r["save"]
+
+    def row(what: str, x: dict[str, Any], target: str) -> list[str]:
+        cells = [_num(x["p50"]), _num(x["p95"]), _num(x["p99"])]
+        return [what, str(x["n"]), *cells, target]
+
+    rows = [
+        row("drag: main-thread work per frame (wall)", d["frame_work_wall_ms"], "p95 ≤ 16 ms"),
+        row("drag: main-thread work per frame (CPU)", d["frame_work_cpu_ms"], "–"),
+        row("frame interval while dragging", d["frame_interval_ms"], "16.7 = every frame"),
+        row("drop → the next frame", d["drop_to_next_frame_ms"], "–"),
+        row(f"save round trip, {r['widgets']} widgets ({s['screen_json_bytes'] // 1000} kB)",
+            s["round_trip_ms"], "≤ 100 ms"),
+        row("save's answer → the viewer's `screen` frame",
+            s["viewer_frame_after_answer_ms"], "p99 ≤ 1000 ms"),
+    ]  # fmt: skip
+    header = ["what", "n", "p50 ms", "p95 ms", "p99 ms", "target"]
+    return (provenance(r) + _table(header, rows)
+            + "\nEditor open (navigation → every widget on the canvas): "
+              f"{_num(r['editor_open_ms'], 0)} ms.\n")  # fmt: skip
+
+
 TABLES: dict[str, tuple[str, Callable[[Report], str]]] = {
     "history": ("history", history),
     "store": ("store", store),
@@ -553,6 +577,7 @@ TABLES: dict[str, tuple[str, Callable[[Report], str]]] = {
     "peers": ("peers", peers),
     "ui": ("ui", ui),
     "screens": ("screens", screens),
+    "editor": ("editor", editor),
 }
 
 

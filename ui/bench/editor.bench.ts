@@ -102,7 +102,8 @@ async function frameWork(page: Page, during: () => Promise<void>): Promise<{ wal
 test('screen editor benchmarks', async ({ browser, page }) => {
   const dir = mkdtempSync(join(tmpdir(), 'synoptic-edbench-'));
   const procs: Proc[] = [];
-  const results: Record<string, unknown> = { machine: `${cpus().length} cores`, load_average_at_start: loadavg().map((x) => Math.round(x * 10) / 10), widgets: N };
+  const machine = { date: new Date().toISOString().replace(/\.\d+Z$/, 'Z'), cpus: cpus().length, load_avg_1m: Math.round(loadavg()[0] * 100) / 100 };
+  const results: Record<string, unknown> = { benchmark: 'screen-editor', machine, load_average_at_start: loadavg().map((x) => Math.round(x * 10) / 10), widgets: N };
   try {
     writeFileSync(join(dir, `${NAME}.json`), JSON.stringify(screen()));
     const natsPort = await freePort();
