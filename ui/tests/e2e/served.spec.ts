@@ -44,7 +44,7 @@ test('a screen works under the CSP, served compressed, its chart chunks preloade
   await expect(page.locator('[data-widget="gauge"] canvas')).toHaveCount(2);
   const label = page.locator('[data-widget="label"]').first();
   await expect(label.locator('[data-role=value]')).toHaveAttribute('data-stale', 'false');
-  expect(await label.evaluate((el) => getComputedStyle(el).gridColumnStart)).toBe('span 2');
+  expect(await label.evaluate((el) => getComputedStyle(el).gridColumnEnd)).toBe('span 2');
   // index.html asked for the chart chunks as soon as the screen file was in
   const preloads = await page.locator('link[rel=modulepreload]').evaluateAll((ls) => ls.map((l) => (l as HTMLLinkElement).href));
   expect(preloads.some((h) => /\/assets\/echarts-[\w-]+\.js$/.test(h))).toBe(true);

@@ -1,5 +1,6 @@
 /** Screenshots of the demo screens for docs/screenshots/ (run by `make ui-screenshots`). */
 import { join } from 'node:path';
+import { devices } from '@playwright/test';
 import { expect, openScreen, test } from '../e2e/fixtures';
 import { ROOT } from '../e2e/stack';
 
@@ -45,4 +46,18 @@ test('screenshots of the demo screens', async ({ page, stack }) => {
   await stack.gateway.kill();
   await expect(page.getByTestId('connection')).toHaveAttribute('data-state', 'reconnecting');
   await page.screenshot({ path: out('quick-look-reconnecting') });
+});
+
+test('the demo screens on a phone and a tablet', async ({ browser, stack }) => {
+  for (const [kind, name] of [['phone', 'Pixel 7'], ['tablet', 'iPad (gen 7)']] as const) {
+    const { viewport, deviceScaleFactor, isMobile, hasTouch, userAgent } = devices[name];
+    const context = await browser.newContext({ viewport, deviceScaleFactor: Math.min(deviceScaleFactor, 2), isMobile, hasTouch, userAgent });
+    const page = await context.newPage();
+    for (const screen of ['epics-demo', 'tango-demo']) {
+      await openScreen(page, stack, screen, stack.token());
+      await page.waitForTimeout(3000); // let trends fill: a picture, not an assertion
+      await page.screenshot({ path: out(`${kind}-${screen}`), fullPage: true });
+    }
+    await context.close();
+  }
 });

@@ -25,8 +25,10 @@ export interface PlainCell {
 /** The grid placement of a widget (`grid-column`/`grid-row`), '' for the default 1×1 auto-placed cell. */
 export function placement(spec: WidgetSpec, w: number, h: number): string {
   if (!spec.x && !spec.y && w === 1 && h === 1) return '';
-  const column = spec.x ? `${spec.x} / span ${w}` : `span ${w}`;
-  const row = spec.y ? `${spec.y} / span ${h}` : `span ${h}`;
+  // the span always on the end side: a narrow screen's reflow (app.css) resets the
+  // start lines alone and keeps the spans
+  const column = spec.x ? `${spec.x} / span ${w}` : `auto / span ${w}`;
+  const row = spec.y ? `${spec.y} / span ${h}` : `auto / span ${h}`;
   return `grid-column: ${column}; grid-row: ${row}`;
 }
 
