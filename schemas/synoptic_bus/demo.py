@@ -118,6 +118,7 @@ def run(args: argparse.Namespace) -> int:
         pass
     finally:
         supervisor.stop()
+        archive.close()  # removes its folder only where it had to make a temporary one
         nats.close()
         print("demo stopped", flush=True)
     return 0

@@ -10,6 +10,7 @@ PostgreSQL refuses to run as root: under root both run as the ``postgres`` user
 from __future__ import annotations
 
 import glob
+import logging
 import os
 import pwd
 import shutil
@@ -19,6 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from synoptic_bus.procs import Process, ProcessError, free_port
+
+log = logging.getLogger(__name__)
 
 #: Where Debian installs the server's programs (newest version first).
 BIN_GLOB = "/usr/lib/postgresql/*/bin"
@@ -33,6 +36,16 @@ def postgres_bin() -> Path:
         if (Path(folder) / "initdb").exists():
             return Path(folder)
     raise ProcessError("PostgreSQL not found: run `make install-postgres`")
+
+
+def _reachable_by_postgres(data: Path) -> bool:
+    """Whether the ``postgres`` user can reach ``data``'s parent folder (made
+    here if missing), where the data folder is created and handed to it."""
+    data.parent.mkdir(parents=True, exist_ok=True)
+    probe = subprocess.run(
+        [*_as_postgres(), "test", "-x", str(data.parent)], check=False, timeout=10
+    )
+    return probe.returncode == 0
 
 
 def _as_postgres() -> list[str]:
@@ -60,9 +73,23 @@ class PostgresServer:
         return f"host=127.0.0.1 port={self.port} user=postgres dbname={self.dbname}"
 
     def _prepare(self) -> Path:
+        if (
+            self.data_dir is not None
+            and self._own_dir is None
+            and os.geteuid() == 0
+            and not _reachable_by_postgres(self.data_dir)
+        ):  # e.g. under a root-only home or pytest's folder: a temporary one
+            log.warning(
+                "%s is out of the postgres user's reach: the database lives in a "
+                "temporary folder until close()", self.data_dir,
+            )  # fmt: skip
+            self.data_dir = None
         if self.data_dir is None:
             self._own_dir = tempfile.TemporaryDirectory(prefix="synoptic-pg-")
             self.data_dir = Path(self._own_dir.name) / "data"
+            if os.geteuid() == 0:  # the server's user makes its data folder in it
+                user = pwd.getpwnam("postgres")
+                os.chown(self._own_dir.name, user.pw_uid, user.pw_gid)
         data = self.data_dir
         if (data / "PG_VERSION").exists():
             return data
