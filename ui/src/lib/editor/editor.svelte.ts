@@ -7,7 +7,7 @@ import type { Screen } from '../screen';
 import type { ScreensApi, WriteResult } from './api';
 import { clearDraft, saveDraft, type Draft } from './drafts';
 import { apply as applyCmd, canRedo, canUndo, createHistory, redo, reset, undo, type History } from './history';
-import { byId, fromScreen, toScreen, type EditorDoc } from './model';
+import { byId, describeChanges, fromScreen, toScreen, type EditorDoc } from './model';
 import { prune, type Selection } from './selection';
 
 /** The store calls the editor needs (ScreensApi, or a test's in-memory store). */
@@ -61,6 +61,11 @@ export class ScreenEditor {
 
   get canRedo(): boolean {
     return canRedo(this.history);
+  }
+
+  /** What changed since the store's copy, in words ('' for nothing): a save's default summary. */
+  changeSummary(): string {
+    return describeChanges(this.#saved, this.doc);
   }
 
   /** Start from a screen of the store (base = its revision), or from a draft of it. */

@@ -160,3 +160,13 @@ describe('ScreenEditor', () => {
     expect(ed.draftFailed).toBe(true);
   });
 });
+
+describe('ScreenEditor change summary', () => {
+  it('describes the edits since the store’s copy', () => {
+    const { ed } = setup();
+    expect(ed.changeSummary()).toBe('');
+    ed.apply((d) => addWidgets(d, [label]).doc);
+    ed.apply((d) => moveWidgets(d, ['w1'], 2, 0));
+    expect(ed.changeSummary()).toBe('added 1 label; moved 1');
+  });
+});

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Screen } from '../screen';
 import { placeAll, firstFree } from './layout';
-import { addWidgets, align, deleteWidgets, fromScreen, idsIn, moveWidgets, patchSpecs, resizeBy, restack, setBox, setOption, toScreen } from './model';
+import { addWidgets, align, deleteWidgets, describeChanges, fromScreen, idsIn, moveWidgets, patchSpecs, resizeBy, restack, setBox, setOption, toScreen } from './model';
 import { band, click, prune } from './selection';
 import { copyText, parseClipboard, placePasted } from './clipboard';
 
@@ -131,5 +131,20 @@ describe('clipboard', () => {
     expect(parseClipboard('hello')).toBeNull();
     expect(parseClipboard('{"kind":"synoptic/widgets","widgets":[{"no":"type"}]}')).toBeNull();
     expect(parseClipboard('[1,2]')).toBeNull();
+  });
+});
+
+describe('describeChanges (a save’s default summary)', () => {
+  const base = fromScreen(screen([{ type: 'label', channels: ['ca://A'] }, { type: 'led', channels: ['ca://B'] }, { type: 'led', channels: ['ca://C'] }]), size);
+
+  it('names what was added, removed, changed, moved and resized', () => {
+    let d = addWidgets(base, [{ type: 'gauge', channels: ['ca://G'], x: 1, y: 9, w: 3, h: 3 }]).doc;
+    d = deleteWidgets(d, ['w2']);
+    d = moveWidgets(d, ['w1'], 1, 0);
+    d = setBox(d, 'w3', { x: 1, y: 5, w: 4, h: 2 });
+    d = setOption(d, ['w1'], 'prec', 2);
+    expect(describeChanges(base, d)).toBe('added 1 gauge; removed 1 led; changed 1 label; moved 2; resized 1');
+    expect(describeChanges(base, base)).toBe('');
+    expect(describeChanges(null, base)).toBe('new screen of 3 widgets');
   });
 });

@@ -199,3 +199,39 @@ export function idsIn(doc: EditorDoc, rect: Box): string[] {
 export function lastRow(doc: EditorDoc): number {
   return doc.widgets.reduce((m, w) => Math.max(m, w.spec.y + w.spec.h - 1), 0);
 }
+
+/**
+ * What changed from `before` to `after`, in words (a save's default summary):
+ * widgets added, removed, moved, resized or changed (by type), and the screen's
+ * own settings. '' when nothing did.
+ */
+export function describeChanges(before: EditorDoc | null, after: EditorDoc): string {
+  if (!before) return `new screen of ${after.widgets.length} widget${after.widgets.length === 1 ? '' : 's'}`;
+  const old = new Map(before.widgets.map((w) => [w.id, w.spec]));
+  const now = new Set(after.widgets.map((w) => w.id));
+  const counts = { added: new Map<string, number>(), removed: new Map<string, number>(), moved: 0, resized: 0, changed: new Map<string, number>() };
+  const bump = (m: Map<string, number>, k: string) => m.set(k, (m.get(k) ?? 0) + 1);
+  for (const { id, spec } of after.widgets) {
+    const was = old.get(id);
+    if (!was) {
+      bump(counts.added, spec.type);
+      continue;
+    }
+    if (was === spec) continue;
+    const { x, y, w, h, ...rest } = spec;
+    const { x: ox, y: oy, w: ow, h: oh, ...oldRest } = was;
+    if (x !== ox || y !== oy) counts.moved++;
+    if (w !== ow || h !== oh) counts.resized++;
+    if (JSON.stringify(rest) !== JSON.stringify(oldRest)) bump(counts.changed, spec.type);
+  }
+  for (const { id, spec } of before.widgets) if (!now.has(id)) bump(counts.removed, spec.type);
+  const list = (m: Map<string, number>) => [...m].map(([t, n]) => `${n} ${t}`).join(', ');
+  const parts: string[] = [];
+  if (counts.added.size) parts.push(`added ${list(counts.added)}`);
+  if (counts.removed.size) parts.push(`removed ${list(counts.removed)}`);
+  if (counts.changed.size) parts.push(`changed ${list(counts.changed)}`);
+  if (counts.moved) parts.push(`moved ${counts.moved}`);
+  if (counts.resized) parts.push(`resized ${counts.resized}`);
+  if (JSON.stringify(before.head) !== JSON.stringify(after.head)) parts.push('screen settings');
+  return parts.join('; ');
+}
