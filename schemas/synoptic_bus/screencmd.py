@@ -14,7 +14,12 @@ from pathlib import Path
 from typing import Any
 
 from synoptic_bus.connect import NatsClient, connect
-from synoptic_bus.importer import SUFFIXES, import_screen, parse_macro_args
+from synoptic_bus.importer import (
+    SUFFIXES,
+    folder_resolver,
+    import_screen,
+    parse_macro_args,
+)
 from synoptic_bus.screens import (
     ConflictError,
     ScreenBucket,
@@ -214,8 +219,10 @@ async def _load(path: Path, args: argparse.Namespace, limit: int) -> tuple[str, 
     data = await asyncio.to_thread(path.read_bytes)
     if path.suffix.lower() not in SUFFIXES:
         return path.name.removesuffix(".json"), parse_json(data, limit)
-    imported = import_screen(data, path.name, macros=parse_macro_args(args.macro),
-                             tango_host=args.tango_host)  # fmt: skip
+    imported = await asyncio.to_thread(
+        import_screen, data, path.name, macros=parse_macro_args(args.macro),
+        tango_host=args.tango_host, resolve=folder_resolver(path.parent),
+    )  # fmt: skip
     report = imported.report
     print(json.dumps(report.as_dict()) if args.report == "json" else report.text())
     return imported.name, imported.screen

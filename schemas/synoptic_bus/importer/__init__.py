@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from pathlib import PurePath
+from pathlib import Path, PurePath
 from typing import Any
 
 from synoptic_bus.importer.common import (
@@ -16,7 +16,7 @@ from synoptic_bus.importer.common import (
     ScreenImportError,
     parse_macro_args,
 )
-from synoptic_bus.importer.display import import_display
+from synoptic_bus.importer.display import Resolver, import_display
 from synoptic_bus.importer.taranta import import_taranta
 from synoptic_schemas.screens import ScreenInvalidError, validate_screen
 
@@ -31,6 +31,24 @@ class Imported:
     name: str
     screen: dict[str, Any]
     report: Report
+
+
+def folder_resolver(folder: Path) -> Resolver:
+    """Reads embedded displays from ``folder`` and below (a name that is
+    absolute or leaves the folder is not found)."""
+    root = folder.resolve()
+
+    def resolve(name: str) -> bytes | None:
+        target = (root / name).resolve()
+        if PurePath(name).is_absolute() or not target.is_relative_to(root):
+            return None
+        try:
+            data = target.read_bytes()
+        except OSError:
+            return None
+        return data if len(data) <= MAX_SOURCE_BYTES else None
+
+    return resolve
 
 
 def default_tango_host() -> str:
@@ -54,9 +72,11 @@ def import_screen(
     *,
     macros: dict[str, str] | None = None,
     tango_host: str | None = None,
+    resolve: Resolver | None = None,
 ) -> Imported:
     """Convert one file (its format from its suffix); :class:`ScreenImportError`
-    naming the file (and line) when it cannot be."""
+    naming the file (and line) when it cannot be. ``resolve`` reads the displays
+    a ``.bob``/``.opi`` embeds (see :func:`folder_resolver`)."""
     suffix = PurePath(file).suffix.lower()
     if suffix not in SUFFIXES:
         raise ScreenImportError(
@@ -72,7 +92,7 @@ def import_screen(
             data, file, macros, tango_host or default_tango_host()
         )
     else:
-        screen, report = import_display(data, file, suffix[1:], macros)
+        screen, report = import_display(data, file, suffix[1:], macros, resolve)
     try:
         validate_screen(screen)
     except ScreenInvalidError as exc:  # a mapping bug: never store it
@@ -87,6 +107,7 @@ __all__ = [
     "Report",
     "ScreenImportError",
     "default_tango_host",
+    "folder_resolver",
     "import_screen",
     "parse_macro_args",
     "screen_name",

@@ -138,6 +138,11 @@ OPI: dict[str, tuple[str, Mapper]] = {
 }
 #: Containers: their children are placed relative to them.
 GROUPS = {"group", "groupingContainer"}
+#: Widgets showing another display file (inlined when the file can be read).
+EMBEDDED = {"embedded", "linkingContainer"}
+MAX_EMBED_DEPTH = 8
+#: Reads an embedded display by the name a display gives it (None: not found).
+Resolver = Callable[[str], bytes | None]
 #: Plain frames, drawn as an untitled section.
 FRAMES = {"rectangle", "Rectangle", "RoundedRectangle"}
 LABELS = {"label", "Label"}
@@ -161,11 +166,21 @@ def parse_xml(data: bytes, file: str) -> Element:
 class DisplayImporter:
     """One ``.bob`` or ``.opi`` display → widgets of a Synoptic screen."""
 
-    def __init__(self, file: str, kind: str, macros: dict[str, str]) -> None:
+    def __init__(
+        self,
+        file: str,
+        kind: str,
+        macros: dict[str, str],
+        resolve: Resolver | None = None,
+        stack: tuple[str, ...] = (),
+        report: Report | None = None,
+    ) -> None:
         self.file = file
         self.kind = kind  # "bob" | "opi"
         self.macros = macros
-        self.report = Report(file, kind)
+        self.resolve = resolve
+        self.stack = (*stack, file)  # the displays embedding this one, and it
+        self.report = report or Report(file, kind)
         self.types = BOB if kind == "bob" else OPI
 
     def type_of(self, el: Element) -> str:
@@ -173,16 +188,18 @@ class DisplayImporter:
             return el.get("type", "") or "widget"
         return (el.get("typeId", "") or "widget").removeprefix(OPI_PREFIX)
 
-    def _macros_of(self, el: Element, inherited: dict[str, str]) -> dict[str, str]:
-        """The element's ``<macros>`` over ``inherited``; the command line's win."""
+    def _macros_of(
+        self, el: Element, inherited: dict[str, str], defaults: bool = False
+    ) -> dict[str, str]:
+        """The element's ``<macros>`` over ``inherited`` (under it with
+        ``defaults``: an embedded display's own macros are defaults for what its
+        embedding widget gives); the command line's win."""
         own = el.find("macros")
         merged = {**inherited, **self.macros}
+        fixed = set(self.macros) | (set(inherited) if defaults else set())
         if own is not None:
             for child in own:
-                if (
-                    child.tag != "include_parent_macros"
-                    and child.tag not in self.macros
-                ):
+                if child.tag != "include_parent_macros" and child.tag not in fixed:
                     merged[child.tag] = expand(child.text or "", merged, self.file)[0]
         return merged
 
@@ -218,11 +235,41 @@ class DisplayImporter:
             )
             name = expand(_text(el, "name"), local, self.file)[0]
             self._skipped(el, kind, name)
-            widget = self._one(el, kind, name, local, w, h)
+            inner = self._embedded(el, kind, local) if kind in EMBEDDED else None
+            if inner is not None:
+                widget = self.report.mapped_as(kind, {"type": "section"})
+            else:
+                widget = self._one(el, kind, name, local, w, h)
             widget.update(grid.place(x, y, w, h))
             yield widget
             if kind in GROUPS:
                 yield from self._widgets(el, x, y, local, grid)
+            elif inner is not None:
+                child, root, inner_macros = inner
+                yield from child._widgets(root, x, y, inner_macros, grid)
+
+    def _embedded(
+        self, el: Element, kind: str, macros: dict[str, str]
+    ) -> tuple[DisplayImporter, Element, dict[str, str]] | None:
+        """The display an embedded widget shows, when it can be read: an importer
+        for it, its root and its macros (the file's own, under the embedding
+        widget's). None: no file or none found (the widget stays a placeholder)."""
+        raw = _text(el, "file") or _text(el, "opi_file")
+        if not raw or self.resolve is None:
+            return None
+        name = expand(raw, macros, self.file)[0]
+        if name in self.stack or len(self.stack) > MAX_EMBED_DEPTH:
+            chain = " → ".join((*self.stack, name))
+            raise ScreenImportError(self.file, f"embedded display loop: {chain}")
+        data = self.resolve(name)
+        if data is None:
+            self.report.warnings.append(f"embedded display {name!r} not found")
+            return None
+        sub_kind = "opi" if name.lower().endswith(".opi") else "bob"
+        child = DisplayImporter(name, sub_kind, self.macros, self.resolve,
+                                self.stack, self.report)  # fmt: skip
+        root = parse_xml(data, name)
+        return child, root, child._macros_of(root, macros, defaults=True)
 
     def _skipped(self, el: Element, kind: str, name: str) -> None:
         for rule in el.iterfind("rules/rule"):
@@ -325,8 +372,9 @@ class DisplayImporter:
         return self.report.mapped_as(kind, widget)
 
 
-def import_display(data: bytes, file: str, kind: str,
-                   macros: dict[str, str]) -> tuple[dict[str, Any], Report]:  # fmt: skip
-    """A ``.bob``/``.opi`` display's bytes → (screen, report)."""
-    importer = DisplayImporter(file, kind, macros)
+def import_display(data: bytes, file: str, kind: str, macros: dict[str, str],
+                   resolve: Resolver | None = None) -> tuple[dict[str, Any], Report]:  # fmt: skip
+    """A ``.bob``/``.opi`` display's bytes → (screen, report); ``resolve`` reads
+    embedded displays (without it they stay placeholders)."""
+    importer = DisplayImporter(file, kind, macros, resolve)
     return importer.convert(parse_xml(data, file)), importer.report

@@ -10,6 +10,7 @@ import pytest
 
 from synoptic_bus.importer import (
     ScreenImportError,
+    folder_resolver,
     import_screen,
     parse_macro_args,
     screen_name,
@@ -135,3 +136,41 @@ def test_parts() -> None:
     assert screen_name("SR01 main.bob") == "SR01_main"
     assert screen_name("Ünïcode.opi") == "n_code"
     assert screen_name("...bob") == "imported"
+
+
+def _bob(body: str, macros: str = "") -> bytes:
+    return (f'<display version="2.0.0"><width>400</width><macros>{macros}</macros>'
+            f"{body}</display>").encode()  # fmt: skip
+
+
+def test_embedded_displays_are_inlined_with_their_macros(tmp_path: Path) -> None:
+    embed = ('<widget type="embedded" version="2.0.0"><name>Panel</name>'
+             "<file>{file}</file><macros><N>2</N></macros><x>100</x><y>120</y>"
+             "<width>200</width><height>100</height></widget>")  # fmt: skip
+    panel = ('<widget type="textupdate" version="2.0.0"><pv_name>$(P)PUMP$(N)</pv_name>'
+             "<x>10</x><y>12</y><width>50</width><height>20</height></widget>")  # fmt: skip
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "panel.bob").write_bytes(_bob(panel, "<N>9</N>"))
+    (tmp_path / "loop.bob").write_bytes(_bob(embed.format(file="loop.bob")))
+    resolve = folder_resolver(tmp_path)
+    main = _bob(embed.format(file="sub/panel.bob"), "<P>VAC:</P>")
+    imported = import_screen(main, "main.bob", resolve=resolve)
+    section, label = imported.screen["widgets"]
+    assert section["type"] == "section" and label["channels"] == ["ca://VAC:PUMP2"]
+    assert (label["x"], label["y"]) == (12, 12)  # inside the embedding widget
+    assert imported.report.mapped == {"embedded → section": 1, "textupdate → label": 1}
+    missing = import_screen(
+        _bob(embed.format(file="gone.bob")), "m.bob", resolve=resolve
+    )
+    assert missing.screen["widgets"][0]["type"] == "placeholder"
+    assert missing.report.warnings == ["embedded display 'gone.bob' not found"]
+    escape = import_screen(
+        _bob(embed.format(file="../x.bob")), "m.bob", resolve=resolve
+    )
+    assert escape.report.warnings == ["embedded display '../x.bob' not found"]
+    with pytest.raises(
+        ScreenImportError, match=r"embedded display loop: loop\.bob → loop\.bob"
+    ):
+        import_screen((tmp_path / "loop.bob").read_bytes(), "loop.bob", resolve=resolve)
+    no_files = import_screen(main, "main.bob")  # no resolver (an upload): a placeholder
+    assert no_files.screen["widgets"][0]["type"] == "placeholder"
