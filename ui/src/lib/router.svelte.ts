@@ -1,19 +1,19 @@
 /**
- * Hash routes: `#/` screen list, `#/screen/<name>`, `#/edit/<name>` (the editor),
+ * Hash routes: `#/` screen list, `#/screen/<name>[?MACRO=value&…]`, `#/edit/<name>` (the editor),
  * `#/new` (a new screen), `#/quick?ch=<uri>,<uri>`, `#/help`. Works from any static server.
  */
 export type Route =
   | { page: 'list' }
   | { page: 'help' }
-  | { page: 'screen'; name: string }
+  | { page: 'screen'; name: string; query: string }
   | { page: 'edit'; name: string }
   | { page: 'quick'; channels: string[] };
 
 /** Parse a location hash into a route. */
 export function parseHash(hash: string): Route {
   const path = hash.replace(/^#/, '');
-  const m = /^\/screen\/([^?]+)/.exec(path);
-  if (m) return { page: 'screen', name: decodeURIComponent(m[1]) };
+  const m = /^\/screen\/([^?]+)(?:\?(.*))?$/.exec(path);
+  if (m) return { page: 'screen', name: decodeURIComponent(m[1]), query: m[2] ?? '' };
   const e = /^\/edit\/([^?]+)/.exec(path);
   if (e) return { page: 'edit', name: decodeURIComponent(e[1]) };
   if (path === '/new') return { page: 'edit', name: '' };

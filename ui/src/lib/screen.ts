@@ -1,10 +1,49 @@
 /** Screen files (schemas/synoptic_schemas/json/screen.schema.json) and the HTTP API that serves them. */
 import { takeEarlyScreen } from './early';
+import type { WidgetStyle } from './canvas/style';
 import { normaliseUri } from './transport/channels';
 
 export type WidgetType =
   | 'text' | 'label' | 'led' | 'gauge' | 'bar' | 'trend' | 'spectrum'
-  | 'xy' | 'form' | 'input' | 'button' | 'toggle' | 'menu' | 'section' | 'image' | 'table' | 'placeholder';
+  | 'xy' | 'form' | 'input' | 'button' | 'toggle' | 'menu' | 'section' | 'image' | 'table' | 'placeholder'
+  | 'link' | 'embed' | 'tabs';
+
+/** A widget's place on a canvas screen, in canvas pixels. */
+export interface Box {
+  x: number;
+  y: number;
+  w: number;
+  h: number;
+}
+
+/** While the channel's value (or severity) compares true, set these properties. */
+export interface Rule {
+  channel?: string;
+  on?: 'value' | 'severity';
+  op?: '==' | '!=' | '<' | '<=' | '>' | '>=';
+  value?: number | string | boolean;
+  set: { visible?: boolean; fg?: string; bg?: string; text?: string };
+}
+
+/** The canvas layout: absolute pixel boxes on a width × height canvas scaled to the window. */
+export interface CanvasLayout {
+  type: 'canvas';
+  width: number;
+  height: number;
+  scale?: 'fit-width' | 'fit' | 'none';
+  background?: string;
+  /** not grid fields (so `layout.columns` reads as undefined on a canvas) */
+  columns?: undefined;
+  row_height?: undefined;
+  gap?: undefined;
+}
+
+export interface GridLayout {
+  type?: 'grid';
+  columns?: number;
+  row_height?: number;
+  gap?: number;
+}
 
 export interface WidgetSpec {
   type: WidgetType;
@@ -15,13 +54,18 @@ export interface WidgetSpec {
   w?: number;
   h?: number;
   options?: Record<string, unknown>;
+  box?: Box;
+  style?: WidgetStyle;
+  visible?: boolean;
+  rules?: Rule[];
 }
 
 export interface Screen {
   version?: 1;
   title: string;
   description?: string;
-  layout?: { type?: 'grid'; columns?: number; row_height?: number; gap?: number };
+  layout?: GridLayout | CanvasLayout;
+  macros?: Record<string, string>;
   widgets: WidgetSpec[];
 }
 

@@ -22,6 +22,9 @@ const HINTS: Record<string, string> = {
   image: 'detector or camera image',
   table: 'PV Access table or structure',
   placeholder: 'an imported widget without a mapping',
+  link: 'opens another screen',
+  embed: 'another screen inside this one',
+  tabs: 'tabs, each showing a screen',
 };
 
 /** Types a screen may hold but nobody places by hand (an importer's stand-in for what it could not map). */

@@ -13,6 +13,7 @@ import Input from './Input.svelte';
 import Label from './Label.svelte';
 import Led from './Led.svelte';
 import Menu from './Menu.svelte';
+import Link from './Link.svelte';
 import Placeholder from './Placeholder.svelte';
 import Section from './Section.svelte';
 import Table from './Table.svelte';
@@ -42,6 +43,10 @@ export const WIDGETS: Record<WidgetType, WidgetEntry> = {
   image: { load: () => import('./Image.svelte') },
   table: { component: Table },
   placeholder: { component: Placeholder },
+  link: { component: Link },
+  // screens inside a widget: their own chunk (a screen without them never loads it)
+  embed: { load: () => import('./Embed.svelte') },
+  tabs: { load: () => import('./Tabs.svelte') },
 };
 
 /** Default grid spans (w, h) of each type when the screen gives none. */
@@ -50,4 +55,5 @@ export const DEFAULT_SIZE: Record<WidgetType, [number, number]> = {
   trend: [6, 7], spectrum: [6, 7], xy: [6, 7], form: [6, 6],
   input: [4, 2], button: [2, 2], toggle: [2, 2], menu: [3, 2], section: [6, 4],
   image: [6, 12], table: [6, 6], placeholder: [2, 2],
+  link: [2, 1], embed: [6, 8], tabs: [12, 10],
 };
