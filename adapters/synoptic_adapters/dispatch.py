@@ -41,22 +41,29 @@ class Dispatcher:
         loop: asyncio.AbstractEventLoop,
         backlog: Callable[[], int] = lambda: 0,
         max_backlog: int = MAX_SINK_BACKLOG,
+        min_interval: float = 0.0,
     ) -> None:
         self.loop = loop
         self.backlog = backlog
         self.max_backlog = max_backlog
+        #: Seconds between two drains: news arriving sooner waits, so that one
+        #: wake-up of the loop delivers many channels (0: deliver at once).
+        self.min_interval = min_interval
         self.ready: deque[Mailbox] = deque()
         self.scheduled = False
         self.pauses = 0
+        self._last_drain = 0.0
+        self._wake = self.drain if min_interval <= 0 else self._paced
 
     @classmethod
-    def for_sink(cls, sink: object) -> Dispatcher:
+    def for_sink(cls, sink: object, min_interval: float = 0.0) -> Dispatcher:
         """A dispatcher on the running loop that pauses while ``sink`` is behind,
         if the sink tells its backlog (the Publisher's ``queued``)."""
         has_backlog = getattr(type(sink), "queued", None) is not None
         return cls(
             asyncio.get_running_loop(),
             backlog=(lambda: sink.queued) if has_backlog else (lambda: 0),  # type: ignore[attr-defined]
+            min_interval=min_interval,
         )
 
     def notify(self, monitor: Mailbox) -> None:
@@ -65,10 +72,18 @@ class Dispatcher:
         if not self.scheduled:
             self.scheduled = True
             with contextlib.suppress(RuntimeError):  # loop closed at shutdown
-                self.loop.call_soon_threadsafe(self.drain)
+                self.loop.call_soon_threadsafe(self._wake)
+
+    def _paced(self) -> None:
+        wait = self._last_drain + self.min_interval - self.loop.time()
+        if wait > 0:
+            self.loop.call_later(wait, self.drain)
+        else:
+            self.drain()
 
     def drain(self) -> None:
         """Deliver up to ``BATCH`` channels, then yield to the loop."""
+        self._last_drain = self.loop.time()
         if self.backlog() > self.max_backlog:
             self.pauses += 1
             self.scheduled = True

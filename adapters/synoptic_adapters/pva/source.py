@@ -54,6 +54,9 @@ log = logging.getLogger(__name__)
 
 #: Default largest array (bytes of one update) published; larger ones get a status.
 DEFAULT_MAX_ARRAY_BYTES = 8 * 1024 * 1024
+#: Seconds between two deliveries to the loop: p4p calls back once per update (in
+#: its own thread), and a wake-up of the loop per update starves it under load.
+DRAIN_INTERVAL = 0.002
 #: Room kept for the rest of a value message under the bus's payload limit.
 _ENVELOPE_BYTES = 4096
 _pop = _p4p.ClientMonitor.pop
@@ -98,6 +101,8 @@ class PvaMonitor(Mailbox):
         self.meta: dict[str, Any] | None = None
         self.meta_dirty = True
         self.meta_fields: tuple[str, ...] = ()
+        self.plain = False  # a scalar with no metadata fields: the fast path
+        self.reconnected = False  # a disconnect was merged away before a value
         self.ever_connected = False
         self.failures = 0
         self._lock = threading.Lock()
@@ -126,11 +131,21 @@ class PvaMonitor(Mailbox):
                 put(item)
 
     def put(self, value: Any) -> None:
-        if self.box:  # a replaced value may have carried a metadata change
+        box = self.box
+        if box:  # a replaced value may have carried a metadata change
             self.meta_dirty = True
+            try:  # a disconnect replaced by a value: a new connection, maybe a new type
+                if isinstance(box[0], Exception) and not isinstance(value, Exception):
+                    self.reconnected = True
+            except IndexError:  # delivered meanwhile
+                pass
         super().put(value)
 
     def deliver(self, value: Any) -> None:
+        if self.reconnected and not isinstance(value, Exception):
+            self.reconnected = False
+            self.layout = None  # read the layout again from this value
+            self.plain = False
         try:
             if isinstance(value, Exception):
                 self.source.on_error(self, value)
@@ -179,7 +194,7 @@ class PvaSource:
 
     async def start(self, sink: ChannelSink) -> None:
         self.sink = sink
-        self.dispatcher = Dispatcher.for_sink(sink)
+        self.dispatcher = Dispatcher.for_sink(sink, min_interval=DRAIN_INTERVAL)
         # A sink may tell the bus's largest payload (the Publisher does): no array
         # is published that the bus would refuse.
         max_payload = getattr(sink, "max_payload", None)
@@ -223,6 +238,20 @@ class PvaSource:
         sink = self.sink
         assert sink is not None
         layout = monitor.layout
+        if monitor.plain and not monitor.meta_dirty:  # the hot path: NTScalar
+            try:
+                sev = value["alarm.severity"]
+                message = value["alarm.message"]
+                secs = value["timeStamp.secondsPastEpoch"]
+                if 0 <= sev <= 3 and (message or sev == 0) and secs > 0:
+                    sink.value(
+                        monitor.channel, value["value"],
+                        t=secs * 1_000_000_000 + value["timeStamp.nanoseconds"],
+                        sev=sev, st=message or "NO_ALARM",
+                    )  # fmt: skip
+                    return
+            except KeyError:
+                pass
         if layout is None:  # the first value of a connection
             layout = monitor.layout = layout_of(value)
             if monitor.signature is not None and monitor.signature != layout.signature:
@@ -238,6 +267,8 @@ class PvaSource:
             monitor.meta_fields = tuple(
                 f for f in META_FIELDS[layout.kind] if f.split(".")[0] in fields
             )
+            # a scalar without metadata fields needs none of the general path
+            monitor.plain = layout.kind == "scalar" and not monitor.meta_fields
         try:
             v = convert(value, layout, self.max_array_bytes)
         except ConvertError as exc:
@@ -270,6 +301,7 @@ class PvaSource:
         if isinstance(error, Cancelled):
             return
         monitor.layout = None
+        monitor.plain = False
         if isinstance(error, Disconnected):
             if monitor.ever_connected:
                 sink.disconnected(monitor.channel, "disconnected")
