@@ -8,8 +8,12 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import shutil
 import signal
 import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -60,9 +64,21 @@ async def kill_and_see_restart(demo: Process, name: str, since: int) -> int:
     return int(restarted[1])
 
 
-async def test_demo_restarts_a_killed_nats_server_and_adapter(tmp_path) -> None:
+@pytest.fixture
+def var_dir() -> Iterator[Path]:
+    """The demo's data folder, one the ``postgres`` user can reach (the demo's
+    archive runs as that user; pytest's own temporary folders are private to root)."""
+    path = Path(tempfile.mkdtemp(prefix="synoptic-demo-"))
+    path.chmod(0o755)
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+async def test_demo_restarts_a_killed_nats_server_and_adapter(var_dir: Path) -> None:
     http = free_port()
-    argv = [sys.executable, "-m", "synoptic_bus.cli", "demo", "--var", str(tmp_path),
+    argv = [sys.executable, "-m", "synoptic_bus.cli", "demo", "--var", str(var_dir),
             "--nats-port", str(free_port()), "--http-port", str(http),
             "--tango-port", str(free_udp_tcp_port())]  # fmt: skip
     demo = Process("demo", argv)
