@@ -15,6 +15,7 @@ from typing import Any
 
 from synoptic_bus.connect import NatsClient, connect
 from synoptic_bus.importer import (
+    MAX_SOURCE_BYTES,
     SUFFIXES,
     folder_resolver,
     import_screen,
@@ -216,8 +217,13 @@ async def cmd_export(bucket: ScreenBucket, args: argparse.Namespace) -> int:
 async def _load(path: Path, args: argparse.Namespace, limit: int) -> tuple[str, Any]:
     """A file's screen name and screen: JSON as it is, other formats converted
     (their coverage report printed)."""
+    converted = path.suffix.lower() in SUFFIXES
+    size = (await asyncio.to_thread(path.stat)).st_size
+    most = MAX_SOURCE_BYTES if converted else limit
+    if size > most:  # refused before it is read
+        raise ValueError(f"{size} bytes exceed the limit of {most}")
     data = await asyncio.to_thread(path.read_bytes)
-    if path.suffix.lower() not in SUFFIXES:
+    if not converted:
         return path.name.removesuffix(".json"), parse_json(data, limit)
     imported = await asyncio.to_thread(
         import_screen, data, path.name, macros=parse_macro_args(args.macro),

@@ -148,3 +148,10 @@ async def test_import_converts_bob_opi_wj_and_writes_nothing_on_bad_input(
     assert "Traceback" not in refused.stderr
     absent = await run_cli(nats_server, "screens", "get", "bomb", *b)
     assert absent.returncode == 1  # nothing written
+    huge = tmp_path / "huge.opi"
+    with huge.open("wb") as f:  # 50 MiB, sparse: refused before it is read
+        f.truncate(50 * 1024 * 1024)
+    too_big = await run_cli(nats_server, "screens", "import", str(huge), *b)
+    assert (
+        too_big.returncode == 1 and "huge.opi: 52428800 bytes exceed" in too_big.stderr
+    )
