@@ -62,13 +62,16 @@ class Cached:
     error: ScreenInvalidError | None = None
 
 
-def cache_entry(entry: Entry) -> Cached:
-    """Validate and encode one revision."""
+def cache_entry(entry: Entry, *, validated: bool = False) -> Cached:
+    """Validate (unless ``validated``: a write this gateway checked) and encode
+    one revision (a delete marker has nothing to send)."""
+    if entry.deleted or entry.screen is None:
+        return Cached(entry)
     try:
-        validate_screen(entry.screen)
+        if not validated:
+            validate_screen(entry.screen)
     except ScreenInvalidError as exc:
         return Cached(entry, error=exc)
-    assert entry.screen is not None
     body = dump_screen(entry.screen)
     etag = '"' + hashlib.blake2b(body, digest_size=12).hexdigest() + '"'
     return Cached(entry, body, etag)
@@ -202,21 +205,24 @@ class ScreenCatalog:
                     live = self.loaded = True
                     self._settled.set()
                     continue
+                seen.add(e.key)
+                current = self._cached.get(e.key)
+                if current is not None and current.entry.revision >= (e.revision or 0):
+                    continue  # this gateway's own write, already served
                 deleted = e.operation in ("DEL", "PURGE")
                 entry = entry_from(e.key, e.revision or 0, e.value or b"", deleted)
-                seen.add(entry.name)
                 if self._apply(entry) and live:
                     self._on_change(entry)
         finally:
             with contextlib.suppress(Exception):
                 await watcher.stop()
 
-    def _apply(self, entry: Entry) -> bool:
+    def _apply(self, entry: Entry, *, validated: bool = False) -> bool:
         """Keep ``entry`` if it is newer than what is cached; whether it was."""
         current = self._cached.get(entry.name)
         if current is not None and current.entry.revision >= entry.revision:
             return False
-        self._cached[entry.name] = cache_entry(entry)
+        self._cached[entry.name] = cache_entry(entry, validated=validated)
         return True
 
     # ------------------------------------------------------------ reading
@@ -275,5 +281,5 @@ class ScreenCatalog:
     def saved(self, entry: Entry) -> None:
         """A write of this gateway succeeded: serve it and tell its watchers at
         once (the watch brings the same revision later and is then ignored)."""
-        if self._apply(entry):
+        if self._apply(entry, validated=True):
             self._on_change(entry)

@@ -58,6 +58,11 @@ def test_screen_cache_entries_are_validated_once() -> None:
     assert good.etag == cache_entry(Entry("x", 9, SCREEN, RevInfo())).etag
     bad = cache_entry(Entry("bad", 4, {"widgets": "nope"}, RevInfo()))
     assert bad.error is not None and bad.error.pointer == ""
+    for validated in (False, True):  # a delete marker, seen or written here
+        gone = cache_entry(Entry("gone", 5, None, RevInfo(), True), validated=validated)
+        assert gone.body == b"" and gone.error is None
+    trusted = cache_entry(Entry("t", 6, SCREEN, RevInfo()), validated=True)
+    assert trusted.body == good.body
 
 
 def test_screen_watchers_tell_exactly_the_sockets_watching_a_name() -> None:
