@@ -266,7 +266,6 @@ async def test_writes_through_a_gateway_are_granted_and_audited_as_for_ca(
     from synoptic_gateway.testing import start_gateway
 
     secret = "pva-test-secret-of-at-least-32-bytes!"
-    gateway = start_gateway(nats_server.url, "--jwt-secret", secret)
     audits: list[dict] = []
 
     async def on_audit(msg: Any) -> None:
@@ -280,6 +279,7 @@ async def test_writes_through_a_gateway_are_granted_and_audited_as_for_ca(
          "write": [sp, ro]},
         secret,
     )  # fmt: skip
+    gateway = start_gateway(nats_server.url, "--jwt-secret", secret)
     try:
         async with GatewayClient(gateway.ws_url, token=grant) as client:
             assert (await client.put(sp, 12.0))["ok"] is True
