@@ -273,3 +273,14 @@ test('a section carries the widgets inside it when dragged; viewers see it frame
   await expect(view.locator(`[data-widget="led"][data-channel="${stack.pv('STATE')}"] [data-role=value]`).first()).toHaveAttribute('data-stale', 'false');
   await view.context().close();
 });
+
+test('a canvas-layout screen is not edited as a grid: no Edit link, and the editor says so', async ({ page, stack }) => {
+  const whoami = page.waitForResponse((r) => r.url().includes('/api/whoami'));
+  await page.goto(`${stack.baseUrl}/?access_token=${stack.token('alice', ['*'], ['*'])}#/screen/epics-canvas`);
+  await expect(page.getByTestId('connection')).toHaveAttribute('data-state', 'live');
+  await whoami; // the grant is in: an Edit link would be there now
+  await expect(page.getByRole('link', { name: 'Edit' })).toHaveCount(0);
+  await page.goto(`${stack.baseUrl}/?access_token=${stack.token('alice', ['*'], ['*'])}#/edit/epics-canvas`);
+  await expect(page.getByRole('alert')).toContainText("its layout is 'canvas'");
+  await expect(page.getByRole('toolbar', { name: 'editor' })).toHaveCount(0);
+});
