@@ -52,3 +52,37 @@ test('macros in the URL override the screen\'s; links, embedded screens and tabs
   await expect(page).toHaveURL(/#\/screen\/epics-demo\?P=OTHER%3A$/);
   await expect(page.getByRole('heading', { name: 'EPICS simulated IOC' })).toBeVisible();
 });
+
+test('local, simulated and formula channels are served by the browser, writable without a grant, never sent to the gateway', async ({ page, stack }) => {
+  const sent: string[] = [];
+  page.on('websocket', (ws) => ws.on('framesent', (f) => sent.push(typeof f.payload === 'string' ? f.payload : f.payload.toString('latin1'))));
+  await openCanvas(page, stack, 'epics-canvas');
+  const sine = page.locator('[data-channel="sim://sine(0, 10, 0.5)"][data-widget=label]');
+  await expect(sine).toHaveAttribute('data-stale', 'false');
+  const first = await sine.textContent();
+  await expect.poll(() => sine.textContent()).not.toBe(first); // a new value every 0.5 s
+  // formula = SINE * gain: follows the IOC's value and the local gain
+  const formula = page.locator('[data-widget=label][data-channel^="=`ca://DEMO:SINE`"]');
+  const sineIoc = widget(page, 'label', stack.pv('SINE')).locator('[data-role=value]');
+  await expect(formula).toHaveAttribute('data-stale', 'false');
+  const ratio = async () => {
+    const [f, s] = [parseFloat((await formula.textContent())!), parseFloat((await sineIoc.textContent())!)];
+    return Math.abs(s) > 0.5 ? Math.round(f / s) : null;
+  };
+  await expect.poll(ratio, { timeout: 20_000 }).toBe(2);
+  await expect(page.locator('.access')).toHaveText('read-only'); // no write grant …
+  const gain = page.locator('[data-widget=input][data-channel="loc://gain(2)"] input');
+  await expect(gain).toBeEnabled(); // … but a local value is this tab's own
+  await gain.fill('5');
+  await gain.press('Enter');
+  await expect.poll(ratio, { timeout: 20_000 }).toBe(5);
+  // an enum local value drives the LED beside its menu
+  await page.locator('[data-widget=menu] select').selectOption({ label: 'On' });
+  await expect(page.locator('[data-widget=led][data-channel^="loc://mode"]')).toContainText('On');
+  // the gateway saw the formula's input, never the browser's own channels
+  const frames = sent.join('\n');
+  expect(frames).toContain('DEMO:SINE');
+  expect(frames).not.toContain('loc://');
+  expect(frames).not.toContain('sim://sine');
+  expect(frames).not.toContain('=`');
+});

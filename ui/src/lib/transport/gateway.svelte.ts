@@ -8,7 +8,9 @@ import { ChannelState, type Liveness } from './channel.svelte';
 import { normaliseUri } from './channels';
 import { decodeFrame, decodeJsonFrame, encodeFrame, warmDecoder } from './codec';
 import { abandonEarlySub, adoptEarlySub, earlySocketOpened, isDroppedEarlySub, isEarlySub, takeEarlySocket } from '../early';
-import type { ClientFrame, HistFrame, ScreenFrame, ServerFrame, SnapFrame } from './protocol';
+import type { ClientFrame, HistFrame, MetaMsg, ScreenFrame, ServerFrame, SnapFrame, ValueMsg } from './protocol';
+import type { BrowserChannels } from './local/engine';
+import { isBrowserSide, isFormula, isLocalWritable, quotedInputs } from './local/kinds';
 
 /** What the connection is doing, as shown to the operator. */
 export type ConnectionState = 'connecting' | 'live' | 'reconnecting' | 'bus-down' | 'closed';
@@ -92,6 +94,8 @@ export class Subscription {
 
   /** channel -> the most points drawn of its array (`sub.pts`; docs/protocol.md) */
   readonly pts: Record<string, number> | undefined;
+  /** the channels of this set that the browser serves itself (never in `uris`) */
+  local: string[] = [];
 
   constructor(uris: string[], channels: ChannelState[], pts?: Record<string, number>) {
     this.uris = uris;
@@ -169,6 +173,7 @@ export class Gateway implements Liveness {
   /** performance.now() of the last frame received (or of the connect) */
   #heardAt = 0;
   #watchdog: ReturnType<typeof setInterval> | null = null;
+  #browserEngine: Promise<BrowserChannels> | null = null;
 
   constructor(opts: GatewayOptions = {}) {
     this.#opts = {
@@ -215,10 +220,43 @@ export class Gateway implements Liveness {
     const key = normaliseUri(uri) ?? uri;
     let ch = this.channels.get(key);
     if (!ch) {
-      ch = new ChannelState(key, this);
+      ch = new ChannelState(key, isBrowserSide(key) ? this.#browserLiveness(key) : this);
       this.channels.set(key, ch);
     }
     return ch;
+  }
+
+  /** Local and simulated channels are always live; a formula while every channel it reads is. */
+  #browserLiveness(uri: string): Liveness {
+    if (!isFormula(uri)) return { isLive: true };
+    let inputs: ChannelState[] | null = null;
+    const channel = (u: string) => this.channel(u);
+    return {
+      get isLive() {
+        inputs ??= quotedInputs(uri).map(channel);
+        return inputs.every((c) => !c.isStale);
+      },
+    };
+  }
+
+  /** The browser-side channel engine (its own chunk: loaded by the first screen that uses one). */
+  #browser(): Promise<BrowserChannels> {
+    this.#browserEngine ??= import('./local/engine').then(
+      ({ BrowserChannels }) =>
+        new BrowserChannels({
+          channel: (u) => this.channel(u),
+          deliver: (ch, value, meta) => this.#deliverLocal(ch, value, meta),
+        }),
+    );
+    return this.#browserEngine;
+  }
+
+  /** A browser-side channel's value: shown at the next frame like a gateway update. */
+  #deliverLocal(ch: ChannelState, value: ValueMsg, meta: MetaMsg | null): void {
+    if (meta) ch.snapshot(value, meta);
+    else ch.receive(value);
+    this.#touch(ch, performance.now());
+    this.#schedule();
   }
 
   /**
@@ -227,7 +265,9 @@ export class Gateway implements Liveness {
    * their arrays come reduced (docs/protocol.md, `sub.pts`).
    */
   subscribe(uris: string[], pts?: Record<string, number>): Subscription {
-    const unique = [...new Set(uris.map((u) => normaliseUri(u) ?? u))];
+    let unique = [...new Set(uris.map((u) => normaliseUri(u) ?? u))];
+    let local: string[] = [];
+    if (unique.some(isBrowserSide)) [unique, local] = splitBrowserSide(unique);
     const points = pts && Object.keys(pts).length
       ? Object.fromEntries(Object.entries(pts).map(([u, n]) => [normaliseUri(u) ?? u, n]))
       : undefined;
@@ -236,13 +276,22 @@ export class Gateway implements Liveness {
       unique.map((u) => this.channel(u)),
       points,
     );
+    if (local.length) {
+      sub.local = local;
+      for (const u of local) this.channel(u);
+      void this.#browser().then((engine) => {
+        if (this.#subs.has(sub)) for (const u of local) engine.acquire(u);
+      });
+    }
     this.#subs.add(sub);
     if (this.#subsFlow) this.#sendSub(sub);
     return sub;
   }
 
   unsubscribe(sub: Subscription): void {
+    if (!this.#subs.has(sub)) return;
     this.#subs.delete(sub);
+    if (sub.local.length) void this.#browser().then((engine) => sub.local.forEach((u) => engine.release(u)));
     if (sub.requestId !== null) this.#byRequest.delete(sub.requestId);
     if (sub.sid !== null) {
       this.#bySid.delete(sub.sid);
@@ -252,6 +301,7 @@ export class Gateway implements Liveness {
 
   /** Write a value; resolves with the gateway's reply (never rejects). */
   put(uri: string, v: unknown): Promise<PutResult> {
+    if (isBrowserSide(uri)) return this.#putLocal(uri, v);
     if (!this.isLive) return Promise.resolve({ ok: false, err: 'disconnected', msg: 'not connected' });
     const id = nextId++;
     return new Promise((resolve) => {
@@ -267,11 +317,29 @@ export class Gateway implements Liveness {
     });
   }
 
+  /** A write to a browser-side channel: local values take it (no write grant needed); the others are read-only. */
+  async #putLocal(uri: string, v: unknown): Promise<PutResult> {
+    if (!isLocalWritable(uri)) return { ok: false, err: 'read_only', msg: 'simulated and formula channels are read-only' };
+    try {
+      (await this.#browser()).write(uri, v);
+      return { ok: true };
+    } catch (e) {
+      return { ok: false, err: 'bad_value', msg: (e as Error).message };
+    }
+  }
+
   /**
    * History of channels from `t0` to `t1` (ms since the epoch) for a plot `px` pixels wide,
    * per channel as asked; rejects with the gateway's reason when the request is refused.
    */
   async history(uris: string[], t0: number, t1: number, px: number, timeoutMs = 30_000): Promise<HistTrace[]> {
+    if (uris.some(isBrowserSide)) {
+      // the browser's own channels have no history: empty traces, the others asked of the gateway
+      const remote = uris.filter((u) => !isBrowserSide(u));
+      const got = remote.length ? await this.history(remote, t0, t1, px, timeoutMs) : [];
+      const empty = (): HistTrace => ({ t: new Float64Array(0), v: new Float64Array(0), sev: new Uint8Array(0), error: null, src: null });
+      return uris.map((u) => (isBrowserSide(u) ? empty() : got.shift()!));
+    }
     // no more in flight than the gateway allows per connection (hello.limits.hist_in_flight):
     // a screen of many trends queues here instead of being refused
     while (this.#hists.size >= (this.#histLimit || 2)) await new Promise<void>((r) => this.#histWaiters.push(r));
@@ -384,7 +452,7 @@ export class Gateway implements Liveness {
     this.#greeted = false;
     this.#earlyFrames = null; // index.html's subscription went with its socket
     this.#subsFlow = false;
-    for (const ch of this.channels.values()) ch.markStale();
+    for (const ch of this.channels.values()) if (!isBrowserSide(ch.uri)) ch.markStale(); // the browser's own stay live
     for (const sub of this.#subs) {
       sub.ready = false;
       sub.sid = null;
@@ -726,4 +794,25 @@ export class Gateway implements Liveness {
     this.stats.commits++;
     if (dirty.length > 0) this.#schedule();
   }
+}
+
+/**
+ * Split channels into those the gateway serves (with the ones formulas read, each
+ * once) and those the browser serves itself.
+ */
+export function splitBrowserSide(uris: string[]): [string[], string[]] {
+  const remote = new Set<string>();
+  const local = new Set<string>();
+  const add = (u: string, depth: number): void => {
+    const key = normaliseUri(u) ?? u;
+    if (!isBrowserSide(key)) {
+      remote.add(key);
+      return;
+    }
+    if (local.has(key)) return;
+    local.add(key);
+    if (isFormula(key) && depth < 8) for (const input of quotedInputs(key)) add(input, depth + 1);
+  };
+  for (const u of uris) add(u, 0);
+  return [[...remote], [...uris.filter((u) => local.has(u))]];
 }

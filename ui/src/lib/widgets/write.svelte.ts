@@ -4,6 +4,7 @@
  */
 import type { Gateway, PutResult } from '../transport/gateway.svelte';
 import type { ChannelState } from '../transport/channel.svelte';
+import { isLocalWritable } from '../transport/local/kinds';
 
 export type WritePhase = 'idle' | 'confirm' | 'pending' | 'ok' | 'error';
 
@@ -24,11 +25,13 @@ export class WriteAction {
 
   /** Writes are possible: granted by the gateway, connection live, channel not read-only. */
   get enabled(): boolean {
+    if (isLocalWritable(this.#channel.uri)) return true; // a value of this tab: touches no hardware
     return this.#gateway.write && this.#gateway.isLive && this.#channel.meta?.w !== false;
   }
 
   /** Why writes are off, for the tooltip. */
   get reason(): string {
+    if (isLocalWritable(this.#channel.uri)) return '';
     if (!this.#gateway.write) return 'the gateway grants no write to this session';
     if (!this.#gateway.isLive) return 'not connected';
     if (this.#channel.meta?.w === false) return 'read-only channel';
