@@ -5,6 +5,7 @@ import ScreenHost from './testing/ScreenHost.svelte';
 import { Gateway } from './transport/gateway.svelte';
 import type { MetaMsg, ValueMsg } from './transport/protocol';
 import type { Screen } from './screen';
+import { Socket } from './testing/socket';
 
 const val = (v: unknown, sev = 0): ValueMsg => ({ v, t: Date.now() * 1e6, sev, c: true, st: '' });
 
@@ -19,24 +20,6 @@ const screen: Screen = {
   ],
 };
 
-/** An open socket that keeps what the page sends (JSON mode). */
-class Socket {
-  static last: Socket;
-  readyState = 1;
-  binaryType = '';
-  sent: { op: string; id: number; ch?: string[] }[] = [];
-  onopen: (() => void) | null = null;
-  onmessage: ((ev: { data: unknown }) => void) | null = null;
-  onclose: ((ev: { code: number; reason: string }) => void) | null = null;
-  onerror: (() => void) | null = null;
-  constructor(readonly url: string) {
-    Socket.last = this;
-  }
-  send(data: string) {
-    this.sent.push(JSON.parse(data));
-  }
-  close() {}
-}
 
 function open() {
   const pending: (() => void)[] = [];

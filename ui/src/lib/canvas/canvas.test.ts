@@ -7,6 +7,7 @@ import type { Screen } from '../screen';
 import { expandMacros, expandScreen, queryMacros } from '../macros';
 import { canvasScale, textOn } from './place';
 import { cssColour, cssFont } from './style';
+import { Socket } from '../testing/socket';
 
 // jsdom has no ResizeObserver (a canvas measures the width it is given)
 globalThis.ResizeObserver ??= class {
@@ -15,23 +16,6 @@ globalThis.ResizeObserver ??= class {
   disconnect() {}
 } as unknown as typeof ResizeObserver;
 
-class Socket {
-  static last: Socket;
-  readyState = 1;
-  binaryType = '';
-  sent: { op: string; id: number; ch?: string[] }[] = [];
-  onopen: (() => void) | null = null;
-  onmessage: ((ev: { data: unknown }) => void) | null = null;
-  onclose: ((ev: { code: number; reason: string }) => void) | null = null;
-  onerror: (() => void) | null = null;
-  constructor(readonly url: string) {
-    Socket.last = this;
-  }
-  send(data: string) {
-    this.sent.push(JSON.parse(data));
-  }
-  close() {}
-}
 
 function gateway(): Gateway {
   const gw = new Gateway({ url: 'ws://gw.test/ws?format=json', WebSocket: Socket as unknown as typeof WebSocket, pingMs: 0, schedule: () => {} });

@@ -4,6 +4,7 @@ import type { ValueMsg } from '../protocol';
 import { evaluate, FormulaError, formulaInputs, parseFormula, type Operand } from './formula';
 import { isBrowserSide, quotedInputs } from './kinds';
 import { coerce, parseLocal, parseSim, splitArgs } from './values';
+import { Socket } from '../../testing/socket';
 
 const calc = (text: string, values: Record<string, Operand> = {}) => evaluate(parseFormula(text), (u) => values[u] ?? null);
 
@@ -98,24 +99,6 @@ describe('local and simulated channel forms', () => {
   });
 });
 
-/** An open socket that keeps what the page sends (JSON mode). */
-class Socket {
-  static last: Socket;
-  readyState = 1;
-  binaryType = '';
-  sent: { op: string; id: number; ch?: string[] }[] = [];
-  onopen: (() => void) | null = null;
-  onmessage: ((ev: { data: unknown }) => void) | null = null;
-  onclose: ((ev: { code: number; reason: string }) => void) | null = null;
-  onerror: (() => void) | null = null;
-  constructor(readonly url: string) {
-    Socket.last = this;
-  }
-  send(data: string) {
-    this.sent.push(JSON.parse(data));
-  }
-  close() {}
-}
 
 const val = (v: unknown, sev = 0): ValueMsg => ({ v, t: Date.now() * 1e6, sev, c: true });
 
