@@ -87,6 +87,7 @@ export interface ScreenEntry {
 export function screenChannels(screen: Screen): string[] {
   const set = new Set<string>();
   for (const w of screen.widgets) {
+    for (const rule of w.rules ?? []) if (rule.channel) set.add(normaliseUri(rule.channel) ?? rule.channel);
     if (w.type === 'spectrum') continue;
     for (const uri of w.channels ?? []) set.add(normaliseUri(uri) ?? uri);
   }

@@ -79,6 +79,10 @@ test('local, simulated and formula channels are served by the browser, writable 
   // an enum local value drives the LED beside its menu
   await page.locator('[data-widget=menu] select').selectOption({ label: 'On' });
   await expect(page.locator('[data-widget=led][data-channel^="loc://mode"]')).toContainText('On');
+  // … and a rule on it shows a text that was hidden
+  await expect(page.getByText('Mode is On (a rule shows this)')).toBeVisible();
+  await page.locator('[data-widget=menu] select').selectOption({ label: 'Off' });
+  await expect(page.getByText('Mode is On (a rule shows this)')).toBeHidden();
   // the gateway saw the formula's input, never the browser's own channels
   const frames = sent.join('\n');
   expect(frames).toContain('DEMO:SINE');

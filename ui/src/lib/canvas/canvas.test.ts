@@ -99,3 +99,48 @@ describe('macros', () => {
     expect(e.widgets[0].options).toEqual({ screen: 's2', macros: { Q: 'x' } });
   });
 });
+
+describe('rules', () => {
+  it('show, hide, colour and retext a widget from a channel\'s value or severity; the first matching rule wins', async () => {
+    const gw = gateway();
+    const screen: Screen = {
+      title: 'r',
+      layout: { type: 'canvas', width: 400, height: 200 },
+      widgets: [
+        {
+          type: 'text', box: { x: 0, y: 0, w: 100, h: 20 }, options: { text: 'normal' }, visible: false,
+          rules: [
+            { channel: 'ca://P', on: 'severity', op: '>=', value: 'major', set: { bg: 'MAJOR', text: 'ALARM', visible: true } },
+            { channel: 'ca://P', op: '>', value: 5, set: { visible: true, fg: '#00ff00' } },
+            { channel: 'loc://mode<VEnum>(0, "Off", "On")', op: '==', value: 'On', set: { text: 'on' } },
+          ],
+        },
+      ],
+    };
+    const view = render(ScreenHost, { props: { gateway: gw, screen } });
+    flushSync();
+    const sub = Socket.last.sent.find((f) => f.op === 'sub')!;
+    expect(sub.ch).toEqual(['ca://P']); // the rule's bus channel, not the local one
+    const box = view.container.querySelector('.abs') as HTMLElement;
+    const text = box.querySelector('.w-text')!;
+    expect(box.hidden).toBe(true);
+    const val = (v: number, sev = 0) => ({ v, t: Date.now() * 1e6, sev, c: true });
+    gw.handle({ op: 'snap', id: sub.id, sid: 1, ch: ['ca://P'], val: [val(7)], meta: [null] });
+    flushSync();
+    expect(box.hidden).toBe(false);
+    expect(box.style.color).toBe('rgb(0, 255, 0)');
+    expect(text.textContent).toBe('normal');
+    gw.handle({ op: 'snap', id: sub.id, sid: 1, ch: ['ca://P'], val: [val(9, 2)], meta: [null] });
+    flushSync();
+    expect(box.style.backgroundColor).toBe('rgb(255, 0, 0)');
+    expect(text.textContent).toBe('ALARM');
+    gw.handle({ op: 'snap', id: sub.id, sid: 1, ch: ['ca://P'], val: [val(1)], meta: [null] });
+    flushSync();
+    expect(box.hidden).toBe(true); // back to its own visibility
+    expect(box.style.backgroundColor).toBe('');
+    expect(text.textContent).toBe('normal');
+    await gw.put('loc://mode<VEnum>(0, "Off", "On")', 'On');
+    gw.flush();
+    expect(text.textContent).toBe('on');
+  });
+});
