@@ -15,6 +15,7 @@ import asyncio
 import logging
 import sys
 import time
+from collections import deque
 from datetime import UTC, datetime
 from typing import Any
 
@@ -50,7 +51,7 @@ class Archiver:
         self._subjects = Subjects(prefix)
         self._ids: dict[str, tuple[int, str]] = {}  # uri -> (att_conf_id, table)
         self._errors: dict[str, int] = {}
-        self._pending: list[tuple[str, dict[str, Any]]] = []
+        self._pending: deque[tuple[str, dict[str, Any]]] = deque()
         self.written = 0
         self.dropped = 0
 
@@ -62,7 +63,7 @@ class Archiver:
             log.debug("skipping %s: %s", subject, exc)
             return
         if len(self._pending) >= MAX_PENDING:
-            self._pending.pop(0)
+            self._pending.popleft()
             self.dropped += 1
         self._pending.append((channel.uri, dict(value)))
 
@@ -117,8 +118,21 @@ class Archiver:
         return known
 
     async def flush(self) -> int:
-        """Write what arrived since the last flush; returns the rows written."""
-        pending, self._pending = self._pending, []
+        """Write what arrived since the last flush; returns the rows written.
+
+        A write that fails puts its values back in front of what arrived meanwhile
+        (still bounded by :data:`MAX_PENDING`), so the next flush retries them."""
+        pending, self._pending = self._pending, deque()
+        try:
+            return await self._write(pending)
+        except BaseException:
+            self._pending.extendleft(reversed(pending))
+            while len(self._pending) > MAX_PENDING:
+                self._pending.popleft()
+                self.dropped += 1
+            raise
+
+    async def _write(self, pending: deque[tuple[str, dict[str, Any]]]) -> int:
         rows: dict[str, list[tuple[Any, ...]]] = {}
         for uri, value in pending:
             v = value["v"]

@@ -31,7 +31,9 @@ SCREEN = {"title": "Seeded", "widgets": [{"type": "label", "channels": ["ca://S:
 
 
 def token(sub: str = "alice", **claims: object) -> str:
-    return jwt.encode({"sub": sub, "exp": int(time.time()) + 600, **claims}, SECRET)
+    """A token valid for a day: the module's tokens are made at collection time, and
+    a full test run can reach this module more than ten minutes later."""
+    return jwt.encode({"sub": sub, "exp": int(time.time()) + 86400, **claims}, SECRET)
 
 
 EDITOR = token("alice", screens=["*"])

@@ -54,9 +54,14 @@ async def test_archiver_writes_hdbpp_rows(
         await nc.publish(SUBJECTS.val(count), value(2**63, t + 1000))  # beyond bigint
         await nc.publish(SUBJECTS.val(parse_channel("ca://NOT:TANGO")), value(1.0, t))
         await nc.flush()
-        async with asyncio.timeout(90):
-            while await row_count(postgres.dsn, "att_scalar_devdouble") < 3:  # noqa: ASYNC110 - the database has no event for it
-                await asyncio.sleep(0.1)
+        try:
+            async with asyncio.timeout(90):
+                while await row_count(postgres.dsn, "att_scalar_devdouble") < 3:  # noqa: ASYNC110 - the database has no event for it
+                    await asyncio.sleep(0.1)
+        except TimeoutError:
+            raise AssertionError(
+                f"rows not archived in 90 s; archiver output:\n{archiver.output()}"
+            ) from None
         conf = await rows(
             postgres.dsn,
             "SELECT att_name, table_name, cs_name, domain, family, member, name "
