@@ -1,6 +1,7 @@
 /**
  * Serves the browser-side channels of this tab (./kinds.ts): local values shared
- * by name across every screen open in the tab, simulated channels on timers, and
+ * by name across every screen open in the tab (kept while the tab lives), simulated
+ * channels on timers, and
  * formulas re-evaluated when a value they read is committed. Each channel runs while
  * a subscription holds it (counted) and stops with the last.
  */
@@ -86,11 +87,9 @@ export class BrowserChannels {
     local.users.add(ch);
     this.#host.deliver(ch, { v: local.value, t: nowNs(), sev: 0, c: true }, local.meta);
     const name = spec.name;
-    return () => {
-      const l = this.#locals.get(name);
-      l?.users.delete(ch);
-      if (l && l.users.size === 0) this.#locals.delete(name); // as Phoebus: gone with its last reference
-    };
+    // the value stays for the life of the tab: a screen opened from this one (or this one
+    // opened again) finds what was written, not the initial value
+    return () => this.#locals.get(name)?.users.delete(ch);
   }
 
   #startSim(ch: ChannelState): () => void {

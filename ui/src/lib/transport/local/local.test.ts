@@ -165,6 +165,11 @@ describe('browser-side channels in the gateway client', () => {
       vi.advanceTimersByTime(5000);
       frame();
       expect(ramp.current?.v).toBe(2); // stopped with its last user
+      // a local value outlives the screen: the next one to name it finds what was written
+      gw.subscribe(['loc://mode<VEnum>(1, "Off", "On")']);
+      await settle();
+      frame();
+      expect(gw.channel('loc://mode<VEnum>(1, "Off", "On")').current?.v).toBe(0);
       gw.close();
     } finally {
       vi.useRealTimers();
