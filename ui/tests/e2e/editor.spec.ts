@@ -274,13 +274,59 @@ test('a section carries the widgets inside it when dragged; viewers see it frame
   await view.context().close();
 });
 
-test('a canvas-layout screen is not edited as a grid: no Edit link, and the editor says so', async ({ page, stack }) => {
+test('a canvas screen is edited in its pixels: move and resize snapping to 10 px, save, seen in another context', async ({ page, browser, stack }) => {
   const whoami = page.waitForResponse((r) => r.url().includes('/api/whoami'));
   await page.goto(`${stack.baseUrl}/?access_token=${stack.token('alice', ['*'], ['*'])}#/screen/epics-canvas`);
   await expect(page.getByTestId('connection')).toHaveAttribute('data-state', 'live');
-  await whoami; // the grant is in: an Edit link would be there now
-  await expect(page.getByRole('link', { name: 'Edit' })).toHaveCount(0);
-  await page.goto(`${stack.baseUrl}/?access_token=${stack.token('alice', ['*'], ['*'])}#/edit/epics-canvas`);
-  await expect(page.getByRole('alert')).toContainText("its layout is 'canvas'");
-  await expect(page.getByRole('toolbar', { name: 'editor' })).toHaveCount(0);
+  await whoami;
+  await page.getByRole('link', { name: 'Edit' }).click();
+  await expect(page.getByTestId('editor')).toBeVisible();
+  const canvas = page.getByTestId('canvas');
+  const scale = Number(await canvas.getAttribute('data-scale'));
+  expect(scale).toBeGreaterThan(0.3);
+  expect(scale).toBeLessThan(2);
+  const bar = page.locator('.ed-item[data-type="bar"]');
+  await expect(bar).toHaveAttribute('data-x', '280');
+  await expect(bar).toHaveAttribute('data-y', '70');
+  // drag by (53, 26) canvas px: the corner snaps to (330, 100)
+  const b = (await bar.boundingBox())!;
+  await page.mouse.move(b.x + b.width / 2, b.y + b.height / 2);
+  await page.mouse.down();
+  for (let k = 1; k <= 4; k++) await page.mouse.move(b.x + b.width / 2 + (53 * scale * k) / 4, b.y + b.height / 2 + (26 * scale * k) / 4);
+  await page.mouse.up();
+  await expect(bar).toHaveAttribute('data-x', '330');
+  await expect(bar).toHaveAttribute('data-y', '100');
+  await expect(bar).toHaveClass(/selected/);
+  // the corner by (41, 7) canvas px: 180 × 24 becomes 220 × 30 (right and bottom edges on the grid)
+  const h = (await bar.locator('[data-handle]').boundingBox())!;
+  await page.mouse.move(h.x + h.width / 2, h.y + h.height / 2);
+  await page.mouse.down();
+  for (let k = 1; k <= 4; k++) await page.mouse.move(h.x + h.width / 2 + (41 * scale * k) / 4, h.y + h.height / 2 + (7 * scale * k) / 4);
+  await page.mouse.up();
+  await expect(page.locator('input[data-prop="w"]')).toHaveValue('220');
+  await expect(page.locator('input[data-prop="h"]')).toHaveValue('30');
+  // the keys move by the snap step; with snapping off by one pixel
+  await page.keyboard.press('ArrowRight');
+  await expect(bar).toHaveAttribute('data-x', '340');
+  await page.getByTestId('snap').uncheck();
+  await bar.click();
+  await page.keyboard.press('ArrowLeft');
+  await expect(bar).toHaveAttribute('data-x', '339');
+  await page.keyboard.press('Control+z');
+  await page.keyboard.press('Control+z');
+  await expect(bar).toHaveAttribute('data-x', '330');
+  const rev = await save(page, 'the bar moved and grew');
+
+  const other = await viewer(browser, stack, 'epics-canvas');
+  const root = other.locator('.grid.canvas').first();
+  await expect(root).toHaveAttribute('data-ready', 'true');
+  const k = Number(await root.getAttribute('data-scale'));
+  const origin = (await root.boundingBox())!;
+  const box = (await other.locator('.abs.t-bar').first().boundingBox())!;
+  expect(box.x - origin.x).toBeCloseTo(330 * k, 0);
+  expect(box.y - origin.y).toBeCloseTo(100 * k, 0);
+  expect(box.width).toBeCloseTo(220 * k, 0);
+  expect(box.height).toBeCloseTo(30 * k, 0);
+  expect(rev).toBeGreaterThan(0);
+  await other.context().close();
 });

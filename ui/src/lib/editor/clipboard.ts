@@ -32,13 +32,13 @@ export function parseClipboard(text: string): (WidgetSpec & Box)[] | null {
 
 /**
  * The pasted widgets placed with their top-left corner at `at` (their relative
- * layout kept), or one cell down and right of where they were copied from.
+ * layout kept), or one step (a cell, or canvas pixels) down and right of where they were copied from.
  */
-export function placePasted(specs: readonly (WidgetSpec & Box)[], at?: { x: number; y: number }): (WidgetSpec & Box)[] {
+export function placePasted(specs: readonly (WidgetSpec & Box)[], at?: { x: number; y: number }, step = 1): (WidgetSpec & Box)[] {
   if (!specs.length) return [];
   const minX = Math.min(...specs.map((s) => s.x));
   const minY = Math.min(...specs.map((s) => s.y));
-  const dx = at ? at.x - minX : 1;
-  const dy = at ? at.y - minY : 1;
+  const dx = at ? at.x - minX : step;
+  const dy = at ? at.y - minY : step;
   return specs.map((s) => ({ ...s, x: s.x + dx, y: s.y + dy }));
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Screen } from '../screen';
 import { placeAll, firstFree } from './layout';
-import { addWidgets, align, deleteWidgets, describeChanges, fromScreen, idsIn, moveWidgets, patchSpecs, resizeBy, restack, setBox, setOption, toScreen } from './model';
+import { addWidgets, align, byId, canvasSpot, deleteWidgets, describeChanges, fromScreen, idsIn, isCanvas, moveLimits, moveWidgets, patchSpecs, resizeBy, restack, setBox, setOption, snap, toScreen } from './model';
 import { band, click, prune } from './selection';
 import { copyText, parseClipboard, placePasted } from './clipboard';
 
@@ -146,5 +146,63 @@ describe('describeChanges (a save’s default summary)', () => {
     expect(describeChanges(base, d)).toBe('added 1 gauge; removed 1 led; changed 1 label; moved 2; resized 1');
     expect(describeChanges(base, base)).toBe('');
     expect(describeChanges(null, base)).toBe('new screen of 3 widgets');
+  });
+});
+
+describe('canvas screens: boxes in canvas pixels', () => {
+  const canvasScreen = (widgets: Screen['widgets']): Screen => ({ title: 'c', layout: { type: 'canvas', width: 400, height: 300 }, widgets });
+  const doc = fromScreen(
+    canvasScreen([
+      { type: 'section', title: 'S', box: { x: 10, y: 10, w: 200, h: 100 } },
+      { type: 'label', channels: ['ca://A'], box: { x: 20, y: 40, w: 80, h: 20 }, style: { fg: 'Text' } },
+      { type: 'led', channels: ['ca://B'], x: 3, y: 2, box: { x: 300, y: 200, w: 40, h: 20 } },
+      { type: 'text', title: 'no box' },
+    ]),
+    size,
+  );
+
+  it('reads the box as the editable place and writes it back as `box`, without grid cells', () => {
+    expect(isCanvas(doc)).toBe(true);
+    expect(doc.widgets[2].spec).toMatchObject({ x: 300, y: 200, w: 40, h: 20 });
+    const out = toScreen(doc);
+    expect(out.widgets[1]).toEqual({ type: 'label', channels: ['ca://A'], box: { x: 20, y: 40, w: 80, h: 20 }, style: { fg: 'Text' } });
+    expect(out.widgets[2]).toEqual({ type: 'led', channels: ['ca://B'], box: { x: 300, y: 200, w: 40, h: 20 } });
+    expect(out.widgets[3].box).toEqual({ x: 0, y: 0, w: 100, h: 20 }); // as the viewer draws a box-less widget
+    expect(out.layout).toEqual({ type: 'canvas', width: 400, height: 300 });
+  });
+
+  it('moves in pixels, a section with its contents, not off the left, top or right edge', () => {
+    const moved = moveWidgets(doc, ['w1'], 15, 7);
+    expect(toScreen(moved).widgets.slice(0, 2).map((w) => w.box)).toEqual([
+      { x: 25, y: 17, w: 200, h: 100 },
+      { x: 35, y: 47, w: 80, h: 20 },
+    ]);
+    expect(byId(moveWidgets(doc, ['w3'], 500, 0), 'w3')!.spec.x).toBe(360); // right edge at the canvas's width
+    expect(byId(moveWidgets(doc, ['w2'], -500, -500), 'w2')!.spec).toMatchObject({ x: 0, y: 0 });
+    expect(moveLimits(doc, [{ x: -5, y: 4, w: 10, h: 10 }])).toEqual([0, 395, -4]); // already outside: stays
+  });
+
+  it('resizes, aligns and sets boxes in pixels (no grid clamp)', () => {
+    expect(byId(resizeBy(doc, ['w2'], 30, 5), 'w2')!.spec).toMatchObject({ w: 110, h: 25 });
+    expect(byId(setBox(doc, 'w2', { x: 250, y: 5, w: 300, h: 40 }), 'w2')!.spec).toMatchObject({ x: 250, y: 5, w: 300, h: 40 });
+    const aligned = align(doc, ['w2', 'w3'], 'right');
+    expect(byId(aligned, 'w2')!.spec.x).toBe(260);
+    expect(byId(patchSpecs(doc, ['w2'], { w: 333 }), 'w2')!.spec.w).toBe(333);
+  });
+
+  it('adds pasted and new widgets with pixel boxes, and finds a free spot below the lowest widget', () => {
+    const copied = parseClipboard(copyText(doc, ['w2'])!)!;
+    const { doc: d, ids } = addWidgets(doc, placePasted(copied, undefined, 10));
+    expect(toScreen(d).widgets[4].box).toEqual({ x: 30, y: 50, w: 80, h: 20 });
+    expect(ids).toEqual(['w5']);
+    expect(canvasSpot(doc, 120, 48)).toEqual({ x: 10, y: 230, w: 120, h: 48 });
+    expect(canvasSpot(doc, 120, 200)).toEqual({ x: 10, y: 100, w: 120, h: 200 }); // kept on the canvas
+  });
+
+  it('selects by a pixel rectangle and snaps to a pixel grid', () => {
+    expect(idsIn(doc, { x: 290, y: 190, w: 20, h: 20 })).toEqual(['w3']);
+    expect(snap(17, 10)).toBe(20);
+    expect(snap(14, 10)).toBe(10);
+    expect(snap(14.4, 1)).toBe(14);
   });
 });

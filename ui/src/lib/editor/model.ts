@@ -26,16 +26,40 @@ export function columnsOf(doc: EditorDoc): number {
   return doc.head.layout?.columns ?? DEFAULT_COLUMNS;
 }
 
+/** Whether the document is a canvas screen: boxes in canvas pixels instead of grid cells. */
+export function isCanvas(doc: EditorDoc): boolean {
+  return doc.head.layout?.type === 'canvas';
+}
+
+/** A canvas box's limits in the schema (px in the canvas's coordinate space). */
+const CANVAS_MIN = -20000;
+const CANVAS_MAX = 100000;
+
+/** The box a widget of no `box` gets on a canvas (as the viewer draws it). */
+const CANVAS_DEFAULT: Box = { x: 0, y: 0, w: 100, h: 20 };
+
 /** A screen as an editor document: ids and explicit boxes for every widget. */
 export function fromScreen(screen: Screen, size: (type: string) => [number, number]): EditorDoc {
   const { widgets, ...head } = screen;
   const list = Array.isArray(widgets) ? widgets : [];
+  if (head.layout?.type === 'canvas') {
+    // the canvas box is the editor's x/y/w/h (pixels); grid cells are ignored there
+    const spec = (s: WidgetSpec): WidgetSpec & Box => {
+      const { x: _x, y: _y, w: _w, h: _h, box, ...rest } = s;
+      return { ...rest, ...CANVAS_DEFAULT, ...box };
+    };
+    return { head, widgets: list.map((s, i) => ({ id: `w${i + 1}`, spec: spec(s) })), seq: list.length + 1 };
+  }
   const boxes = placeAll(list, head.layout?.columns ?? DEFAULT_COLUMNS, size);
   return { head, widgets: list.map((spec, i) => ({ id: `w${i + 1}`, spec: { ...spec, ...boxes[i] } })), seq: list.length + 1 };
 }
 
 /** The screen file of a document (widgets in document order, explicit boxes). */
 export function toScreen(doc: EditorDoc): Screen {
+  if (isCanvas(doc)) {
+    const widgets = doc.widgets.map(({ spec: { x, y, w, h, ...rest } }) => ({ ...rest, box: { x, y, w, h } }));
+    return { ...doc.head, widgets };
+  }
   return { ...doc.head, widgets: doc.widgets.map((w) => w.spec) };
 }
 
@@ -43,12 +67,61 @@ export function byId(doc: EditorDoc, id: string): EditorWidget | undefined {
   return doc.widgets.find((w) => w.id === id);
 }
 
-function clampBox(b: Box, columns: number): Box {
+function clampGrid(b: Box, columns: number): Box {
   const w = Math.min(columns, Math.max(1, Math.round(b.w)));
   const h = Math.min(200, Math.max(1, Math.round(b.h)));
   const x = Math.min(columns - w + 1, Math.max(1, Math.round(b.x)));
   const y = Math.max(1, Math.round(b.y));
   return { x, y, w, h };
+}
+
+function clampCanvas(b: Box): Box {
+  const size = (v: number) => Math.min(CANVAS_MAX, Math.max(0, Math.round(v)));
+  const at = (v: number) => Math.min(CANVAS_MAX, Math.max(CANVAS_MIN, Math.round(v)));
+  return { x: at(b.x), y: at(b.y), w: size(b.w), h: size(b.h) };
+}
+
+/** The document's box clamp: grid cells within the columns, or canvas pixels within the schema's range. */
+function clampOf(doc: EditorDoc): (b: Box) => Box {
+  if (isCanvas(doc)) return clampCanvas;
+  const columns = columnsOf(doc);
+  return (b) => clampGrid(b, columns);
+}
+
+/**
+ * How far a group of boxes may move: [min dx, max dx, min dy]. On a grid, within
+ * the columns and below the first row; on a canvas, not off its left, top or
+ * right edge (a widget already outside stays where it is on that side).
+ */
+export function moveLimits(doc: EditorDoc, boxes: readonly Box[]): [number, number, number] {
+  const minX = Math.min(...boxes.map((b) => b.x));
+  const minY = Math.min(...boxes.map((b) => b.y));
+  if (isCanvas(doc)) {
+    const width = (doc.head.layout as { width?: number }).width ?? CANVAS_MAX;
+    const right = Math.max(...boxes.map((b) => b.x + b.w));
+    return [Math.min(0, -minX), Math.max(0, width - right), Math.min(0, -minY)];
+  }
+  const maxX = Math.max(...boxes.map((b) => b.x + b.w - 1));
+  return [1 - minX, columnsOf(doc) - maxX, 1 - minY];
+}
+
+/** `v` to the nearest multiple of `step` (unchanged for a step ≤ 1). */
+export function snap(v: number, step: number): number {
+  return step > 1 ? Math.round(v / step) * step : Math.round(v);
+}
+
+/** Pixels per grid cell when a palette widget's default span becomes a canvas box. */
+export const CANVAS_CELL: readonly [number, number] = [60, 24];
+
+/**
+ * Where a new w × h widget goes on a canvas when it is not dropped at a point:
+ * at the left margin under the lowest widget, kept on the canvas.
+ */
+export function canvasSpot(doc: EditorDoc, w: number, h: number, margin = 10): Box {
+  const height = (doc.head.layout as { height?: number }).height ?? CANVAS_MAX;
+  const bottom = doc.widgets.reduce((m, x) => Math.max(m, x.spec.y + x.spec.h), 0);
+  const y = Math.max(0, Math.min(bottom + margin, height - h));
+  return { x: margin, y, w, h };
 }
 
 function mapSelected(doc: EditorDoc, ids: Iterable<string>, f: (w: EditorWidget) => EditorWidget['spec']): EditorDoc {
@@ -66,9 +139,12 @@ function mapSelected(doc: EditorDoc, ids: Iterable<string>, f: (w: EditorWidget)
 
 /** Add widgets (specs with boxes, clamped to the grid); returns the document and their new ids. */
 export function addWidgets(doc: EditorDoc, specs: readonly (WidgetSpec & Box)[]): { doc: EditorDoc; ids: string[] } {
-  const columns = columnsOf(doc);
+  const clamp = clampOf(doc);
   let seq = doc.seq;
-  const added = specs.map((s) => ({ id: `w${seq++}`, spec: { ...s, ...clampBox(s, columns) } }));
+  const added = specs.map((s) => {
+    const { box: _box, ...rest } = s;
+    return { id: `w${seq++}`, spec: { ...rest, ...clamp(s) } };
+  });
   return { doc: { ...doc, widgets: [...doc.widgets, ...added], seq }, ids: added.map((w) => w.id) };
 }
 
@@ -83,48 +159,46 @@ export function withContents(doc: EditorDoc, ids: Iterable<string>): Set<string>
 }
 
 /**
- * Move widgets by (dx, dy) cells as one group: the delta is limited so that none
- * leaves the grid. A section carries the widgets inside it.
+ * Move widgets by (dx, dy) cells (canvas: pixels) as one group: the delta is
+ * limited so that none leaves the grid (canvas: its left, top and right edges). A section carries the widgets inside it.
  */
 export function moveWidgets(doc: EditorDoc, ids: Iterable<string>, dx: number, dy: number): EditorDoc {
-  const columns = columnsOf(doc);
   const set = withContents(doc, ids);
   const moving = doc.widgets.filter((w) => set.has(w.id));
   if (!moving.length) return doc;
-  const minX = Math.min(...moving.map((w) => w.spec.x));
-  const maxX = Math.max(...moving.map((w) => w.spec.x + w.spec.w - 1));
-  const minY = Math.min(...moving.map((w) => w.spec.y));
-  const ddx = Math.max(1 - minX, Math.min(columns - maxX, Math.round(dx)));
-  const ddy = Math.max(1 - minY, Math.round(dy));
+  const [minDx, maxDx, minDy] = moveLimits(doc, moving.map((w) => w.spec));
+  const ddx = Math.max(minDx, Math.min(maxDx, Math.round(dx)));
+  const ddy = Math.max(minDy, Math.round(dy));
   if (!ddx && !ddy) return doc;
   return mapSelected(doc, set, (w) => ({ ...w.spec, x: w.spec.x + ddx, y: w.spec.y + ddy }));
 }
 
 /** Give one widget a new box (clamped to the grid). */
 export function setBox(doc: EditorDoc, id: string, box: Box): EditorDoc {
-  const b = clampBox(box, columnsOf(doc));
+  const b = clampOf(doc)(box);
   return mapSelected(doc, [id], (w) => (w.spec.x === b.x && w.spec.y === b.y && w.spec.w === b.w && w.spec.h === b.h ? w.spec : { ...w.spec, ...b }));
 }
 
-/** Grow (or shrink) each widget by (dw, dh) cells, at least one cell, within the grid. */
+/** Grow (or shrink) each widget by (dw, dh) cells (canvas: pixels), at least one, within the grid. */
 export function resizeBy(doc: EditorDoc, ids: Iterable<string>, dw: number, dh: number): EditorDoc {
-  const columns = columnsOf(doc);
+  const clamp = clampOf(doc);
+  const maxW = (s: Box) => (isCanvas(doc) ? Infinity : columnsOf(doc) - s.x + 1);
   return mapSelected(doc, ids, ({ spec: s }) => {
-    const b = clampBox({ x: s.x, y: s.y, w: Math.min(columns - s.x + 1, Math.max(1, s.w + dw)), h: Math.max(1, s.h + dh) }, columns);
+    const b = clamp({ x: s.x, y: s.y, w: Math.min(maxW(s), Math.max(1, s.w + dw)), h: Math.max(1, s.h + dh) });
     return b.w === s.w && b.h === s.h && b.x === s.x ? s : { ...s, ...b };
   });
 }
 
 /** Merge `patch` into each widget's spec; an `undefined` member removes it. */
 export function patchSpecs(doc: EditorDoc, ids: Iterable<string>, patch: Partial<WidgetSpec>): EditorDoc {
-  const columns = columnsOf(doc);
+  const clamp = clampOf(doc);
   return mapSelected(doc, ids, (w) => {
     const spec: Record<string, unknown> = { ...w.spec };
     for (const [k, v] of Object.entries(patch)) {
       if (v === undefined) delete spec[k];
       else spec[k] = v;
     }
-    return { ...(spec as unknown as WidgetSpec), ...clampBox(spec as unknown as Box, columns) };
+    return { ...(spec as unknown as WidgetSpec), ...clamp(spec as unknown as Box) };
   });
 }
 
@@ -166,7 +240,7 @@ export function align(doc: EditorDoc, ids: readonly string[], edge: Edge): Edito
   const top = Math.min(...sel.map((w) => w.spec.y));
   const bottom = Math.max(...sel.map((w) => w.spec.y + w.spec.h));
   const first = sel[0].spec;
-  const columns = columnsOf(doc);
+  const clamp = clampOf(doc);
   return mapSelected(doc, ids, ({ spec: s }) => {
     const b: Box = { x: s.x, y: s.y, w: s.w, h: s.h };
     if (edge === 'left') b.x = left;
@@ -177,7 +251,7 @@ export function align(doc: EditorDoc, ids: readonly string[], edge: Edge): Edito
     else if (edge === 'vcenter') b.y = Math.round((top + bottom - s.h) / 2);
     else if (edge === 'width') b.w = first.w;
     else if (edge === 'height') b.h = first.h;
-    const c = clampBox(b, columns);
+    const c = clamp(b);
     return c.x === s.x && c.y === s.y && c.w === s.w && c.h === s.h ? s : { ...s, ...c };
   });
 }
@@ -190,7 +264,7 @@ export function restack(doc: EditorDoc, ids: Iterable<string>, to: 'front' | 'ba
   return { ...doc, widgets: to === 'front' ? [...rest, ...picked] : [...picked, ...rest] };
 }
 
-/** Ids of the widgets whose box meets `rect` (grid cells). */
+/** Ids of the widgets whose box meets `rect` (grid cells, or canvas pixels). */
 export function idsIn(doc: EditorDoc, rect: Box): string[] {
   return doc.widgets.filter((w) => overlaps(w.spec, rect)).map((w) => w.id);
 }
