@@ -20,6 +20,7 @@ from synoptic_bus.importer import (
     folder_resolver,
     import_screen,
     parse_macro_args,
+    screen_name,
 )
 from synoptic_bus.screens import (
     ConflictError,
@@ -228,6 +229,8 @@ async def _load(path: Path, args: argparse.Namespace, limit: int) -> tuple[str, 
     imported = await asyncio.to_thread(
         import_screen, data, path.name, macros=parse_macro_args(args.macro),
         tango_host=args.tango_host, resolve=folder_resolver(path.parent),
+        siblings=frozenset(screen_name(f.name) for f in args.files
+                           if f.suffix.lower() in SUFFIXES),
     )  # fmt: skip
     report = imported.report
     print(json.dumps(report.as_dict()) if args.report == "json" else report.text())

@@ -15,6 +15,7 @@ from synoptic_bus.importer.common import (
     Report,
     ScreenImportError,
     parse_macro_args,
+    screen_name,
 )
 from synoptic_bus.importer.display import Resolver, import_display
 from synoptic_bus.importer.taranta import import_taranta
@@ -56,16 +57,6 @@ def default_tango_host() -> str:
     return (os.environ.get("TANGO_HOST") or "localhost:10000").split(",")[0].strip()
 
 
-def screen_name(file: str) -> str:
-    """A valid screen name from a file name (``SR01 main.bob`` → ``SR01_main``)."""
-    stem = PurePath(file).stem
-    name = "".join(
-        c if (c.isascii() and c.isalnum()) or c in "_-" else "_" for c in stem
-    )
-    name = name.lstrip("_-")[:128]
-    return name or "imported"
-
-
 def import_screen(
     data: bytes,
     file: str,
@@ -73,10 +64,13 @@ def import_screen(
     macros: dict[str, str] | None = None,
     tango_host: str | None = None,
     resolve: Resolver | None = None,
+    siblings: frozenset[str] = frozenset(),
 ) -> Imported:
     """Convert one file (its format from its suffix); :class:`ScreenImportError`
     naming the file (and line) when it cannot be. ``resolve`` reads the displays
-    a ``.bob``/``.opi`` embeds (see :func:`folder_resolver`)."""
+    a ``.bob``/``.opi`` embeds (see :func:`folder_resolver`); an embedded display
+    whose screen name is in ``siblings`` (files imported together) becomes an
+    ``embed`` of that screen instead of being inlined."""
     suffix = PurePath(file).suffix.lower()
     if suffix not in SUFFIXES:
         raise ScreenImportError(
@@ -92,7 +86,9 @@ def import_screen(
             data, file, macros, tango_host or default_tango_host()
         )
     else:
-        screen, report = import_display(data, file, suffix[1:], macros, resolve)
+        screen, report = import_display(
+            data, file, suffix[1:], macros, resolve, siblings
+        )
     try:
         validate_screen(screen)
     except ScreenInvalidError as exc:  # a mapping bug: never store it

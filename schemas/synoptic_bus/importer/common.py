@@ -1,24 +1,20 @@
 """What every importer shares: errors naming file and line, the coverage report,
-macros, channel names, pixel → grid placement, placeholders."""
+macros, channel names, pixel boxes on a canvas, screen names, placeholders."""
 
 from __future__ import annotations
 
-import math
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import PurePath
 from typing import Any
 
 from synoptic_schemas import ChannelError, parse_channel
 
 #: Largest source file accepted.
 MAX_SOURCE_BYTES = 10 * 1024 * 1024
-#: Grid of an imported screen: the display's width in at most this many columns
-#: (so it scales with the window), rows of ROW_PX pixels, no gap.
-MAX_COLUMNS = 96
-COLUMN_PX = 10
-ROW_PX = 12
-MAX_ROWS_SPAN = 200
+#: Largest canvas side (the screen schema's limit).
+MAX_CANVAS_PX = 20000
 MAX_MACRO_DEPTH = 20
 
 
@@ -110,10 +106,14 @@ def parse_macro_args(pairs: list[str]) -> dict[str, str]:
     return out
 
 
-def expand(text: str, macros: dict[str, str], file: str) -> tuple[str, list[str]]:
+def expand(
+    text: str, macros: dict[str, str], file: str, keep: frozenset[str] = frozenset()
+) -> tuple[str, list[str]]:
     """``$(P)``/``${P}`` (``$(P=default)`` with a default) replaced from
     ``macros``, repeatedly (a value may name macros); returns the text and the
-    names left unresolved. A macro loop is an error."""
+    names left unresolved. Names in ``keep`` and not in ``macros`` stay as
+    written, default included (the screen's own macros, expanded at open).
+    A macro loop is an error."""
     missing: list[str] = []
     used = 0
 
@@ -124,7 +124,7 @@ def expand(text: str, macros: dict[str, str], file: str) -> tuple[str, list[str]
         if name in macros:
             used += 1
             return macros[name]
-        if sep:
+        if sep and name not in keep:
             return default
         missing.append(name)
         return match.group(0)
@@ -144,19 +144,33 @@ def expand(text: str, macros: dict[str, str], file: str) -> tuple[str, list[str]
 # ---------------------------------------------------------------- channels
 
 
+#: Channels the browser serves itself (local, simulated functions, formulas),
+#: as the screen schema accepts them.
+_BROWSER_CHANNEL = re.compile(
+    r"^loc://[^\s<(]+(<[A-Za-z]+>)?(\(.*\))?$|^sim://[A-Za-z]+\(.*\)$|^(=|eq://)\S.*$",
+    re.DOTALL,
+)
+MAX_CHANNEL_CHARS = 2000
+
+
 def convert_channel(name: str, default_scheme: str = "ca") -> tuple[str | None, str]:
-    """A source PV name as a channel URI, or ``(None, reason)``: ``pva://`` and
-    ``ca://`` kept, bare names get ``default_scheme``, ``sim://`` kept; local
-    (``loc://``) and formula (``=…``) channels are not served yet."""
+    """A source PV name as a channel URI, or ``(None, reason)``: ``pva://``,
+    ``ca://`` and ``sim://`` kept, bare names get ``default_scheme``; local
+    (``loc://``) and formula (``=…``, ``eq://…``) channels kept as written (the
+    browser serves them); ``$(P)`` references kept (expanded at open)."""
     name = name.strip()
     if not name:
         return None, "no channel"
-    if name.startswith("="):
-        return None, "formula channels are not supported"
-    if name.startswith("loc://"):
-        return None, "local channels are not supported"
-    if "$(" in name or "${" in name:
-        return None, f"unresolved macro in {name!r}"
+    if len(name) > MAX_CHANNEL_CHARS:
+        return None, f"channel of {len(name)} characters exceeds {MAX_CHANNEL_CHARS}"
+    if name.startswith(("=", "loc://", "eq://")) or (
+        name.startswith("sim://") and "(" in name
+    ):
+        if _BROWSER_CHANNEL.match(name) and "\n" not in name:
+            return name, ""
+        return None, f"not a local, simulated or formula channel: {name[:80]!r}"
+    if name.startswith("tango://") and ("$(" in name or "${" in name):
+        return None, f"unresolved macro in {name[:80]!r}"
     uri = name if "://" in name else f"{default_scheme}://{name}"
     try:
         return parse_channel(uri).uri, ""
@@ -167,25 +181,31 @@ def convert_channel(name: str, default_scheme: str = "ca") -> tuple[str | None, 
 # ---------------------------------------------------------------- placement
 
 
-class Grid:
-    """Pixel positions of a ``width``-pixel display on the import grid."""
+def _clamp(value: float, low: int, high: int) -> int:
+    return max(low, min(high, round(value)))
 
-    def __init__(self, width: int) -> None:
-        self.width = width
-        self.columns = max(1, min(MAX_COLUMNS, math.ceil(width / COLUMN_PX)))
-        self.column_px = max(width, 1) / self.columns
 
-    def layout(self) -> dict[str, Any]:
-        return {"type": "grid", "columns": self.columns, "row_height": ROW_PX, "gap": 0}
+def canvas_layout(width: float, height: float) -> dict[str, Any]:
+    """The absolute layout of a ``width`` × ``height`` pixel display."""
+    return {"type": "canvas", "width": _clamp(width, 1, MAX_CANVAS_PX),
+            "height": _clamp(height, 1, MAX_CANVAS_PX)}  # fmt: skip
 
-    def place(self, x: float, y: float, w: float, h: float) -> dict[str, int]:
-        """Grid x, y, w, h (1-based, spans) of a pixel rectangle."""
-        cols = self.columns
-        gx = min(cols, max(1, int(x // self.column_px) + 1))
-        gw = min(cols - gx + 1, max(1, round(w / self.column_px)))
-        gy = max(1, int(y // ROW_PX) + 1)
-        gh = min(MAX_ROWS_SPAN, max(1, round(h / ROW_PX)))
-        return {"x": gx, "y": min(gy, 100_000), "w": gw, "h": gh}
+
+def box(x: float, y: float, w: float, h: float) -> dict[str, int]:
+    """A widget's pixel box on the canvas (clamped to the schema's ranges)."""
+    return {"x": _clamp(x, -20000, 100000), "y": _clamp(y, -20000, 100000),
+            "w": _clamp(w, 0, 100000), "h": _clamp(h, 0, 100000)}  # fmt: skip
+
+
+def screen_name(file: str) -> str:
+    """A valid screen name from a file name (``SR01 main.bob`` → ``SR01_main``);
+    links and embedded displays name their target screen by the same rule."""
+    stem = PurePath(file.replace("\\", "/")).stem
+    name = "".join(
+        c if (c.isascii() and c.isalnum()) or c in "_-" else "_" for c in stem
+    )
+    name = name.lstrip("_-")[:128]
+    return name or "imported"
 
 
 def placeholder(

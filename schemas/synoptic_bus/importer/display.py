@@ -1,11 +1,13 @@
 """Phoebus Display Builder (``.bob``) and CS-Studio BOY (``.opi``) displays: XML
 of nested ``<widget>`` elements with pixel positions (a group's children relative
-to it), PV names, macros, rules and scripts. Parsed with defusedxml: a DTD,
+to it), PV names, macros, rules and scripts; they become canvas screens (pixel
+boxes, group children in absolute coordinates). Parsed with defusedxml: a DTD,
 entity declarations and external references are refused."""
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Iterator
 from typing import Any
 from xml.etree.ElementTree import Element, ParseError
@@ -14,12 +16,15 @@ from defusedxml import DefusedXmlException
 from defusedxml.ElementTree import fromstring
 
 from synoptic_bus.importer.common import (
-    Grid,
     Report,
     ScreenImportError,
+    box,
+    canvas_layout,
     convert_channel,
     expand,
+    screen_name,
 )
+from synoptic_bus.importer.style import rules_of, style_of
 
 OPI_PREFIX = "org.csstudio.opibuilder.widgets."
 
@@ -147,6 +152,10 @@ Resolver = Callable[[str], bytes | None]
 FRAMES = {"rectangle", "Rectangle", "RoundedRectangle"}
 LABELS = {"label", "Label"}
 BUTTONS = {"action_button", "ActionButton"}
+#: Navigation tabs: one display per tab.
+NAVTABS = {"navtabs"}
+#: Macro names the screen schema accepts.
+_MACRO_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]{0,63}$")
 XY = {"xyplot", "xyGraph", "stripchart"}
 
 
@@ -174,6 +183,8 @@ class DisplayImporter:
         resolve: Resolver | None = None,
         stack: tuple[str, ...] = (),
         report: Report | None = None,
+        siblings: frozenset[str] = frozenset(),
+        keep: frozenset[str] = frozenset(),
     ) -> None:
         self.file = file
         self.kind = kind  # "bob" | "opi"
@@ -182,6 +193,20 @@ class DisplayImporter:
         self.stack = (*stack, file)  # the displays embedding this one, and it
         self.report = report or Report(file, kind)
         self.types = BOB if kind == "bob" else OPI
+        self.siblings = siblings  # screens imported together: embedded, not inlined
+        self.keep = keep  # the screen's own macros: left for the browser
+
+    def _x(self, text: str, macros: dict[str, str]) -> str:
+        """``text`` with the macros known here expanded (the screen's own kept)."""
+        return expand(text, macros, self.file, self.keep)[0]
+
+    def _link_macros(self, el: Element, macros: dict[str, str]) -> dict[str, str]:
+        """An action's or embedding widget's ``<macros>`` (values expanded here)."""
+        out: dict[str, str] = {}
+        for child in el.findall("macros/*"):
+            if child.tag != "include_parent_macros" and _MACRO_NAME.match(child.tag):
+                out[child.tag] = self._x(child.text or "", macros)[:1000]
+        return dict(list(out.items())[:200])
 
     def type_of(self, el: Element) -> str:
         if self.kind == "bob":
@@ -200,7 +225,7 @@ class DisplayImporter:
         if own is not None:
             for child in own:
                 if child.tag != "include_parent_macros" and child.tag not in fixed:
-                    merged[child.tag] = expand(child.text or "", merged, self.file)[0]
+                    merged[child.tag] = self._x(child.text or "", merged)
         return merged
 
     def convert(self, root: Element) -> dict[str, Any]:
@@ -209,22 +234,37 @@ class DisplayImporter:
         version = root.get("version", "")
         if version and not version.startswith(("1.", "2.")):
             raise ScreenImportError(self.file, f"unknown {self.kind} version {version}")
-        macros = self._macros_of(root, {})
-        width = int(_num(root, "width", 800)) or 800
-        grid = Grid(width)
-        widgets = list(self._widgets(root, 0.0, 0.0, macros, grid))
-        title = expand(_text(root, "name") or self.file, macros, self.file)[0]
+        # Without command-line macros, the display's own become the screen's and
+        # their references stay for the browser; with them, all are expanded.
+        own = self._link_macros(root, {}) if not self.macros else {}
+        self.keep = frozenset(own)
+        expanded = self._macros_of(root, {})
+        for value in expanded.values():  # a macro loop is refused either way
+            expand(value, expanded, self.file)
+        macros = expanded if self.macros else {}
+        if self.macros:
+            own = dict([(k, v[:1000]) for k, v in macros.items()
+                        if _MACRO_NAME.match(k)][:200])  # fmt: skip
+        width = _num(root, "width", 800) or 800
+        height = _num(root, "height", 600) or 600
+        widgets = list(self._widgets(root, 0.0, 0.0, macros))
+        title = self._x(_text(root, "name") or self.file, macros)
+        layout = canvas_layout(width, height)
+        if bg := style_of(root).get("bg"):
+            layout["background"] = bg
         screen: dict[str, Any] = {
             "version": 1,
             "title": (title or "Imported")[:200],
             "description": f"Imported from {self.file} ({self.kind})"[:2000],
-            "layout": grid.layout(),
+            "layout": layout,
             "widgets": widgets,
         }
+        if own:
+            screen["macros"] = own
         return screen
 
     def _widgets(
-        self, parent: Element, ox: float, oy: float, macros: dict[str, str], grid: Grid
+        self, parent: Element, ox: float, oy: float, macros: dict[str, str]
     ) -> Iterator[dict[str, Any]]:
         for el in parent.findall("widget"):
             kind = self.type_of(el)
@@ -233,20 +273,64 @@ class DisplayImporter:
             local = (
                 self._macros_of(el, macros) if el.find("macros") is not None else macros
             )
-            name = expand(_text(el, "name"), local, self.file)[0]
+            name = self._x(_text(el, "name"), local)
             self._skipped(el, kind, name)
-            inner = self._embedded(el, kind, local) if kind in EMBEDDED else None
-            if inner is not None:
+            embed = self._embed(el, kind, local) if kind in EMBEDDED else None
+            inner = (
+                self._embedded(el, kind, local)
+                if kind in EMBEDDED and embed is None
+                else None
+            )
+            if embed is not None:
+                widget = self.report.mapped_as(kind, embed)
+            elif inner is not None:
                 widget = self.report.mapped_as(kind, {"type": "section"})
+            elif kind in EMBEDDED:
+                widget = self.report.placeholder_for(
+                    kind, "embedded display neither found nor imported with it",
+                    w, h, name)  # fmt: skip
             else:
                 widget = self._one(el, kind, name, local, w, h)
-            widget.update(grid.place(x, y, w, h))
+            widget["box"] = box(x, y, w, h)
+            self._look(el, kind, name, local, widget)
             yield widget
             if kind in GROUPS:
-                yield from self._widgets(el, x, y, local, grid)
+                yield from self._widgets(el, x, y, local)
             elif inner is not None:
                 child, root, inner_macros = inner
-                yield from child._widgets(root, x, y, inner_macros, grid)
+                yield from child._widgets(root, x, y, inner_macros)
+
+    def _look(self, el: Element, kind: str, name: str, macros: dict[str, str],
+              widget: dict[str, Any]) -> None:  # fmt: skip
+        """Style, simple rules (the others reported) and the base visibility."""
+        if style := style_of(el):
+            widget["style"] = style
+        if _text(el, "visible").lower() == "false":
+            widget["visible"] = False
+
+        def channel_of(raw: str) -> str | None:
+            return convert_channel(self._x(raw, macros))[0]
+
+        rules, skipped = rules_of(el, channel_of)
+        if rules:
+            widget["rules"] = rules[:100]
+        self.report.skipped += [f"{s} of {kind} {name!r}" for s in skipped]
+
+    def _embed(
+        self, el: Element, kind: str, macros: dict[str, str]
+    ) -> dict[str, Any] | None:
+        """An ``embed`` of a display imported alongside this one (else None)."""
+        raw = _text(el, "file") or _text(el, "opi_file")
+        if not raw:
+            return None
+        target = screen_name(self._x(raw, macros))
+        if target not in self.siblings:
+            return None
+        options: dict[str, Any] = {"screen": target}
+        if own := self._link_macros(el, macros):
+            options["macros"] = own
+        options["resize"] = "fit" if _text(el, "resize") in ("1", "2") else "none"
+        return {"type": "embed", "options": options}
 
     def _embedded(
         self, el: Element, kind: str, macros: dict[str, str]
@@ -257,7 +341,7 @@ class DisplayImporter:
         raw = _text(el, "file") or _text(el, "opi_file")
         if not raw or self.resolve is None:
             return None
-        name = expand(raw, macros, self.file)[0]
+        name = self._x(raw, macros)
         if name in self.stack or len(self.stack) > MAX_EMBED_DEPTH:
             chain = " → ".join((*self.stack, name))
             raise ScreenImportError(self.file, f"embedded display loop: {chain}")
@@ -266,17 +350,12 @@ class DisplayImporter:
             self.report.warnings.append(f"embedded display {name!r} not found")
             return None
         sub_kind = "opi" if name.lower().endswith(".opi") else "bob"
-        child = DisplayImporter(name, sub_kind, self.macros, self.resolve,
-                                self.stack, self.report)  # fmt: skip
+        child = DisplayImporter(name, sub_kind, self.macros, self.resolve, self.stack,
+                                self.report, self.siblings, self.keep)  # fmt: skip
         root = parse_xml(data, name)
         return child, root, child._macros_of(root, macros, defaults=True)
 
     def _skipped(self, el: Element, kind: str, name: str) -> None:
-        for rule in el.iterfind("rules/rule"):
-            prop = rule.get("prop_id", "?")
-            self.report.skipped.append(
-                f"rule {rule.get('name', '')!r} ({prop}) of {kind} {name!r}"
-            )
         for script in el.iterfind("scripts/*"):
             what = script.get("file") or script.get("pathString") or script.tag
             self.report.skipped.append(f"script {what!r} of {kind} {name!r} (not run)")
@@ -287,11 +366,11 @@ class DisplayImporter:
         raw = _text(el, tag)
         if not raw:
             return None, f"no {tag}"
-        return convert_channel(expand(raw, macros, self.file)[0])
+        return convert_channel(self._x(raw, macros))
 
     def _one(self, el: Element, kind: str, name: str, macros: dict[str, str],
              w: float, h: float) -> dict[str, Any]:  # fmt: skip
-        text = expand(_text(el, "text"), macros, self.file)[0]
+        text = self._x(_text(el, "text"), macros)
         if kind in LABELS:
             return self.report.mapped_as(
                 kind, {"type": "text", "options": {"text": text[:2000]}}
@@ -305,6 +384,8 @@ class DisplayImporter:
             return self._button(el, kind, name, text, macros, w, h)
         if kind in XY:
             return self._plot(el, kind, name, macros, w, h)
+        if kind in NAVTABS:
+            return self._tabs(el, kind, name, macros, w, h)
         if kind not in self.types:
             return self.report.placeholder_for(kind, "no Synoptic widget for this type", w, h,
                                      name, text)  # fmt: skip
@@ -326,7 +407,7 @@ class DisplayImporter:
             uri, why = self._pv(action, "pv_name", macros)
             if uri is None:
                 return self.report.placeholder_for(kind, why, w, h, name, text)
-            raw = expand(_text(action, "value"), macros, self.file)[0]
+            raw = self._x(_text(action, "value"), macros)
             try:
                 value: Any = float(raw) if raw.strip() else 0
                 value = int(value) if float(value).is_integer() else value
@@ -337,6 +418,9 @@ class DisplayImporter:
                 options["label"] = text[:80]
             return self.report.mapped_as(kind, {"type": "button", "channels": [uri],
                                        "options": options})  # fmt: skip
+        for action in el.iterfind("actions/action"):
+            if action.get("type", "").lower() == "open_display":
+                return self.report.mapped_as(kind, self._link(action, text, macros))
         actions = [a.get("type", "?") for a in el.iterfind("actions/action")]
         return self.report.placeholder_for(kind, f"actions not mapped: {', '.join(actions) or 'none'}",
                                  w, h, name, text)  # fmt: skip
@@ -362,7 +446,7 @@ class DisplayImporter:
             target = "spectrum" if kind == "xyplot" else "trend"
         uris: list[str] = []
         for raw in names:
-            uri, why = convert_channel(expand(raw, macros, self.file)[0])
+            uri, why = convert_channel(self._x(raw, macros))
             if uri is None:
                 return self.report.placeholder_for(kind, why, w, h, name)
             uris.append(uri)
@@ -371,10 +455,51 @@ class DisplayImporter:
             widget["title"] = name[:200]
         return self.report.mapped_as(kind, widget)
 
+    def _link(
+        self, action: Element, text: str, macros: dict[str, str]
+    ) -> dict[str, Any]:
+        """An open-display action as a ``link`` to the screen its file becomes."""
+        raw = _text(action, "file") or _text(action, "path")
+        options: dict[str, Any] = {"screen": screen_name(self._x(raw, macros))}
+        if own := self._link_macros(action, macros):
+            options["macros"] = own
+        target = (_text(action, "target") or _text(action, "mode")).lower()
+        if target in ("tab", "window"):
+            options["target"] = target
+        elif target in ("standalone", "7", "8"):
+            options["target"] = "window"
+        elif target and target not in ("replace", "0"):
+            options["target"] = "tab"
+        title = text or self._x(_text(action, "description"), macros) or raw
+        return {"type": "link", "title": title[:200] or "Open", "options": options}
+
+    def _tabs(self, el: Element, kind: str, name: str, macros: dict[str, str],
+              w: float, h: float) -> dict[str, Any]:  # fmt: skip
+        """Navigation tabs: a tab per display."""
+        tabs: list[dict[str, Any]] = []
+        for tab in el.iterfind("tabs/tab"):
+            raw = self._x(_text(tab, "file"), macros)
+            if not raw:
+                continue
+            entry: dict[str, Any] = {
+                "title": (self._x(_text(tab, "name"), macros) or raw)[:200],
+                "screen": screen_name(raw),
+            }
+            if own := self._link_macros(tab, macros):
+                entry["macros"] = own
+            tabs.append(entry)
+        if not tabs:
+            return self.report.placeholder_for(kind, "no tabs", w, h, name)
+        return self.report.mapped_as(
+            kind, {"type": "tabs", "options": {"tabs": tabs[:100]}}
+        )
+
 
 def import_display(data: bytes, file: str, kind: str, macros: dict[str, str],
-                   resolve: Resolver | None = None) -> tuple[dict[str, Any], Report]:  # fmt: skip
+                   resolve: Resolver | None = None,
+                   siblings: frozenset[str] = frozenset()) -> tuple[dict[str, Any], Report]:  # fmt: skip
     """A ``.bob``/``.opi`` display's bytes → (screen, report); ``resolve`` reads
-    embedded displays (without it they stay placeholders)."""
-    importer = DisplayImporter(file, kind, macros, resolve)
+    embedded displays (without it they stay placeholders); an embedded display
+    among ``siblings`` (names of screens imported together) becomes an ``embed``."""
+    importer = DisplayImporter(file, kind, macros, resolve, siblings=siblings)
     return importer.convert(parse_xml(data, file)), importer.report

@@ -10,9 +10,10 @@ import math
 from typing import Any
 
 from synoptic_bus.importer.common import (
-    Grid,
     Report,
     ScreenImportError,
+    box,
+    canvas_layout,
     convert_channel,
     expand,
 )
@@ -121,7 +122,8 @@ class TarantaImporter:
         raw_widgets = [w for w in doc["widget"] if isinstance(w, dict)]
         right = max((_number(w.get("x")) + _number(w.get("width"), 1) for w in raw_widgets),
                     default=40)  # fmt: skip
-        grid = Grid(int(right * TILE_PX) or 600)
+        bottom = max((_number(w.get("y")) + _number(w.get("height"), 1)
+                      for w in raw_widgets), default=30)  # fmt: skip
         widgets = []
         for raw in sorted(
             raw_widgets, key=lambda w: (_number(w.get("y")), _number(w.get("x")))
@@ -132,7 +134,7 @@ class TarantaImporter:
             h = _number(raw.get("height"), 1) * TILE_PX
             inputs = raw.get("inputs") if isinstance(raw.get("inputs"), dict) else {}
             widget = self._one(kind, inputs, w, h)
-            widget.update(grid.place(x, y, w, h))
+            widget["box"] = box(x, y, w, h)
             widgets.append(widget)
         for variable in doc.get("variables") or []:
             self.report.skipped.append(f"variable {str(variable)[:80]} (not supported)")
@@ -141,7 +143,7 @@ class TarantaImporter:
             "version": 1,
             "title": name[:200] or "Imported",
             "description": f"Imported from {self.file} (wj)"[:2000],
-            "layout": grid.layout(),
+            "layout": canvas_layout(right * TILE_PX or 600, bottom * TILE_PX or 450),
             "widgets": widgets,
         }
 

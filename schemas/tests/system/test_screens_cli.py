@@ -113,7 +113,8 @@ async def test_import_converts_bob_opi_wj_and_writes_nothing_on_bad_input(
 ) -> None:
     b = await fresh_bucket(nats_server, tmp_path)
     corpus = CORPUS
-    files = [str(corpus / n) for n in ("vacuum.bob", "rf.opi", "tangotest.wj")]
+    names = ("vacuum.bob", "rf.opi", "tangotest.wj", "panel-canvas.bob")
+    files = [str(corpus / n) for n in names]
     done = await run_cli(nats_server, "screens", "import", *files, "--macro", "S=SR09",
                          "--tango-host", "tcs:10000", "--report", "json", *b)  # fmt: skip
     assert done.returncode == 0, done.stderr
@@ -124,6 +125,7 @@ async def test_import_converts_bob_opi_wj_and_writes_nothing_on_bad_input(
         "vacuum.bob",
         "rf.opi",
         "tangotest.wj",
+        "panel-canvas.bob",
     ]
     assert reports[0]["placeholders"]["embedded"] == 1
     got = await run_cli(nats_server, "screens", "get", "vacuum", *b)
@@ -133,6 +135,11 @@ async def test_import_converts_bob_opi_wj_and_writes_nothing_on_bad_input(
         "type": "text",
         "options": {"text": "Sector SR09 vacuum"},
     }.items() <= screen["widgets"][0].items()
+    panel = json.loads(
+        (await run_cli(nats_server, "screens", "get", "panel-canvas", *b)).stdout
+    )  # rf.opi imported with it: embedded, not inlined
+    assert {"type": "embed", "options": {"screen": "rf", "macros": {"CAV": "2"},
+            "resize": "fit"}}.items() <= panel["widgets"][-1].items()  # fmt: skip
     wj = json.loads(
         (await run_cli(nats_server, "screens", "get", "tangotest", *b)).stdout
     )

@@ -1,5 +1,6 @@
 """The importer (.bob, .opi, .wj → screen + coverage report): golden screens of
-the corpus, macros, placement, and bad input refused with the file and line."""
+the corpus, macros, canvas boxes, styles, rules, links, browser-side channels,
+and bad input refused with the file and line."""
 
 from __future__ import annotations
 
@@ -15,16 +16,19 @@ from synoptic_bus.importer import (
     parse_macro_args,
     screen_name,
 )
-from synoptic_bus.importer.common import Grid, convert_channel, expand
+from synoptic_bus.importer.common import box, canvas_layout, convert_channel, expand
 from synoptic_schemas.screens import validate_screen
 
 HERE = Path(__file__).resolve().parents[1] / "importer"
 CORPUS = sorted((HERE / "corpus").iterdir())
+#: The corpus is imported as one batch: a display embedding another embeds it.
+SIBLINGS = frozenset(screen_name(p.name) for p in CORPUS)
 
 
 @pytest.mark.parametrize("path", CORPUS, ids=lambda p: p.name)
 def test_corpus_matches_its_golden_screen_and_report(path: Path) -> None:
-    imported = import_screen(path.read_bytes(), path.name, tango_host="tango-cs:10000")
+    imported = import_screen(path.read_bytes(), path.name, tango_host="tango-cs:10000",
+                             siblings=SIBLINGS)  # fmt: skip
     golden = json.loads((HERE / "golden" / f"{path.name}.json").read_text())
     assert imported.screen == golden["screen"]
     assert imported.report.as_dict() == golden["report"]
@@ -42,13 +46,49 @@ def test_bob_macros_rules_scripts_and_groups() -> None:
     assert "ca://SR02:VA:PRESSURE" in channels  # the command line's macro wins
     assert imported.screen["title"] == "SR02 vacuum"
     report = imported.report
-    assert any("rule 'alarm colour'" in s for s in report.skipped)
+    assert not any("rule 'alarm colour'" in s for s in report.skipped)  # mapped
     assert any("(not run)" in s for s in report.skipped)
-    assert report.reasons["embedded"] == "no Synoptic widget for this type"
+    assert report.reasons["embedded"].startswith("embedded display neither found")
     group = next(w for w in imported.screen["widgets"] if w["type"] == "section")
     child = next(w for w in imported.screen["widgets"]
                  if w.get("channels") == ["ca://SR02:VA:G1"])  # fmt: skip
-    assert group["x"] <= child["x"] and group["y"] <= child["y"]  # inside its group
+    assert group["box"]["x"] + 5 == child["box"]["x"]  # absolute: group offset added
+    assert group["box"]["y"] + 5 == child["box"]["y"]
+    assert child["rules"] == [{"channel": "ca://SR02:VA:G1", "op": ">", "value": 1e-6,
+                               "set": {"bg": "#ff0000"}}]  # fmt: skip
+    assert imported.screen["macros"] == {"S": "SR02", "P": "SR02:VA:"}
+
+
+def test_display_macros_stay_for_the_browser_without_command_line_macros() -> None:
+    data = (HERE / "corpus" / "vacuum.bob").read_bytes()
+    imported = import_screen(data, "vacuum.bob")
+    assert imported.screen["macros"] == {"S": "SR01", "P": "$(S):VA:"}
+    assert imported.screen["title"] == "$(S) vacuum"
+    channels = [c for w in imported.screen["widgets"] for c in w.get("channels", [])]
+    assert "ca://$(P)PRESSURE" in channels and "loc://gauge_mode(1)" in channels
+    link = next(w for w in imported.screen["widgets"] if w["type"] == "link")
+    assert link["options"] == {"screen": "details", "target": "tab"}
+
+
+def test_canvas_styles_rules_links_tabs_and_embeds() -> None:
+    data = (HERE / "corpus" / "panel-canvas.bob").read_bytes()
+    alone = import_screen(data, "panel-canvas.bob")
+    assert alone.screen["layout"] == {"type": "canvas", "width": 640, "height": 360,
+                                      "background": "Read_Background"}  # fmt: skip
+    assert alone.report.placeholders == {"embedded": 1}  # rf.opi not imported with it
+    together = import_screen(data, "panel-canvas.bob", siblings=frozenset({"rf"}))
+    by_type = {w["type"]: w for w in together.screen["widgets"]}
+    assert by_type["embed"]["options"] == {"screen": "rf", "macros": {"CAV": "2"},
+                                           "resize": "fit"}  # fmt: skip
+    assert [t["screen"] for t in by_type["tabs"]["options"]["tabs"]] == ["vacuum", "rf"]
+    title = together.screen["widgets"][0]
+    assert title["style"]["font"] == "Header 1" and title["style"]["align"] == "center"
+    formula = next(w for w in together.screen["widgets"]
+                   if w.get("channels", [""])[0].startswith("="))  # fmt: skip
+    assert formula["visible"] is False
+    assert formula["rules"][0]["set"] == {"visible": True}
+    assert any("rule 'script-like' (visible)" in s for s in together.report.skipped)
+    assert together.report.placeholders == {}
 
 
 def test_a_500_widget_bob_imports_whole() -> None:
@@ -62,7 +102,13 @@ def test_a_500_widget_bob_imports_whole() -> None:
     imported = import_screen(data, "big.bob", macros={"P": "BIG:"})
     assert len(imported.screen["widgets"]) == 500
     assert imported.report.placeholders == {"ellipse": 166}
-    assert imported.screen["layout"]["columns"] == 96
+    assert imported.screen["layout"] == {"type": "canvas", "width": 1000, "height": 600}
+    assert imported.screen["widgets"][-1]["box"] == {
+        "x": 950,
+        "y": 600,
+        "w": 48,
+        "h": 22,
+    }
 
 
 @pytest.mark.parametrize(
@@ -127,12 +173,20 @@ def test_parts() -> None:
     assert convert_channel("SR:X") == ("ca://SR:X", "")
     assert convert_channel("pva://SR:Y")[0] == "pva://SR:Y"
     assert convert_channel("sim://sine")[0] == "sim://sine"
-    assert convert_channel("loc://x(1)") == (None, "local channels are not supported")
-    assert convert_channel("=`a`+1")[0] is None
-    assert convert_channel("$(P)X")[1].startswith("unresolved macro")
-    grid = Grid(1920)
-    assert grid.columns == 96 and grid.place(1900, 0, 500, 5000)["w"] == 1
-    assert grid.place(0, 0, 5000, 5000) == {"x": 1, "y": 1, "w": 96, "h": 200}
+    assert convert_channel("sim://sine(0, 10, 0.5)")[0] == "sim://sine(0, 10, 0.5)"
+    assert convert_channel("loc://x(1)") == ("loc://x(1)", "")
+    assert (
+        convert_channel('loc://m<VEnum>(0, "a", "b")')[0]
+        == 'loc://m<VEnum>(0, "a", "b")'
+    )
+    assert convert_channel("=`a`+1") == ("=`a`+1", "")
+    assert convert_channel("eq://`a`*2")[0] == "eq://`a`*2"
+    assert convert_channel("loc://bad name")[0] is None
+    assert convert_channel("$(P)X") == ("ca://$(P)X", "")
+    assert convert_channel("tango://$(H)/a/b/c/d")[1].startswith("unresolved macro")
+    assert expand("$(P=d)$(Q=e)", {}, "f", frozenset({"P"})) == ("$(P=d)e", ["P"])
+    assert canvas_layout(0, 30000) == {"type": "canvas", "width": 1, "height": 20000}
+    assert box(-1e9, 1.6, 2.4, 1e9) == {"x": -20000, "y": 2, "w": 2, "h": 100000}
     assert screen_name("SR01 main.bob") == "SR01_main"
     assert screen_name("Ünïcode.opi") == "n_code"
     assert screen_name("...bob") == "imported"
@@ -156,8 +210,16 @@ def test_embedded_displays_are_inlined_with_their_macros(tmp_path: Path) -> None
     main = _bob(embed.format(file="sub/panel.bob"), "<P>VAC:</P>")
     imported = import_screen(main, "main.bob", resolve=resolve)
     section, label = imported.screen["widgets"]
-    assert section["type"] == "section" and label["channels"] == ["ca://VAC:PUMP2"]
-    assert (label["x"], label["y"]) == (12, 12)  # inside the embedding widget
+    assert section["type"] == "section" and label["channels"] == ["ca://$(P)PUMP2"]
+    assert imported.screen["macros"] == {"P": "VAC:"}  # expanded at open
+    assert label["box"] == {
+        "x": 110,
+        "y": 132,
+        "w": 50,
+        "h": 20,
+    }  # inside the embedding widget
+    given = import_screen(main, "main.bob", resolve=resolve, macros={"P": "V2:"})
+    assert given.screen["widgets"][1]["channels"] == ["ca://V2:PUMP2"]
     assert imported.report.mapped == {"embedded → section": 1, "textupdate → label": 1}
     missing = import_screen(
         _bob(embed.format(file="gone.bob")), "m.bob", resolve=resolve
