@@ -1,34 +1,15 @@
-/** An imported Phoebus display, live: converted by the gateway (POST /api/import), saved, opened against the simulated IOC. */
-import { expect, test } from './fixtures';
+/** Imported displays, live: a Phoebus .bob over the simulated IOC and a Taranta .wj over the simulated Tango
+ * device, converted by the gateway (POST /api/import), saved, opened as canvas screens. */
+import { expect, test, widget } from './fixtures';
+import { BOB, WJ, importAndSave, openImported } from './importing';
 
-/** A small display over the demo IOC's PVs: mapped widgets, a local PV, a formula and a type with no mapping. */
-const BOB = `<?xml version="1.0" encoding="UTF-8"?>
-<display version="2.0.0">
-  <name>Imported $(P)</name>
-  <macros><P>NOPE:</P></macros>
-  <width>600</width>
-  <height>300</height>
-  <widget type="label" version="2.0.0"><name>Title</name><text>Sector $(P)</text><x>10</x><y>10</y><width>300</width><height>30</height></widget>
-  <widget type="textupdate" version="2.0.0"><name>Sine</name><pv_name>$(P)SINE</pv_name><x>10</x><y>50</y><width>120</width><height>20</height></widget>
-  <widget type="textupdate" version="2.0.0"><name>Counter</name><pv_name>$(P)CNT:00000</pv_name><x>10</x><y>80</y><width>120</width><height>20</height></widget>
-  <widget type="led" version="2.0.0"><name>State</name><pv_name>$(P)STATE</pv_name><x>150</x><y>50</y><width>20</width><height>20</height></widget>
-  <widget type="progressbar" version="2.0.0"><name>Bar</name><pv_name>$(P)SINE</pv_name><x>10</x><y>110</y><width>200</width><height>20</height></widget>
-  <widget type="polyline" version="2.0.0"><name>Pipe</name><x>300</x><y>50</y><width>200</width><height>60</height></widget>
-</display>`;
-
-test('an imported .bob renders and updates live; what has no mapping is a labelled placeholder', async ({ page, stack }) => {
-  const editor = { Authorization: `Bearer ${stack.token('importer', ['*'], ['*'])}` };
-  const converted = await page.request.post(`${stack.baseUrl}/api/import?file=imported-demo.bob&macro=P%3DDEMO%3A`, { data: BOB, headers: { ...editor, 'Content-Type': 'application/octet-stream' } });
-  expect(converted.status()).toBe(200);
-  const { name, screen, report } = await converted.json();
-  expect(report.widgets).toBe(6);
-  const saved = await page.request.put(`${stack.baseUrl}/api/screens/${name}`, { data: { screen, base_revision: 0, summary: 'imported' }, headers: editor });
-  expect(saved.status()).toBe(200);
-
-  await page.goto(`${stack.baseUrl}/#/screen/${name}`);
-  await expect(page.getByTestId('connection')).toHaveAttribute('data-state', 'live');
-  await expect(page.locator('.grid').first()).toHaveAttribute('data-ready', 'true');
+test('an imported .bob is a live canvas with its fonts, local and formula channels and rules; what has no mapping is a labelled placeholder', async ({ page, stack }) => {
+  const { name, report, screen } = await importAndSave(page, stack, 'imported-demo.bob', BOB, '&macro=P%3DDEMO%3A');
+  expect(report.widgets).toBe(9);
+  expect(screen.layout).toEqual({ type: 'canvas', width: 600, height: 300 });
+  await openImported(page, stack, name);
   await expect(page.getByText('Sector DEMO:')).toBeVisible();
+  await expect(page.locator('.abs.t-text').first()).toHaveCSS('font-size', '18px'); // Header 2
   const counter = page.locator(`[data-channel="${stack.pv('CNT:00000')}"]`).first();
   const value = counter.locator('[data-role=value]').or(counter.and(page.locator('[data-role=value]'))).first();
   await expect(value).toHaveAttribute('data-stale', 'false');
@@ -36,8 +17,39 @@ test('an imported .bob renders and updates live; what has no mapping is a labell
   await expect.poll(async () => parseFloat((await value.textContent())!)).toBeGreaterThan(first);
   await expect(page.locator(`[data-widget=led][data-channel="${stack.pv('STATE')}"]`)).toHaveCount(1);
   await expect(page.locator(`[data-widget=bar][data-channel="${stack.pv('SINE')}"]`)).toHaveCount(1);
+  // the box is the display's pixels, scaled to the window's width
+  const root = page.locator('.grid.canvas').first();
+  const scale = Number(await root.getAttribute('data-scale'));
+  const sine = widget(page, 'label', stack.pv('SINE')).locator('xpath=..');
+  expect((await sine.boundingBox())!.width).toBeCloseTo(120 * scale, 0);
+  // the local PV and the formula over it run in the browser: writing the local changes the formula
+  const formula = page.locator('[data-widget=label][data-channel="=`loc://gain`*2"]');
+  await expect(formula).toHaveText(/^6(\.0+)?$/);
+  const gain = page.locator('[data-widget=input][data-channel="loc://gain(3)"] input').first();
+  await gain.fill('20');
+  await gain.press('Enter');
+  await expect(formula).toHaveText(/^40(\.0+)?$/);
+  // the open-display button is a link to the screen its file becomes
+  await expect(page.getByRole('link', { name: 'EPICS demo' })).toBeVisible();
   // never dropped: the polyline is a visible placeholder naming its original type
   const placeholder = page.locator('[data-widget=placeholder]');
   await expect(placeholder).toBeVisible();
   await expect(placeholder).toContainText('polyline');
+});
+
+test('an imported Taranta .wj is a live canvas against the simulated Tango device', async ({ page, stack }) => {
+  const host = encodeURIComponent(`127.0.0.1:${stack.tangoPort}`);
+  const { name, report } = await importAndSave(page, stack, 'imported-tango.wj', WJ, `&tango_host=${host}`);
+  expect(report.widgets).toBe(8);
+  expect(report.placeholders).toEqual({ COMMAND_EXECUTOR: 1 });
+  await openImported(page, stack, name);
+  await expect(page.getByText('Simulated Tango device')).toBeVisible();
+  const double = widget(page, 'label', stack.attr('double')).locator('[data-role=value]');
+  await expect(double).toHaveAttribute('data-stale', 'false');
+  const first = await double.textContent();
+  await expect.poll(() => double.textContent()).not.toBe(first);
+  await expect(widget(page, 'label', stack.attr('state')).locator('[data-role=value]')).toHaveText(/^[A-Z]+$/);
+  await expect(widget(page, 'spectrum', stack.attr('spectrum')).locator('canvas').first()).toBeVisible();
+  await expect(widget(page, 'trend', stack.attr('double')).locator('canvas').first()).toBeVisible();
+  await expect(page.locator('[data-widget=placeholder]')).toContainText('COMMAND_EXECUTOR');
 });
