@@ -330,3 +330,54 @@ test('a canvas screen is edited in its pixels: move and resize snapping to 10 px
   expect(rev).toBeGreaterThan(0);
   await other.context().close();
 });
+
+test('style, visibility and a rule from the property panel reach the viewer', async ({ page, browser, stack }) => {
+  await openEditor(page, stack, 'epics-canvas');
+  const bar = page.locator('.ed-item[data-type="bar"]');
+  await bar.click();
+  const style = page.getByTestId('style');
+  // a colour that is none is named and not applied; a named one is, with the name kept
+  await style.locator('input[data-style="bg"]').fill('reddish');
+  await style.locator('input[data-style="bg"]').press('Enter');
+  await expect(style.getByRole('alert')).toContainText("'reddish' is not");
+  await style.locator('input[data-style="bg"]').fill('MAJOR');
+  await style.locator('input[data-style="bg"]').press('Enter');
+  await expect(style.getByRole('alert')).toHaveCount(0);
+  await expect(bar).toHaveCSS('background-color', 'rgb(255, 0, 0)');
+  await style.locator('select[data-style="font"]').selectOption('Header 2');
+  await style.locator('input[data-style="border.width"]').fill('2');
+  await style.locator('input[data-style="border.width"]').press('Enter');
+  // hidden unless a rule shows it, shown dimmed in the editor
+  await page.locator('input[data-prop="visible"]').uncheck();
+  await expect(bar).toHaveClass(/ed-hidden/);
+  await page.locator('input[data-prop="visible"]').check();
+  await expect(bar).not.toHaveClass(/ed-hidden/);
+  // a rule: while loc://e2e_gain > 2 the background is OK (green)
+  const rules = page.getByTestId('rules');
+  await rules.getByRole('button', { name: '+ rule' }).click();
+  // a channel the schema refuses: the save is refused naming the rule, the bar stays outlined and selected
+  await rules.locator('input[data-rule-field="channel"]').fill('no scheme');
+  await rules.locator('input[data-rule-field="channel"]').press('Enter');
+  await page.getByRole('button', { name: 'Save' }).click();
+  await expect(page.getByTestId('invalid')).toContainText('/rules/0/channel');
+  await expect(bar).toHaveClass(/invalid/);
+  await expect(bar).toHaveClass(/selected/);
+  await rules.locator('input[data-rule-field="channel"]').fill('loc://e2e_gain(3)');
+  await rules.locator('input[data-rule-field="channel"]').press('Enter');
+  await rules.locator('select[data-rule-field="op"]').selectOption('>');
+  await rules.locator('input[data-rule-field="value"]').fill('2');
+  await rules.locator('input[data-rule-field="value"]').press('Enter');
+  await rules.locator('input[data-rule-set="bg"]').fill('OK');
+  await rules.locator('input[data-rule-set="bg"]').press('Enter');
+  await rules.locator('select[data-rule-set="visible"]').selectOption(''); // the new rule's "show it" effect goes
+  await expect(rules.locator('select[data-rule-set="visible"]')).toHaveValue('');
+  await expect(rules.locator('[data-rule]')).toHaveCount(1);
+  await save(page, 'bar styled, with a rule');
+
+  const other = await viewer(browser, stack, 'epics-canvas');
+  const shown = other.locator('.abs.t-bar').first();
+  await expect(shown).toHaveCSS('font-size', '18px');
+  await expect(shown).toHaveCSS('border-top-width', '2px');
+  await expect(shown).toHaveCSS('background-color', 'rgb(0, 255, 0)'); // the rule wins over the style
+  await other.context().close();
+});

@@ -202,16 +202,35 @@ export function patchSpecs(doc: EditorDoc, ids: Iterable<string>, patch: Partial
   });
 }
 
-/** Set (or with `undefined`, remove) one option of each widget; an empty options object is dropped. */
-export function setOption(doc: EditorDoc, ids: Iterable<string>, key: string, value: unknown): EditorDoc {
+type Obj = Record<string, unknown>;
+
+/** `obj` with the member at `path` set (or with `undefined`/'' removed); emptied objects on the way are dropped. */
+function setPath(obj: Obj, path: readonly string[], value: unknown): Obj | undefined {
+  const [head, ...rest] = path;
+  const out: Obj = { ...obj };
+  const v = rest.length ? setPath((obj[head] as Obj | undefined) ?? {}, rest, value) : value;
+  if (v === undefined || v === '') delete out[head];
+  else out[head] = v;
+  return Object.keys(out).length ? out : undefined;
+}
+
+/**
+ * Set (or with `undefined`, remove) one member of each widget's `group` object
+ * (`options`, `style`); a dotted key reaches into a nested object (`border.width`).
+ * Objects left empty are dropped.
+ */
+export function setMember(doc: EditorDoc, ids: Iterable<string>, group: 'options' | 'style', key: string, value: unknown): EditorDoc {
   return mapSelected(doc, ids, (w) => {
-    const options: Record<string, unknown> = { ...(w.spec.options ?? {}) };
-    if (value === undefined || value === '') delete options[key];
-    else options[key] = value;
-    const spec = { ...w.spec, options };
-    if (!Object.keys(options).length) delete (spec as WidgetSpec).options;
+    const inner = setPath((w.spec[group] as Obj | undefined) ?? {}, key.split('.'), value);
+    const spec = { ...w.spec, [group]: inner };
+    if (!inner) delete (spec as Obj)[group];
     return spec;
   });
+}
+
+/** Set (or with `undefined`, remove) one option of each widget; an empty options object is dropped. */
+export function setOption(doc: EditorDoc, ids: Iterable<string>, key: string, value: unknown): EditorDoc {
+  return setMember(doc, ids, 'options', key, value);
 }
 
 export function deleteWidgets(doc: EditorDoc, ids: Iterable<string>): EditorDoc {

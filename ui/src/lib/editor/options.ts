@@ -7,7 +7,7 @@ import schema from '../../../../schemas/synoptic_schemas/json/screen.schema.json
 
 export interface Field {
   key: string;
-  kind: 'boolean' | 'number' | 'integer' | 'string' | 'enum' | 'value';
+  kind: 'boolean' | 'number' | 'integer' | 'string' | 'enum' | 'value' | 'colour' | 'font';
   choices?: string[];
   min?: number;
   max?: number;
@@ -42,26 +42,61 @@ function rulesFor(type: string): Node[] {
 /** Every widget type the schema allows. */
 export const WIDGET_TYPES: readonly string[] = ((schema.$defs as Node).widget_type as { enum: string[] }).enum;
 
+const defs = schema.$defs as Node;
+
+/**
+ * The fields of an object schema, in schema order; a nested object's members
+ * become `outer.inner` fields, a colour or font reference its own kind.
+ */
+function fieldsOf(def: Node, prefix = ''): Field[] {
+  const props = (def.properties as Record<string, Node>) ?? {};
+  return Object.entries(props).flatMap(([name, raw]): Field[] => {
+    const key = prefix + name;
+    if (raw.$ref === '#/$defs/colour') return [{ key, kind: 'colour', description: resolve(raw).description as string | undefined }];
+    if (raw.$ref === '#/$defs/font') return [{ key, kind: 'font', description: resolve(raw).description as string | undefined }];
+    const p = resolve(raw);
+    if (p.type === 'object' && p.properties) return fieldsOf(p, `${key}.`);
+    const f: Field = { key, kind: 'string', description: p.description as string | undefined, default: p.default };
+    if (Array.isArray(p.enum)) return [{ ...f, kind: 'enum', choices: p.enum.map(String) }];
+    if (Array.isArray(p.type)) return [{ ...f, kind: 'value' }];
+    if (p.type === 'boolean' || p.type === 'number' || p.type === 'integer' || p.type === 'string') f.kind = p.type;
+    if (typeof p.minimum === 'number') f.min = p.minimum;
+    if (typeof p.maximum === 'number') f.max = p.maximum;
+    return [f];
+  });
+}
+
 /** The options a widget type takes, in schema order. */
 export function optionFields(type: string): Field[] {
   for (const then of rulesFor(type)) {
     const ref = ((then.properties as Node)?.options as Node) ?? null;
-    if (!ref) continue;
-    const def = resolve(ref);
-    const props = (def.properties as Record<string, Node>) ?? {};
-    return Object.entries(props).map(([key, raw]) => {
-      const p = resolve(raw);
-      const f: Field = { key, kind: 'string', description: p.description as string | undefined, default: p.default };
-      if (Array.isArray(p.enum)) return { ...f, kind: 'enum', choices: p.enum.map(String) };
-      if (Array.isArray(p.type)) return { ...f, kind: 'value' };
-      if (p.type === 'boolean' || p.type === 'number' || p.type === 'integer' || p.type === 'string') f.kind = p.type;
-      if (typeof p.minimum === 'number') f.min = p.minimum;
-      if (typeof p.maximum === 'number') f.max = p.maximum;
-      return f;
-    });
+    if (ref) return fieldsOf(resolve(ref));
   }
   return [];
 }
+
+/** A widget's `style` members (colours, font, alignment, border …), in schema order. */
+export const STYLE_FIELDS: readonly Field[] = fieldsOf(defs.style as Node);
+
+function enumIn(def: Node): string[] {
+  for (const alt of (def.anyOf as Node[]) ?? []) if (Array.isArray(alt.enum)) return alt.enum.map(String);
+  return [];
+}
+
+/** The named colours the schema accepts (Phoebus's), offered beside #rrggbb. */
+export const NAMED_COLOUR_CHOICES: readonly string[] = enumIn(defs.colour as Node);
+
+/** The named fonts the schema accepts (Phoebus's). */
+export const NAMED_FONT_CHOICES: readonly string[] = enumIn(defs.font as Node);
+
+/** What a rule has: its comparison fields (channel, on, op, value) and what it sets. */
+export const RULE_FIELDS: { readonly test: readonly Field[]; readonly set: readonly Field[] } = (() => {
+  const all = fieldsOf(defs.rule as Node);
+  return { test: all.filter((f) => !f.key.startsWith('set.')), set: all.filter((f) => f.key.startsWith('set.')).map((f) => ({ ...f, key: f.key.slice(4) })) };
+})();
+
+/** The severities a severity rule compares with (ordered). */
+export const SEVERITIES: readonly string[] = ['none', 'minor', 'major', 'invalid', 'disconnected'];
 
 /** Options the schema requires for a type (a button's `value`). */
 export function requiredOptions(type: string): string[] {
