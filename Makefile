@@ -178,6 +178,10 @@ test-ui: install ui-build /usr/bin/chromium $(PG_INITDB) ## UI unit tests (vites
 bench-ui: install ui-build /usr/bin/chromium ## browser benchmarks: screen open, 1000 channels x 10 Hz, breaking rate, charts (JSON; BENCH_ARGS=--save keeps it in benchmarks/results/ui.json)
 	set -o pipefail; cd ui && node_modules/.bin/playwright test --config bench/playwright.bench.config.ts bench/browser.bench.ts $(if $(findstring --save,$(BENCH_ARGS)),| tee ../benchmarks/results/ui.json.tmp && mv ../benchmarks/results/ui.json.tmp ../benchmarks/results/ui.json)
 
+.PHONY: bench-import
+bench-import: install ui-build /usr/bin/chromium ## importer: a 500-widget .bob converted (<= 200 ms) and opened in Chromium as a canvas screen (<= 300 ms), beside the 1000-widget grid open of the same run (JSON; BENCH_ARGS=--save keeps it in benchmarks/results/import.json)
+	set -o pipefail; cd ui && BENCH_PARTS=open,import node_modules/.bin/playwright test --config bench/playwright.bench.config.ts bench/browser.bench.ts $(if $(findstring --save,$(BENCH_ARGS)),| tee ../benchmarks/results/import.json.tmp && mv ../benchmarks/results/import.json.tmp ../benchmarks/results/import.json)
+
 .PHONY: bench-wan
 bench-wan: install ui-build /usr/bin/chromium ## the demo screens over emulated links (100 ms/10 Mbit/s, 300 ms/2 Mbit/s): first value, bytes, bytes/s watching (JSON; BENCH_ARGS=--save keeps it in benchmarks/results/wan.json)
 	set -o pipefail; cd ui && node_modules/.bin/playwright test --config bench/playwright.wan.config.ts $(if $(findstring --save,$(BENCH_ARGS)),| tee ../benchmarks/results/wan.json.tmp && mv ../benchmarks/results/wan.json.tmp ../benchmarks/results/wan.json)

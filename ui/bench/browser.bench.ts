@@ -3,7 +3,8 @@
  * channels (bench/publish.py): screen open time, sustained updates, the breaking
  * rate, and chart-heavy screens. Prints one JSON document (docs/benchmarks.md, "Web UI").
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test, type Page } from '@playwright/test';
@@ -16,7 +17,7 @@ const OPEN_RUNS = Number(process.env.BENCH_OPEN_RUNS ?? 7);
 const SUSTAIN_S = Number(process.env.BENCH_SUSTAIN_S ?? 20);
 const STEP_S = Number(process.env.BENCH_STEP_S ?? 10);
 const RATES = (process.env.BENCH_RATES ?? '20,40,80').split(',').map(Number);
-/** which parts to run (default all): open, sustained, breaking, charts */
+/** which parts to run (default all but import): open, sustained, breaking, charts, import (`make bench-import`) */
 /** extra query parameters of the UI (e.g. `budget=3`, the commit budget in ms per frame) */
 const QUERY = process.env.BENCH_QUERY ? `&${process.env.BENCH_QUERY}` : '';
 /** the built UI the gateway serves (default ui/dist; another build for A/B runs) */
@@ -137,8 +138,18 @@ class Bench {
   /** a second gateway on the same NATS with `SYNOPTIC_GATEWAY_LINGER=0`: every open is cold */
   coldBase = '';
 
+  /** `make bench-import`: the importer's benchmark (a 500-widget .bob) as JSON; it leaves the imported screen in the bench's screens */
+  importResult: Record<string, any> | undefined;
+  /** widgets of the imported screen that show a live value */
+  importedLive = 0;
+
   async start() {
     screens(this.dir);
+    if (PARTS.has('import')) {
+      this.importResult = JSON.parse(execFileSync(join(VENV, 'python'), ['-m', 'synoptic_benchmarks.importer.bench', '--out', this.dir], { encoding: 'utf8' }));
+      const screen = JSON.parse(readFileSync(join(this.dir, 'imported-500.json'), 'utf8'));
+      this.importedLive = screen.widgets.filter((w: any) => ['label', 'led'].includes(w.type) && w.channels?.length).length;
+    }
     const natsPort = await freePort();
     this.natsUrl = `nats://127.0.0.1:${natsPort}`;
     const nats = new Proc('nats', [join(VENV, 'nats-server'), '-js', '-a', '127.0.0.1', '-p', String(natsPort), '-sd', join(this.dir, 'js')]);
@@ -198,8 +209,9 @@ test('browser benchmarks', async ({ page }) => {
     let pub = await bench.publisher(N, 10);
 
     // 1. screen open: navigation start → every widget showing a live value (values already in the store)
-    await page.addInitScript((n) => {
-      if (!location.hash.includes('bench-1000')) return;
+    await page.addInitScript(([bench, imported]) => {
+      const n = location.hash.includes('bench-1000') ? bench : location.hash.includes('imported-500') ? imported : 0;
+      if (!n) return;
       // seen in an animation frame callback, i.e. before that frame's layout and paint:
       // the time is taken by a task queued from there, which runs after the frame is rendered
       const check = () => {
@@ -211,14 +223,14 @@ test('browser benchmarks', async ({ page }) => {
         } else requestAnimationFrame(check);
       };
       requestAnimationFrame(check);
-    }, N);
+    }, [N, bench.importedLive]);
     /** 7 loads of the screen from `base`, each after `before()`: open times and milestones */
-    const openRuns = async (base: string, label: string, before: () => Promise<void>) => {
+    const openRuns = async (base: string, label: string, before: () => Promise<void>, route = 'bench-1000') => {
       const opens: number[] = [];
       const marks: Record<string, number>[] = [];
       for (let run = 0; run < OPEN_RUNS; run++) {
         await before();
-        await page.goto(`${base}/?run=${label}${run}${QUERY}#/screen/bench-1000`);
+        await page.goto(`${base}/?run=${label}${run}${QUERY}#/screen/${route}`);
         await page.waitForFunction(() => (window as any).__openMs !== undefined, null, { timeout: 30_000 });
         opens.push(await page.evaluate(() => (window as any).__openMs));
         marks.push(await page.evaluate(() => {
@@ -241,6 +253,17 @@ test('browser benchmarks', async ({ page }) => {
       const reopen = await openRuns(bench.base, 'reopen', async () => {});
       results.screen_open_cold_ms = cold;
       results.screen_open_reopen_ms = reopen;
+    }
+    if (PARTS.has('import')) {
+      // the imported 500-widget .bob (a canvas screen), opened like the grid above: cold, then re-opens
+      const cold = await openRuns(bench.coldBase, 'icold', async () => {
+        await page.goto('about:blank');
+        await bench.drained(bench.coldBase);
+      }, 'imported-500');
+      await page.goto(`${bench.base}/?run=iwarmup${QUERY}#/screen/imported-500`);
+      await page.waitForFunction(() => (window as any).__openMs !== undefined, null, { timeout: 30_000 });
+      const reopen = await openRuns(bench.base, 'ireopen', async () => {}, 'imported-500');
+      results.imported = { import: bench.importResult, live_widgets: bench.importedLive, open_cold_ms: cold, open_reopen_ms: reopen };
     }
     // a re-open once more, counting the CPU the renderer spent (the wall time above includes waiting for a busy machine)
     const openCpu = await rendererCpu(page, async () => {
