@@ -8,5 +8,9 @@ def test_the_benchmark_display_has_500_widgets_all_mapped() -> None:
     imported = import_screen(make_bob(500), "imported-500.bob")
     assert imported.report.widgets == 500
     assert not imported.report.placeholders and not imported.report.skipped
-    assert imported.screen["layout"] == {"type": "canvas", "width": 1000, "height": 1300}
+    assert imported.screen["layout"] == {
+        "type": "canvas",
+        "width": 1000,
+        "height": 1300,
+    }
     assert all("box" in w for w in imported.screen["widgets"])
