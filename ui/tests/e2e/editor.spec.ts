@@ -285,6 +285,10 @@ test('a canvas screen is edited in its pixels: move and resize snapping to 10 px
   const scale = Number(await canvas.getAttribute('data-scale'));
   expect(scale).toBeGreaterThan(0.3);
   expect(scale).toBeLessThan(2);
+  // live while editing, with the screen's macros expanded (ca://$(P)SINE is DEMO:SINE)
+  const sine = page.locator('.ed-item[data-type="label"] [data-role=value]').first();
+  await expect(sine).toHaveAttribute('data-stale', 'false');
+  await expect(sine).toHaveText(/\d/);
   const bar = page.locator('.ed-item[data-type="bar"]');
   await expect(bar).toHaveAttribute('data-x', '280');
   await expect(bar).toHaveAttribute('data-y', '70');

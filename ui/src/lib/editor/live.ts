@@ -9,6 +9,13 @@ import type { WidgetSpec } from '../screen';
 import type { Gateway } from '../transport/gateway.svelte';
 import { plainCell } from '../widgets/cells';
 import { channelRange } from './options';
+import { expandScreen, type Macros } from '../macros';
+
+/** The spec with the screen's macro references expanded (the stored one keeps them): what the widget shows live. */
+export function expandSpec(spec: WidgetSpec, macros: Macros | undefined): WidgetSpec {
+  if (!macros || !Object.keys(macros).length) return spec;
+  return expandScreen({ title: '', widgets: [spec] }, macros).widgets[0];
+}
 
 /** Mount `spec`'s widget into `el` (a 1×1 grid); returns its release. */
 export function mountLive(el: HTMLElement, spec: WidgetSpec, gateway: Gateway, context: Map<unknown, unknown>): () => void {

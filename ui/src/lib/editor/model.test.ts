@@ -206,3 +206,13 @@ describe('canvas screens: boxes in canvas pixels', () => {
     expect(snap(14.4, 1)).toBe(14);
   });
 });
+
+describe('live content of a screen with macros', () => {
+  it('expands the screen macros for what a widget shows, the stored spec keeps them', async () => {
+    const { expandSpec } = await import('./live');
+    const spec = { type: 'label' as const, channels: ['ca://$(P)SINE'], title: '${P}sine' };
+    expect(expandSpec(spec, { P: 'DEMO:' })).toMatchObject({ channels: ['ca://DEMO:SINE'], title: 'DEMO:sine' });
+    expect(expandSpec(spec, undefined)).toBe(spec);
+    expect(spec.channels[0]).toBe('ca://$(P)SINE');
+  });
+});
