@@ -337,6 +337,17 @@ test('a canvas screen is edited in its pixels: move and resize snapping to 10 px
 
 test('style, visibility and a rule from the property panel reach the viewer', async ({ page, browser, stack }) => {
   await openEditor(page, stack, 'epics-canvas');
+  // nothing selected: the canvas's own settings, from the schema
+  const background = page.locator('input[data-prop="canvas-background"]');
+  await expect(background).toHaveValue('#dcdcdc');
+  await background.fill('nocolour');
+  await background.press('Enter');
+  await expect(page.getByRole('alert').filter({ hasText: "'nocolour' is not a colour" })).toBeVisible();
+  await background.fill('Grid');
+  await background.press('Enter');
+  await expect(page.getByTestId('canvas')).toHaveCSS('background-color', 'rgb(128, 128, 128)');
+  await page.getByRole('button', { name: 'Undo' }).click();
+  await expect(page.getByTestId('canvas')).toHaveCSS('background-color', 'rgb(220, 220, 220)');
   const bar = page.locator('.ed-item[data-type="bar"]');
   await bar.click();
   const style = page.getByTestId('style');

@@ -83,6 +83,9 @@ function enumIn(def: Node): string[] {
   return [];
 }
 
+/** A canvas layout's settings (size, scale, background), in schema order, without its `type`. */
+export const CANVAS_FIELDS: readonly Field[] = fieldsOf(defs.canvas_layout as Node).filter((f) => f.key !== 'type');
+
 /** The named colours the schema accepts (Phoebus's), offered beside #rrggbb. */
 export const NAMED_COLOUR_CHOICES: readonly string[] = enumIn(defs.colour as Node);
 

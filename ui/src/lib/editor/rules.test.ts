@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Screen } from '../screen';
 import { fromScreen, setMember, toScreen } from './model';
-import { NAMED_COLOUR_CHOICES, NAMED_FONT_CHOICES, RULE_FIELDS, STYLE_FIELDS } from './options';
+import { CANVAS_FIELDS, NAMED_COLOUR_CHOICES, NAMED_FONT_CHOICES, RULE_FIELDS, STYLE_FIELDS } from './options';
 import { addRule, editRule, removeRule } from './rules';
 import { widgetIndexOf } from './api';
 
@@ -25,6 +25,7 @@ describe('style, visibility and rules fields from the schema', () => {
   it('reads a rule as its comparison and its effects', () => {
     expect(RULE_FIELDS.test.map((f) => f.key)).toEqual(['channel', 'on', 'op', 'value']);
     expect(RULE_FIELDS.test[2]).toMatchObject({ kind: 'enum', default: '!=' });
+    expect(CANVAS_FIELDS.map((f) => [f.key, f.kind])).toEqual([['width', 'integer'], ['height', 'integer'], ['scale', 'enum'], ['background', 'colour']]);
     expect(RULE_FIELDS.set.map((f) => [f.key, f.kind])).toEqual([['visible', 'boolean'], ['fg', 'colour'], ['bg', 'colour'], ['text', 'string']]);
   });
 });
