@@ -35,6 +35,24 @@ export interface Loaded {
   editable: boolean;
 }
 
+/** What an import did (docs/protocol.md, POST /api/import). */
+export interface ImportReport {
+  file: string;
+  source: string;
+  widgets: number;
+  mapped: Record<string, number>;
+  placeholders: Record<string, number>;
+  reasons: Record<string, string>;
+  skipped: string[];
+  warnings: string[];
+}
+
+export interface Converted {
+  name: string;
+  screen: Screen;
+  report: ImportReport;
+}
+
 export interface Whoami {
   user: string;
   write: boolean;
@@ -54,7 +72,7 @@ export class ScreensApi {
   #req(path: string, init: RequestInit = {}): Promise<Response> {
     const headers = new Headers(init.headers);
     if (this.token) headers.set('Authorization', `Bearer ${this.token}`);
-    if (init.body) headers.set('Content-Type', 'application/json');
+    if (init.body && !headers.has('Content-Type')) headers.set('Content-Type', 'application/json');
     return this.fetcher(`${this.base}/${path}`, { ...init, headers, cache: 'no-store' });
   }
 
@@ -85,6 +103,13 @@ export class ScreensApi {
 
   revert(name: string, revision: number, base: number): Promise<WriteResult> {
     return this.#write(`${ScreensApi.#screen(name)}/revert`, 'POST', { revision, base_revision: base });
+  }
+
+  /** A Phoebus `.bob`, CS-Studio `.opi` or Taranta `.wj` file converted by the gateway (nothing stored): the screen, its suggested name and the coverage report; an Error with the gateway's reason (and line) when it cannot be. */
+  async convert(file: string, data: Blob | ArrayBuffer): Promise<Converted> {
+    const res = await this.#req(`import?file=${encodeURIComponent(file)}`, { method: 'POST', body: data, headers: { 'Content-Type': 'application/octet-stream' } });
+    if (!res.ok) throw new Error(await describe(res));
+    return (await res.json()) as Converted;
   }
 
   async history(name: string): Promise<Revision[]> {

@@ -1,0 +1,37 @@
+/** The screen list's import: choose a .bob → the gateway converts it → the coverage report shows → saved under a name → opened live. */
+import { expect, test } from './fixtures';
+import { BOB } from './importing';
+
+test('a .bob uploaded on the screen list shows its coverage report, is saved under a chosen name and opens live', async ({ page, stack }) => {
+  const token = stack.token('uploader', ['*'], ['*']);
+  await page.goto(`${stack.baseUrl}/?access_token=${token}#/`);
+  const file = page.getByTestId('import-file');
+  // a file that is not XML: the gateway's reason with the file and line, nothing to save
+  await file.setInputFiles({ name: 'broken.bob', mimeType: 'application/octet-stream', buffer: Buffer.from('<display>\n<x>') });
+  await expect(page.getByRole('alert')).toContainText('broken.bob');
+  await expect(page.getByRole('alert')).toContainText('malformed XML');
+  await expect(page.getByRole('button', { name: 'Save' })).toHaveCount(0);
+
+  await file.setInputFiles({ name: 'upload-demo.bob', mimeType: 'application/octet-stream', buffer: Buffer.from(BOB.replaceAll('NOPE:', 'DEMO:')) });
+  const report = page.getByTestId('import-report');
+  await expect(report).toContainText('8 of 9 widgets mapped');
+  await expect(report).toContainText('placeholder 1 polyline');
+  await expect(report).toContainText('mapped 1 action_button → link');
+  const name = page.getByTestId('import-name');
+  await expect(name).toHaveValue('upload-demo');
+  await name.fill('uploaded demo'); // not a screen name: no save
+  await expect(page.getByRole('button', { name: 'Save' })).toBeDisabled();
+  await name.fill('uploaded-demo');
+  await page.getByRole('button', { name: 'Save' }).click();
+  await page.getByRole('status').getByRole('link', { name: 'uploaded-demo' }).click();
+  await expect(page.getByTestId('connection')).toHaveAttribute('data-state', 'live');
+  await expect(page.locator('.grid.canvas').first()).toHaveAttribute('data-ready', 'true');
+  await expect(page.getByText('Sector DEMO:')).toBeVisible();
+  const counter = page.locator(`[data-channel="${stack.pv('CNT:00000')}"]`).first();
+  await expect(counter.locator('[data-role=value]').or(counter.and(page.locator('[data-role=value]'))).first()).toHaveAttribute('data-stale', 'false');
+  // saved once: the same name again is a conflict, reported
+  await page.goto(`${stack.baseUrl}/?access_token=${token}#/`);
+  await page.getByTestId('import-file').setInputFiles({ name: 'uploaded-demo.bob', mimeType: 'application/octet-stream', buffer: Buffer.from(BOB) });
+  await page.getByRole('button', { name: 'Save' }).click();
+  await expect(page.getByRole('alert')).toContainText('exists already');
+});
