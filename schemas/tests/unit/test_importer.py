@@ -236,3 +236,32 @@ def test_embedded_displays_are_inlined_with_their_macros(tmp_path: Path) -> None
         import_screen((tmp_path / "loop.bob").read_bytes(), "loop.bob", resolve=resolve)
     no_files = import_screen(main, "main.bob")  # no resolver (an upload): a placeholder
     assert no_files.screen["widgets"][0]["type"] == "placeholder"
+
+
+def test_opi_fonts_colours_actions_and_rules() -> None:
+    opi = (
+        '<display typeId="org.csstudio.opibuilder.Display" version="1.0.0">'
+        "<width>300</width><height>200</height>"
+        '<widget typeId="org.csstudio.opibuilder.widgets.TextUpdate" version="1.0.0">'
+        "<pv_name>LI:X</pv_name><x>5</x><y>6</y><width>70</width><height>20</height>"
+        '<font><fontdata fontName="Sans" height="10" style="1" /></font>'
+        '<foreground_color><color red="0" green="0" blue="255" /></foreground_color>'
+        '<rules><rule name="hide" prop_id="visible" out_exp="false">'
+        '<exp bool_exp="pv0==0"><value>false</value></exp>'
+        '<pv trig="true">LI:ON</pv></rule></rules></widget>'
+        '<widget typeId="org.csstudio.opibuilder.widgets.ActionButton" version="1.0.0">'
+        "<text>More</text><x>80</x><y>6</y><width>60</width><height>20</height>"
+        '<actions><action type="OPEN_DISPLAY"><path>sub/more.opi</path>'
+        "<macros><include_parent_macros>true</include_parent_macros><N>2</N></macros>"
+        "<mode>8</mode></action></actions></widget></display>"
+    )
+    imported = import_screen(opi.encode(), "x.opi")
+    label, link = imported.screen["widgets"]
+    assert label["style"] == {"fg": "#0000ff",
+                              "font": {"size": 10.0, "family": "Sans", "style": "bold"}}  # fmt: skip
+    assert label["rules"] == [{"channel": "ca://LI:ON", "op": "==", "value": 0,
+                               "set": {"visible": False}}]  # fmt: skip
+    assert link == {"type": "link", "title": "More",
+                    "box": {"x": 80, "y": 6, "w": 60, "h": 20},
+                    "options": {"screen": "more", "macros": {"N": "2"},
+                                "target": "window"}}  # fmt: skip
