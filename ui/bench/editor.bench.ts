@@ -34,9 +34,17 @@ function token(): string {
   return `${body}.${createHmac('sha256', SECRET).update(body).digest('base64url')}`;
 }
 
-/** 1000 labels and LEDs with captions on a 24-column grid, like an operator's overview. */
+/** `BENCH_LAYOUT=canvas`: the same widgets in canvas pixel boxes (an imported display), else on the grid. */
+const LAYOUT = process.env.BENCH_LAYOUT === 'canvas' ? 'canvas' : 'grid';
+
+/** 1000 labels and LEDs with captions on a 24-column grid (or a 960 px canvas, 24 to a row), like an operator's overview. */
 function screen(): object {
-  const widgets = Array.from({ length: N }, (_, i) => ({ type: i % 2 ? 'led' : 'label', title: `ch ${i}`, channels: [`sim://BENCH:SCALAR:${String(i).padStart(5, '0')}`], w: 2, h: 2 }));
+  const widget = (i: number) => ({ type: i % 2 ? 'led' : 'label', title: `ch ${i}`, channels: [`sim://BENCH:SCALAR:${String(i).padStart(5, '0')}`] });
+  if (LAYOUT === 'canvas') {
+    const widgets = Array.from({ length: N }, (_, i) => ({ ...widget(i), box: { x: (i % 24) * 40, y: Math.floor(i / 24) * 46, w: 38, h: 44 } }));
+    return { version: 1, title: `${N} widgets to edit`, layout: { type: 'canvas', width: 960, height: Math.ceil(N / 24) * 46 }, widgets };
+  }
+  const widgets = Array.from({ length: N }, (_, i) => ({ ...widget(i), w: 2, h: 2 }));
   return { version: 1, title: `${N} widgets to edit`, layout: { type: 'grid', columns: 24, row_height: 22, gap: 2 }, widgets };
 }
 
@@ -103,7 +111,7 @@ test('screen editor benchmarks', async ({ browser, page }) => {
   const dir = mkdtempSync(join(tmpdir(), 'synoptic-edbench-'));
   const procs: Proc[] = [];
   const machine = { date: new Date().toISOString().replace(/\.\d+Z$/, 'Z'), cpus: cpus().length, load_avg_1m: Math.round(loadavg()[0] * 100) / 100 };
-  const results: Record<string, unknown> = { benchmark: 'screen-editor', machine, load_average_at_start: loadavg().map((x) => Math.round(x * 10) / 10), widgets: N };
+  const results: Record<string, unknown> = { benchmark: 'screen-editor', layout: LAYOUT, machine, load_average_at_start: loadavg().map((x) => Math.round(x * 10) / 10), widgets: N };
   try {
     writeFileSync(join(dir, `${NAME}.json`), JSON.stringify(screen()));
     const natsPort = await freePort();
