@@ -511,7 +511,10 @@ class GatewayClient:
         ``points`` maps channels (of ``uris``) whose arrays you draw to the most
         points you draw of them (e.g. twice the plot's width in pixels): their 1-D
         arrays arrive as a min/max envelope of at most that many points, with the
-        value keys ``x`` (the kept indexes) and ``n`` (the full length)."""
+        value keys ``x`` (the kept indexes) and ``n`` (the full length). For an
+        image channel, the most pixels you draw across: an image wider or taller
+        arrives binned (each pixel its block's maximum, same dtype) with ``bin``
+        (the factor) and ``n`` (the full shape); leave it out for full resolution."""
         sub = Subscription(self, list(uris), on_update)
         sub.points = dict(points or {})
         self._subs.append(sub)  # before the snap: updates may follow it at once

@@ -1,13 +1,19 @@
-"""Arrays at the resolution a plot draws them (``sub.pts``).
+"""Arrays and images at the resolution a widget draws them (``sub.pts``).
 
 A value whose ``v`` is a 1-D numeric array longer than the requested points is
 sent as its min/max envelope: the array's first and last element and, per bucket
 (``points / 2 - 1`` equal runs of indexes), its minimum and maximum in index order.
 The value keeps its other keys and gains ``x`` (``u4``: the index of each point
 kept in the full array) and ``n`` (the full array's length), so a plot drawn from
-it spans the same range and, at that width, looks the same as the full array. Any
-other value (a scalar, a string, an image, an array that already fits) is sent as
-it is. Reduced once per (channel, points) and value, whatever the viewers.
+it spans the same range and, at that width, looks the same as the full array.
+
+An image (a numeric array ``[h, w]`` or ``[h, w, 3]``) wider or taller than the
+points is binned by the smallest integer factor ``f`` that fits it: each pixel of
+the result is the **maximum** of an ``f × f`` block (per colour), in the same
+dtype; it gains ``bin`` (``f``) and ``n`` (the full image's shape).
+
+Any other value (a scalar, a string, an array that already fits) is sent as it
+is. Reduced once per (channel, points) and value, whatever the viewers.
 """
 
 from __future__ import annotations
@@ -29,20 +35,34 @@ def envelope_indexes(v: np.ndarray, points: int) -> np.ndarray:
     return np.unique(np.concatenate((extremes, [0, n - 1])))
 
 
+def bin_max(image: np.ndarray, factor: int) -> np.ndarray:
+    """``image`` (``[h, w]`` or ``[h, w, c]``) binned by ``factor``: each pixel the
+    maximum of its ``factor × factor`` block (edge blocks are partial; NaN ignored
+    unless a whole block is NaN), same dtype."""
+    h, w = image.shape[:2]
+    rows = np.fmax.reduceat(image, np.arange(0, h, factor), axis=0)
+    return np.ascontiguousarray(np.fmax.reduceat(rows, np.arange(0, w, factor), axis=1))
+
+
 def reduce_value(raw: bytes, points: int) -> bytes:
     """The msgpack value payload ``raw`` with a 1-D numeric array of more than
-    ``points`` elements reduced to its envelope; else ``raw`` itself."""
+    ``points`` elements reduced to its envelope, or an image wider or taller than
+    ``points`` binned to fit; else ``raw`` itself."""
     try:
         msg = decode(raw)
     except Exception:  # not ours to judge: forwarded as it came
         return raw
     v = msg.get("v") if isinstance(msg, dict) else None
-    if (
-        not isinstance(v, np.ndarray)
-        or v.ndim != 1
-        or v.dtype.kind not in "iuf"
-        or len(v) <= points
-    ):
+    if not isinstance(v, np.ndarray) or v.dtype.kind not in "iuf":
+        return raw
+    image = v.ndim == 2 or (v.ndim == 3 and v.shape[2] == 3)
+    if image and max(v.shape[:2]) > points:
+        factor = -(-max(v.shape[:2]) // points)
+        msg["v"] = bin_max(v, factor)
+        msg["bin"] = factor
+        msg["n"] = list(v.shape)
+        return encode(msg)
+    if v.ndim != 1 or len(v) <= points:
         return raw
     keep = envelope_indexes(v, points)
     msg["v"] = np.ascontiguousarray(v[keep])

@@ -3,7 +3,9 @@
 The simulated PV Access server publishes a 1024×1024 16-bit NTNDArray at
 ``--rate`` Hz; the PVA adapter puts it on a nats-server with 8 MiB payloads; one
 gateway serves it to ``--clients`` WebSocket clients (Python, msgpack frames, as
-a browser receives them) that count the images they get. Per run: images/s per
+a browser receives them) that count the images they get, at full resolution or
+(``--points``) binned to that many pixels across, as an image widget about 400
+pixels wide asks (``sub.pts`` 512: 512×512, each pixel a 2×2 block's maximum). Per run: images/s per
 client, latency from the image's timestamp to arrival (p50/p99), and CPU (% of a
 core) of the gateway, the adapter, nats-server and the simulator; goal ≥ 10
 images/s per client with the gateway ≤ 20 % of a core.
@@ -53,8 +55,9 @@ class _Cpu:
 
 
 async def _watch(
-    nats_url: str, ws_url: str, uri: str, clients: int, warmup: float, window: float
-):
+    nats_url: str, ws_url: str, uri: str, clients: int, warmup: float, window: float,
+    points: int,
+):  # fmt: skip
     counts = [0] * clients
     latencies: list[float] = []
     counting = False
@@ -72,7 +75,7 @@ async def _watch(
         def update(_sub: Any, _indexes: list[int], values: list[Any]) -> None:
             for value in values:
                 v = value.get("v") if isinstance(value, dict) else None
-                if counting and isinstance(v, np.ndarray) and v.size == 1024 * 1024:
+                if counting and isinstance(v, np.ndarray) and v.ndim == 2:
                     counts[k] += 1
                     if k == 0:
                         latencies.append((time.time_ns() - value["t"]) / 1e6)
@@ -84,7 +87,8 @@ async def _watch(
     for client in opened:
         await client.connect()
     for k, client in enumerate(opened):
-        await client.subscribe([uri], on_update=on_update(k))
+        pts = {uri: points} if points else None
+        await client.subscribe([uri], on_update=on_update(k), points=pts)
     await asyncio.sleep(warmup)
     counting = True
     start = time.monotonic()
@@ -97,8 +101,11 @@ async def _watch(
     return [c / elapsed for c in counts], latencies, elapsed, on_bus / elapsed
 
 
-def run(rate: float, clients: int, warmup: float, window: float) -> dict[str, Any]:
-    """One measurement with ``clients`` clients of the image."""
+def run(
+    rate: float, clients: int, warmup: float, window: float, points: int = 0
+) -> dict[str, Any]:
+    """One measurement with ``clients`` clients of the image (``points``: binned
+    to that many pixels across; 0: full resolution)."""
     with tempfile.TemporaryDirectory(prefix="synoptic-bench-") as tmp:
         nats = NatsServer(store_dir=Path(tmp) / "js", max_payload=MAX_PAYLOAD).start()
         sim = SimPva(records=1, rate=1.0, image_rate=rate).start(120)
@@ -116,7 +123,7 @@ def run(rate: float, clients: int, warmup: float, window: float) -> dict[str, An
                 "clients_and_tap": psutil.Process().pid,
             })  # fmt: skip
             fps, latencies, elapsed, bus_fps = asyncio.run(
-                _watch(nats.url, gateway.ws_url, uri, clients, warmup, window)
+                _watch(nats.url, gateway.ws_url, uri, clients, warmup, window, points)
             )
             cpu_percent = cpu.percent()
         finally:
@@ -128,6 +135,7 @@ def run(rate: float, clients: int, warmup: float, window: float) -> dict[str, An
     lat = np.asarray(latencies)
     return {
         "image": "1024x1024 u2 (2 MiB)", "rate_hz": rate, "clients": clients,
+        "sent_as": f"binned to {points} px (sub.pts)" if points else "full resolution",
         "images_per_s_on_the_bus": round(bus_fps, 2),
         "images_per_s_per_client": [round(f, 2) for f in fps],
         "latency_ms": {
@@ -145,9 +153,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--clients", type=int, nargs="+", default=[1, 5])
     parser.add_argument("--warmup", type=float, default=3.0)
     parser.add_argument("--window", type=float, default=15.0)
+    parser.add_argument("--points", type=int, nargs="+", default=[0, 512],
+                        help="sub.pts of the image (0: full resolution)")  # fmt: skip
     add_save_option(parser)
     args = parser.parse_args(argv)
-    runs = [run(args.rate, n, args.warmup, args.window) for n in args.clients]
+    runs = [
+        run(args.rate, n, args.warmup, args.window, pts)
+        for pts in args.points
+        for n in args.clients
+    ]
     report = {"benchmark": "pva-image", "machine": machine(), "runs": runs}
     emit("pva-image", report, save=args.save)
     return 0

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from synoptic_gateway.decimate import envelope_indexes, reduce_value
+from synoptic_gateway.decimate import bin_max, envelope_indexes, reduce_value
 from synoptic_schemas.codec import decode, encode
 
 RNG = np.random.default_rng(7)
@@ -66,13 +66,33 @@ def test_nan_is_ignored_unless_a_bucket_holds_nothing_else() -> None:
         3.5,
         "text",
         np.arange(100, dtype="<f8"),  # fits already
-        np.zeros((300, 400), dtype="<u2"),  # an image: 2-D
+        np.zeros((200, 256), dtype="<u2"),  # an image that fits
+        np.zeros((2, 300, 400), dtype="<u2"),  # 3-D, not an image
         [1.0] * 5000,  # a plain list, not a typed array
     ],
 )
 def test_anything_else_is_sent_as_it_is(v) -> None:
     raw = value(v)
     assert reduce_value(raw, 256) is raw
+
+
+def test_an_image_is_binned_by_block_maximum_per_colour_keeping_dtype() -> None:
+    image = np.arange(5 * 7 * 3, dtype="u1").reshape(5, 7, 3)
+    out = bin_max(image, 2)
+    assert out.shape == (3, 4, 3) and out.dtype == np.uint8
+    np.testing.assert_array_equal(out[0, 0], image[:2, :2].max(axis=(0, 1)))
+    np.testing.assert_array_equal(out[2, 3], image[4, 6])  # a partial edge block
+    floats = np.ones((4, 4), dtype="<f4")
+    floats[0, 0] = np.nan
+    floats[2:, 2:] = np.nan
+    binned = bin_max(floats, 2)
+    assert binned[0, 0] == 1 and np.isnan(binned[1, 1])
+
+
+def test_an_image_wider_than_the_points_gains_bin_and_full_shape() -> None:
+    reduced = decode(reduce_value(value(np.ones((600, 1100), dtype="<u2")), 256))
+    assert reduced["bin"] == 5 and reduced["n"] == [600, 1100]
+    assert reduced["v"].shape == (120, 220) and reduced["v"].dtype == np.uint16
 
 
 def test_a_payload_it_cannot_read_is_forwarded() -> None:

@@ -80,15 +80,15 @@ export interface ScreenEntry {
 
 /**
  * Every channel a screen shows, normalised and de-duplicated (the subscription
- * set), but for those only spectrum plots show: each plot subscribes its channels
- * at the resolution it draws (`sub.pts`), not the screen at full resolution.
+ * set), but for those only spectrum plots and images show: each subscribes its
+ * channels at the resolution it draws (`sub.pts`), not the screen at full resolution.
  * index.html's early script builds the same list (keep them alike).
  */
 export function screenChannels(screen: Screen): string[] {
   const set = new Set<string>();
   for (const w of screen.widgets) {
     for (const rule of w.rules ?? []) if (rule.channel) set.add(normaliseUri(rule.channel) ?? rule.channel);
-    if (w.type === 'spectrum') continue;
+    if (w.type === 'spectrum' || w.type === 'image') continue;
     for (const uri of w.channels ?? []) set.add(normaliseUri(uri) ?? uri);
   }
   return [...set];

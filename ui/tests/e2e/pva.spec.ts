@@ -2,11 +2,16 @@
 import { expect, openScreen, test, widget } from './fixtures';
 
 test('the EPICS 7 screen shows the 1024×1024 image live, zooms it, and the table and structure', async ({ page, stack }) => {
+  const received: number[] = [];
+  page.on('websocket', (ws) => ws.on('framereceived', (f) => received.push(f.payload.length)));
   await openScreen(page, stack, 'epics7-demo');
   const image = widget(page, 'image', stack.pva('IMAGE'));
   const canvas = image.locator('canvas[role=img]');
-  await expect(image.locator('[data-role=info]')).toHaveText(/^1024×1024 · auto \d+\.\.\d+$/);
+  // drawn from the image binned to the widget's width (sub.pts): 2 × 2 blocks, 512 KB frames
+  await expect(image.locator('[data-role=info]')).toHaveText(/^1024×1024 ÷2 · auto \d+\.\.\d+$/);
   await expect(canvas).toHaveAttribute('data-region', '1024x1024');
+  await expect(canvas).toHaveAttribute('data-drawn', '512x512');
+  await expect(canvas).toHaveAttribute('data-bin', '2');
   // frames keep coming: the image moves at 10 Hz
   const frames = async () => Number(await canvas.getAttribute('data-frames'));
   const first = await frames();
@@ -20,12 +25,19 @@ test('the EPICS 7 screen shows the 1024×1024 image live, zooms it, and the tabl
   await page.mouse.down();
   await page.mouse.move(box.x + box.width * 0.6, box.y + box.height * 0.6, { steps: 4 });
   await page.mouse.up();
-  await expect(image.locator('[data-role=info]')).toHaveText(/zoom \d+×\d+ at \d+,\d+/);
-  const [, zh] = (await canvas.getAttribute('data-region'))!.split('x').map(Number);
+  expect(Math.max(...received)).toBeLessThan(600_000); // never the 2 MB image before the zoom
+  // zoomed: the full image (full detail), the same region of it
+  await expect(canvas).toHaveAttribute('data-bin', '1');
+  await expect(image.locator('[data-role=info]')).toHaveText(/^1024×1024 zoom \d+×\d+ at \d+,\d+/);
+  const [zw, zh] = (await canvas.getAttribute('data-region'))!.split('x').map(Number);
   expect(zh).toBeLessThan(400); // the canvas is wider than the image: the drag spans 20 % of its height
+  expect(await canvas.getAttribute('data-drawn')).toBe('1024x1024');
+  expect(zw).toBeGreaterThan(20);
+  expect(Math.max(...received)).toBeGreaterThan(2_000_000);
   await canvas.focus();
   await page.keyboard.press('Escape');
   await expect(canvas).toHaveAttribute('data-region', '1024x1024');
+  await expect(canvas).toHaveAttribute('data-bin', '2'); // binned again
   // a fixed range and another colour map are applied to the next frame
   await image.locator('select').selectOption('inferno');
   await image.getByLabel('fixed').check();

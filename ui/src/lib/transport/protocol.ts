@@ -15,8 +15,10 @@ export interface ValueMsg {
   c: boolean;
   /** a reduced array (sub.pts): the index in the full array of each point of `v` */
   x?: unknown;
-  /** a reduced array: the full array's length */
-  n?: number;
+  /** a reduced array: the full array's length; a binned image: the full image's shape */
+  n?: number | number[];
+  /** a binned image (sub.pts): the factor, each pixel the maximum of a bin × bin block */
+  bin?: number;
 }
 
 /** A metadata payload from the bus (MetaMsg). */

@@ -26,6 +26,11 @@ export function pointsFor(px: number): number {
   return POINT_SIZES.find((s) => n <= s) ?? POINT_SIZES[POINT_SIZES.length - 1];
 }
 
+/** `n` device pixels across an image (see image.ts drawnPixels), rounded up as the gateway does (sub.pts). */
+export function pixelsFor(n: number): number {
+  return POINT_SIZES.find((s) => n <= s) ?? POINT_SIZES[POINT_SIZES.length - 1];
+}
+
 /** Fill `out` with `[x0, y0, x1, y1, …]` for the common length of x and y. */
 export function interleavePairs(x: Numeric, y: Numeric, out: Float64Array | null): Float64Array {
   const n = Math.min(x.length, y.length);

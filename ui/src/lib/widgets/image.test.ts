@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { autoRange, colorTable, COLORMAPS, dragRegion, paintMono, paintRgb, paintSize, rowProfile } from './image';
+import { autoRange, colorTable, COLORMAPS, dragRegion, drawnPixels, paintMono, paintRgb, paintSize, rowProfile } from './image';
 
 const whole = (w: number, h: number) => ({ x0: 0, y0: 0, x1: w, y1: h });
 /** The bytes of one packed ImageData pixel: [r, g, b, a]. */
@@ -90,5 +90,14 @@ describe('painting at the shown size', () => {
     const grey = colorTable('grey');
     paintMono(out, data, 4, whole(4, 4), 0, 255, grey, 2, 2);
     expect(Array.from(out, (p) => rgbaOf(p)[0])).toEqual([0, 2, 8, 10]);
+  });
+});
+
+describe('drawnPixels', () => {
+  it('is the longer side of the image as drawn contained, in device pixels', () => {
+    expect(drawnPixels(909, 430, 1, 1024, 1024)).toBe(430);
+    expect(drawnPixels(909, 430, 2, 1024, 1024)).toBe(860);
+    expect(drawnPixels(909, 430, 1, 512, 2048)).toBe(909);
+    expect(drawnPixels(300, 800, 1)).toBe(300); // unknown size: square
   });
 });

@@ -70,6 +70,17 @@ export function paintSize(region: Region, maxWidth: number, maxHeight: number): 
   return [Math.max(1, Math.floor(rw / step)), Math.max(1, Math.floor(rh / step))];
 }
 
+/**
+ * Device pixels across the longer side of an `h × w` image drawn contained in a
+ * `boxW × boxH` CSS-pixel box (the count an image subscription asks, `sub.pts`);
+ * an image of unknown size is taken as square.
+ */
+export function drawnPixels(boxW: number, boxH: number, dpr: number, h = 0, w = 0): number {
+  const [ih, iw] = h > 0 && w > 0 ? [h, w] : [1, 1];
+  const scale = Math.min(boxW / iw, boxH / ih);
+  return Math.ceil(Math.max(iw, ih) * scale * dpr);
+}
+
 /** Source column (or row) of each painted one: nearest pixel, `n` of them over `from`..`to`. */
 function samples(from: number, to: number, n: number): Int32Array {
   const out = new Int32Array(n);
