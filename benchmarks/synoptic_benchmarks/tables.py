@@ -484,26 +484,34 @@ def pva_image(r: Report) -> str:
         cpu = x["cpu_percent_of_a_core"]
         fps = x["images_per_s_per_client"]
         rows.append([
+            x.get("sent_as", "full resolution"),
             str(x["clients"]), _num(x["images_per_s_on_the_bus"]),
             f"{_num(min(fps))}–{_num(max(fps))}" if len(fps) > 1 else _num(fps[0]),
             _pair(x["latency_ms"]["p50"], x["latency_ms"]["p99"]),
             f"{_num(cpu['gateway'])} %", f"{_num(cpu['adapter'])} %",
             f"{_num(cpu['nats_server'])} %", f"{_num(cpu['simulator'])} %",
         ])  # fmt: skip
-    header = ["clients", "images/s on the bus", "images/s per client",
+    header = ["sent as", "clients", "images/s on the bus", "images/s per client",
               "latency p50 / p99 ms", "gateway CPU (goal ≤ 20 %)", "adapter CPU",
               "nats-server CPU", "simulator CPU"]  # fmt: skip
     return provenance(r) + _table(header, rows)
 
 
 def pva_browser(r: Report) -> str:
-    row = [r["image"], _num(r["images_received_per_s"]), _num(r["images_painted_per_s"]),
-           f"{_num(r['gateway_cpu_percent_of_a_core'])} %",
-           _num(r["renderer_main_thread_ms_per_image"]),
-           _num(r["renderer_script_ms_per_image"])]  # fmt: skip
-    header = ["image", "received/s", "painted/s (goal ≥ 10)", "gateway CPU",
-              "renderer main thread ms per image", "of it script ms"]  # fmt: skip
-    return provenance(r) + _table(header, [row])
+    """One run, or ``runs`` (the widget before and after an image sized to it)."""
+    rows = [
+        [x.get("widget", "-"), x.get("image_sent", x["image"]),
+         _num(x["images_received_per_s"]), _num(x.get("received_mb_per_s")),
+         _num(x["images_painted_per_s"]),
+         f"{_num(x['gateway_cpu_percent_of_a_core'])} %",
+         _num(x["renderer_main_thread_ms_per_image"]),
+         _num(x["renderer_script_ms_per_image"])]
+        for x in r.get("runs", [r])
+    ]  # fmt: skip
+    header = ["widget", "image sent", "received/s", "MB/s", "painted/s (goal ≥ 10)",
+              "gateway CPU (goal ≤ 20 %)", "renderer main thread ms per image",
+              "of it script ms"]  # fmt: skip
+    return provenance(r) + _table(header, rows)
 
 
 #: Table name → (results file, function making the table).

@@ -74,12 +74,17 @@ test('image to the browser', async ({ page }) => {
     const received = (await bytes()) - b0;
     const m1 = await busy();
     const gateway = ((cpuSeconds(stack.gateway.pid) - c0) / seconds) * 100;
+    // the image as sent: binned to the widget's pixels (sub.pts), or 1024x1024 (data-drawn absent: full)
+    const drawn = (await canvas.getAttribute('data-drawn')) ?? '1024x1024';
+    const [dw, dh] = drawn.split('x').map(Number);
     console.log(JSON.stringify({
       benchmark: 'pva-image-browser',
       machine: { date: new Date().toISOString().replace(/\.\d+Z$/, 'Z'), cpus: cpus().length, load_avg_1m: Math.round(loadavg()[0] * 100) / 100 },
       image: '1024x1024 u2 at 10 Hz', window_s: Math.round(seconds * 10) / 10,
       images_painted_per_s: Math.round((painted / seconds) * 10) / 10,
-      images_received_per_s: Math.round((received / 2 ** 21 / seconds) * 10) / 10, // 2 MiB each (the rest of the screen is small)
+      image_sent: `${drawn} u2`,
+      images_received_per_s: Math.round((received / (dw * dh * 2) / seconds) * 10) / 10, // the rest of the screen is small
+      received_mb_per_s: Math.round((received / 1e6 / seconds) * 10) / 10,
       gateway_cpu_percent_of_a_core: Math.round(gateway * 10) / 10,
       renderer_main_thread_ms_per_image: painted ? Math.round(((m1.task - m0.task) * 1000 / painted) * 10) / 10 : null,
       renderer_script_ms_per_image: painted ? Math.round(((m1.script - m0.script) * 1000 / painted) * 10) / 10 : null,
