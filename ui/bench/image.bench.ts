@@ -19,7 +19,8 @@ class ImageStack extends Stack {
     super.copyScreens();
     const screen = {
       title: 'image alone', layout: { columns: 12, row_height: 28, gap: 4 },
-      widgets: [{ type: 'image', channels: [this.pva('IMAGE')], w: 12, h: 20, options: { profile: true } }],
+      // the image widget's size on the EPICS 7 demo screen (8 columns × 16 rows: drawn about 430 px)
+      widgets: [{ type: 'image', channels: [this.pva('IMAGE')], w: 8, h: 16, options: { profile: true } }],
     };
     writeFileSync(join(this.dir, 'screens', 'bench-image.json'), JSON.stringify(screen));
   }
