@@ -236,7 +236,7 @@ def round_points(n: int) -> int:
 
 def _validate_points(frame: Mapping[str, Any], req_id: Any) -> None:
     """``sub.pts`` (optional): a map of some of ``ch``'s URIs to the most points
-    the client draws of that channel's array."""
+    the client draws of that channel's array (an image: the most pixels across)."""
     pts = frame.get("pts")
     if pts is None:
         return
