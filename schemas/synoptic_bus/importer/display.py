@@ -311,7 +311,7 @@ class DisplayImporter:
         def channel_of(raw: str) -> str | None:
             return convert_channel(self._x(raw, macros))[0]
 
-        rules, skipped = rules_of(el, channel_of)
+        rules, skipped = rules_of(el, channel_of, self.kind)
         if rules:
             widget["rules"] = rules[:100]
         self.report.skipped += [f"{s} of {kind} {name!r}" for s in skipped]

@@ -27,8 +27,13 @@ _FONT_STYLES = {"REGULAR": "regular", "BOLD": "bold", "ITALIC": "italic",
                 "2": "italic", "3": "bold-italic"}  # fmt: skip
 _ALIGN = {"0": "left", "1": "center", "2": "right"}
 _VALIGN = {"0": "top", "1": "middle", "2": "bottom"}
-#: Phoebus/BOY ``pvSev0`` codes.
-_SEVERITY = {"0": "none", "1": "major", "2": "minor", "-1": "invalid", "3": "invalid"}
+#: ``pvSev0`` codes: Phoebus counts 0 OK, 1 minor, 2 major, 3 invalid, 4 undefined;
+#: BOY 0 OK, 1 major, 2 minor, -1 invalid.
+_SEVERITY = {
+    "bob": {"0": "none", "1": "minor", "2": "major", "3": "invalid",
+            "4": "disconnected", "-1": "invalid"},
+    "opi": {"0": "none", "1": "major", "2": "minor", "-1": "invalid"},
+}  # fmt: skip
 _PROPS = {"visible": "visible", "foreground_color": "fg", "background_color": "bg",
           "text": "text"}  # fmt: skip
 _EXP = re.compile(
@@ -127,16 +132,19 @@ def _value(exp: Element, key: str) -> Any:
     return text[:2000]
 
 
-def rules_of(el: Element, channel_of: Any) -> tuple[list[dict[str, Any]], list[str]]:
+def rules_of(
+    el: Element, channel_of: Any, kind: str = "bob"
+) -> tuple[list[dict[str, Any]], list[str]]:
     """Simple rules as screen rules, and the names of the rules left out.
-    ``channel_of(raw)`` converts a rule's PV name (None: not convertible)."""
+    ``channel_of(raw)`` converts a rule's PV name (None: not convertible);
+    ``kind`` (``bob``/``opi``) says how ``pvSev0`` counts."""
     out: list[dict[str, Any]] = []
     skipped: list[str] = []
     for rule in el.iterfind("rules/rule"):
         name = rule.get("name", "")
         key = _PROPS.get(rule.get("prop_id", ""))
         pvs = [(p.text or "").strip() for p in rule if p.tag in ("pv_name", "pv")]
-        mapped = _one_rule(rule, key, pvs, channel_of)
+        mapped = _one_rule(rule, key, pvs, channel_of, _SEVERITY[kind])
         if mapped is None:
             skipped.append(f"rule {name!r} ({rule.get('prop_id', '?')})")
         else:
@@ -145,7 +153,11 @@ def rules_of(el: Element, channel_of: Any) -> tuple[list[dict[str, Any]], list[s
 
 
 def _one_rule(
-    rule: Element, key: str | None, pvs: list[str], channel_of: Any
+    rule: Element,
+    key: str | None,
+    pvs: list[str],
+    channel_of: Any,
+    severities: dict[str, str],
 ) -> list[dict[str, Any]] | None:
     if key is None or len(pvs) != 1 or rule.get("out_exp", "false") == "true":
         return None
@@ -161,9 +173,9 @@ def _one_rule(
         var, op, raw = match.groups()
         entry: dict[str, Any] = {"channel": channel, "op": op, "set": {key: value}}
         if var == "pvSev0":
-            if op not in ("==", "!=") or raw not in _SEVERITY:
+            if op not in ("==", "!=") or raw not in severities:
                 return None
-            entry.update(on="severity", value=_SEVERITY[raw])
+            entry.update(on="severity", value=severities[raw])
         elif raw[0] in "\"'":
             entry["value"] = raw[1:-1]
         else:

@@ -248,7 +248,10 @@ def test_opi_fonts_colours_actions_and_rules() -> None:
         '<foreground_color><color red="0" green="0" blue="255" /></foreground_color>'
         '<rules><rule name="hide" prop_id="visible" out_exp="false">'
         '<exp bool_exp="pv0==0"><value>false</value></exp>'
-        '<pv trig="true">LI:ON</pv></rule></rules></widget>'
+        '<pv trig="true">LI:ON</pv></rule>'
+        '<rule name="sev" prop_id="foreground_color" out_exp="false">'
+        '<exp bool_exp="pvSev0==1"><value><color red="255" green="0" blue="0" />'
+        '</value></exp><pv trig="true">LI:X</pv></rule></rules></widget>'
         '<widget typeId="org.csstudio.opibuilder.widgets.ActionButton" version="1.0.0">'
         "<text>More</text><x>80</x><y>6</y><width>60</width><height>20</height>"
         '<actions><action type="OPEN_DISPLAY"><path>sub/more.opi</path>'
@@ -260,7 +263,9 @@ def test_opi_fonts_colours_actions_and_rules() -> None:
     assert label["style"] == {"fg": "#0000ff",
                               "font": {"size": 10.0, "family": "Sans", "style": "bold"}}  # fmt: skip
     assert label["rules"] == [{"channel": "ca://LI:ON", "op": "==", "value": 0,
-                               "set": {"visible": False}}]  # fmt: skip
+                               "set": {"visible": False}},
+                              {"channel": "ca://LI:X", "op": "==", "on": "severity",
+                               "value": "major", "set": {"fg": "#ff0000"}}]  # fmt: skip
     assert link == {"type": "link", "title": "More",
                     "box": {"x": 80, "y": 6, "w": 60, "h": 20},
                     "options": {"screen": "more", "macros": {"N": "2"},
