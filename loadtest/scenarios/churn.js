@@ -8,34 +8,22 @@
 // behind and the screen-open times measured its queue (p95 25 s) instead of the
 // gateway (p95 70 ms with JSON on the same machine).
 import exec from 'k6/execution';
-import { viewer } from '../lib/viewer.js';
-import { gatewayFor, loadPlan, scenarioStart, summaryTrendStats, snapshotGapThresholds } from '../lib/plan.js';
+import { loadPlan, snapshotGapThresholds } from '../lib/plan.js';
+import { perViewerOptions, watch } from '../lib/scenario.js';
 
 export { handleSummary } from '../lib/plan.js';
 
 const plan = loadPlan();
 
-export const options = {
-  summaryTrendStats,
-  scenarios: {
-    churn: {
-      executor: 'per-vu-iterations',
-      vus: plan.vus,
-      iterations: 1,
-      maxDuration: `${plan.duration_s + 30}s`,
-      gracefulStop: '10s',
-    },
-  },
-  thresholds: {
-    screens_opened: [`count>=${plan.vus * 2}`],
-    screens_closed: ['count>0'],
-    screen_open_ms: ['p(95)<1000'],
-    update_gaps: ['count==0'],
-    snapshot_gaps: snapshotGapThresholds(plan),
-    protocol_errors: ['count==0'],
-    unexpected_closes: ['count==0'],
-  },
-};
+export const options = perViewerOptions('churn', plan, {
+  screens_opened: [`count>=${plan.vus * 2}`],
+  screens_closed: ['count>0'],
+  screen_open_ms: ['p(95)<1000'],
+  update_gaps: ['count==0'],
+  snapshot_gaps: snapshotGapThresholds(plan),
+  protocol_errors: ['count==0'],
+  unexpected_closes: ['count==0'],
+});
 
 export default function () {
   // each VU walks the screen pool from its own offset
@@ -43,13 +31,5 @@ export default function () {
   const offset = (exec.vu.idInTest - 1) % n;
   const screens = [];
   for (let k = 0; k < n; k++) screens.push(plan.screens[(offset + k) % n]);
-  viewer({
-    url: gatewayFor(plan),
-    format: plan.format,
-    screens,
-    holdMs: plan.duration_s * 1000,
-    churnMs: plan.churn_ms,
-    startedAt: scenarioStart(),
-    windowMs: plan.window_ms,
-  });
+  watch(plan, screens, { churnMs: plan.churn_ms });
 }

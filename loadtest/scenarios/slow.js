@@ -6,43 +6,18 @@
 // no added latency; what happened to the slow ones (conflation stats, close codes)
 // is in the report.
 // Wire format: msgpack, as a browser.
-import { viewer } from '../lib/viewer.js';
-import { gatewayFor, loadPlan, scenarioStart, summaryTrendStats, snapshotGapThresholds } from '../lib/plan.js';
+import { loadPlan } from '../lib/plan.js';
+import { deliveryThresholds, perViewerOptions, watch } from '../lib/scenario.js';
 
 export { handleSummary } from '../lib/plan.js';
 
 const plan = loadPlan();
 
-export const options = {
-  summaryTrendStats,
-  scenarios: {
-    healthy: {
-      executor: 'per-vu-iterations',
-      vus: plan.vus,
-      iterations: 1,
-      maxDuration: `${plan.duration_s + 30}s`,
-      gracefulStop: '10s',
-    },
-  },
-  thresholds: {
-    'updates{role:healthy}': ['count>0'],
-    'update_gaps{role:healthy}': ['count==0'],
-    'snapshot_gaps{role:healthy}': snapshotGapThresholds(plan),
-    'update_latency_ms{role:healthy}': ['p(95)<250', 'p(99)<1000'],
-    protocol_errors: ['count==0'],
-    unexpected_closes: ['count==0'],
-  },
-};
+export const options = perViewerOptions('healthy', plan, {
+  ...deliveryThresholds(plan, '{role:healthy}'),
+  'update_latency_ms{role:healthy}': ['p(95)<250', 'p(99)<1000'],
+});
 
 export default function () {
-  viewer({
-    url: gatewayFor(plan),
-    format: plan.format,
-    screens: [plan.screens[0]],
-    holdMs: plan.duration_s * 1000,
-    churnMs: 0,
-    role: 'healthy',
-    startedAt: scenarioStart(),
-    windowMs: plan.window_ms,
-  });
+  watch(plan, [plan.screens[0]], { role: 'healthy' });
 }

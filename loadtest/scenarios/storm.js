@@ -7,25 +7,17 @@
 // not the gateway, what the screen-open time measures (JSON.parse runs in Go).
 // The source runs in phase at 1 Hz by default: the storm is about opening screens.
 import { sleep } from 'k6';
-import { viewer } from '../lib/viewer.js';
-import { gatewayFor, loadPlan, scenarioStart, summaryTrendStats, snapshotGapThresholds } from '../lib/plan.js';
+import { loadPlan, snapshotGapThresholds } from '../lib/plan.js';
+import { perViewerOptions, watch } from '../lib/scenario.js';
 
 export { handleSummary } from '../lib/plan.js';
 
 const plan = loadPlan();
 
-export const options = {
-  summaryTrendStats,
-  scenarios: {
-    storm: {
-      executor: 'per-vu-iterations',
-      vus: plan.vus,
-      iterations: 1,
-      maxDuration: `${plan.storm_s + plan.duration_s + 30}s`,
-      gracefulStop: '10s',
-    },
-  },
-  thresholds: {
+export const options = perViewerOptions(
+  'storm',
+  plan,
+  {
     screen_open_ms: ['p(95)<2000', 'max<5000'],
     screens_opened: [`count>=${plan.vus}`],
     protocol_errors: ['count==0'],
@@ -33,17 +25,10 @@ export const options = {
     update_gaps: ['count==0'],
     snapshot_gaps: snapshotGapThresholds(plan),
   },
-};
+  plan.storm_s,
+);
 
 export default function () {
   sleep(Math.random() * plan.storm_s);
-  viewer({
-    url: gatewayFor(plan),
-    format: plan.format,
-    screens: [plan.screens[0]],
-    holdMs: plan.duration_s * 1000,
-    churnMs: 0,
-    startedAt: scenarioStart(),
-    windowMs: plan.window_ms,
-  });
+  watch(plan, [plan.screens[0]]);
 }
