@@ -26,6 +26,20 @@ class ChannelHistory:
     error: tuple[str, str] | None = None
 
 
+@dataclass(frozen=True)
+class HistoryRead:
+    """One read asked of a backend: ``channels`` from ``t0_ns`` to ``t1_ns`` (ns
+    since the epoch) for a plot ``px`` pixels wide, at most ``max_points`` values
+    in all, within ``timeout`` seconds."""
+
+    channels: Sequence[Channel]
+    t0_ns: int
+    t1_ns: int
+    px: int
+    max_points: int
+    timeout: float
+
+
 class HistoryBackend(Protocol):
     """Where history is read from. Guarantees: ``read`` returns an entry for every
     channel asked for, raises nothing for a channel's failure (that is its entry's
@@ -45,14 +59,6 @@ class HistoryBackend(Protocol):
         """The oldest time (ns since the epoch) it holds data from, or None when
         it cannot tell (unreachable, empty)."""
 
-    async def read(
-        self,
-        channels: Sequence[Channel],
-        t0_ns: int,
-        t1_ns: int,
-        px: int,
-        max_points: int,
-        timeout: float,
-    ) -> dict[str, ChannelHistory]:
-        """Values of ``channels`` (by URI) from ``t0_ns`` to ``t1_ns``; a backend
-        may reduce them already for a plot ``px`` pixels wide."""
+    async def read(self, q: HistoryRead) -> dict[str, ChannelHistory]:
+        """Values of ``q.channels`` (by URI) from ``q.t0_ns`` to ``q.t1_ns``; a
+        backend may reduce them already for a plot ``q.px`` pixels wide."""

@@ -5,14 +5,12 @@ of live messages on the live connection."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
 
 from synoptic_bus.connect import NatsClient, connect
 from synoptic_bus.history import history_stream_name, oldest, read_range
 from synoptic_bus.store import StoreError
-from synoptic_gateway.history.backend import ChannelHistory
+from synoptic_gateway.history.backend import ChannelHistory, HistoryRead
 from synoptic_schemas import Subjects
-from synoptic_schemas.channels import Channel
 from synoptic_schemas.frames import ErrorCode
 from synoptic_schemas.series import Columns, decode_columns
 
@@ -50,16 +48,8 @@ class BusHistory:
             log.debug("history stream %s: %s", self._stream, exc)
             return None
 
-    async def read(
-        self,
-        channels: Sequence[Channel],
-        t0_ns: int,
-        t1_ns: int,
-        px: int,
-        max_points: int,
-        timeout: float,
-    ) -> dict[str, ChannelHistory]:
-        by_subject = {self._subjects.hist(c): c.uri for c in channels}
+    async def read(self, q: HistoryRead) -> dict[str, ChannelHistory]:
+        by_subject = {self._subjects.hist(c): c.uri for c in q.channels}
         parts: dict[str, list[Columns]] = {uri: [] for uri in by_subject.values()}
 
         def on_batch(payloads: dict[str, list[bytes]]) -> None:
@@ -70,11 +60,11 @@ class BusHistory:
 
         try:
             read = await read_range(
-                self._connected(), self._stream, list(by_subject), t0_ns, t1_ns,
-                max_msgs=max_points, timeout=timeout, on_batch=on_batch,
+                self._connected(), self._stream, list(by_subject), q.t0_ns, q.t1_ns,
+                max_msgs=q.max_points, timeout=q.timeout, on_batch=on_batch,
             )  # fmt: skip
         except TimeoutError:
-            error = (ErrorCode.TIMEOUT, f"the bus's history took over {timeout:g} s")
+            error = (ErrorCode.TIMEOUT, f"the bus's history took over {q.timeout:g} s")
             return {uri: ChannelHistory(error=error) for uri in parts}
         except StoreError as exc:
             error = (ErrorCode.UNAVAILABLE, f"the bus's history: {exc}")
@@ -85,7 +75,7 @@ class BusHistory:
             if read.truncated:
                 entry.error = (
                     ErrorCode.TRUNCATED,
-                    f"more than {max_points} values in the range: read up to the "
+                    f"more than {q.max_points} values in the range: read up to the "
                     "limit; ask for a shorter range",
                 )
             out[uri] = entry

@@ -12,15 +12,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import psycopg
 
 from synoptic_bus.hdbpp import SEV_OF_QUALITY
-from synoptic_gateway.history.backend import ChannelHistory
-from synoptic_schemas.channels import Channel
+from synoptic_gateway.history.backend import ChannelHistory, HistoryRead
 from synoptic_schemas.frames import ErrorCode
 from synoptic_schemas.series import Columns
 
@@ -74,38 +72,22 @@ class HdbppArchive:
     async def earliest(self) -> int | None:
         return None  # it holds whatever the facility archived: ask it
 
-    async def read(
-        self,
-        channels: Sequence[Channel],
-        t0_ns: int,
-        t1_ns: int,
-        px: int,
-        max_points: int,
-        timeout: float,
-    ) -> dict[str, ChannelHistory]:
+    async def read(self, q: HistoryRead) -> dict[str, ChannelHistory]:
         try:
-            async with asyncio.timeout(timeout), self._lock:
-                return await self._read(channels, t0_ns, t1_ns, px, max_points, timeout)
+            async with asyncio.timeout(q.timeout), self._lock:
+                return await self._read(q)
         except TimeoutError:
-            error = (ErrorCode.TIMEOUT, f"the archive took over {timeout:g} s")
+            error = (ErrorCode.TIMEOUT, f"the archive took over {q.timeout:g} s")
         except psycopg.Error as exc:
             if self._conn is not None:
                 await self._conn.close()
                 self._conn = None
             error = (ErrorCode.UNAVAILABLE, f"the archive: {str(exc).strip()[:200]}")
-        return {c.uri: ChannelHistory(error=error) for c in channels}
+        return {c.uri: ChannelHistory(error=error) for c in q.channels}
 
-    async def _read(
-        self,
-        channels: Sequence[Channel],
-        t0_ns: int,
-        t1_ns: int,
-        px: int,
-        max_points: int,
-        timeout: float,
-    ) -> dict[str, ChannelHistory]:
-        conn = await self._connection(timeout)
-        uris = [c.uri for c in channels]
+    async def _read(self, q: HistoryRead) -> dict[str, ChannelHistory]:
+        conn = await self._connection(q.timeout)
+        uris = [c.uri for c in q.channels]
         confs = await (
             await conn.execute(
                 "SELECT att_name, att_conf_id, table_name FROM att_conf "
@@ -115,8 +97,8 @@ class HdbppArchive:
         ).fetchall()
         known = {str(name): (int(cid), str(table)) for name, cid, table in confs}
         out = {uri: ChannelHistory(Columns.empty()) for uri in uris}
-        share = max(max_points // max(len(known), 1), 1)
-        bounds = (t0_ns / 1e9, t1_ns / 1e9)
+        share = max(q.max_points // max(len(known), 1), 1)
+        bounds = (q.t0_ns / 1e9, q.t1_ns / 1e9)
         for uri, (conf_id, table) in known.items():
             if not table.replace("_", "").isalnum():
                 continue  # never put a name that is not one into SQL
@@ -132,7 +114,7 @@ class HdbppArchive:
                 out[uri] = ChannelHistory(_columns(raw))
                 continue
             out[uri] = ChannelHistory(
-                await self._buckets(conn, table, conf_id, bounds, 4 * px)
+                await self._buckets(conn, table, conf_id, bounds, 4 * q.px)
             )
         return out
 

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from synoptic_gateway.auth import Principal
-from synoptic_gateway.history.backend import ChannelHistory, HistoryBackend
+from synoptic_gateway.history.backend import ChannelHistory, HistoryBackend, HistoryRead
 from synoptic_gateway.history.reduce import reduce_columns
 from synoptic_gateway.settings import Settings
 from synoptic_schemas import ChannelError, frames, parse_channel
@@ -160,7 +160,10 @@ class HistoryService:
             jobs.append((self._bus, t0_ns, t1_ns))
         share = s.hist_max_points // len(jobs)
         answers = await asyncio.gather(
-            *(b.read(channels, lo, hi, px, share, s.hist_timeout) for b, lo, hi in jobs)
+            *(
+                b.read(HistoryRead(channels, lo, hi, px, share, s.hist_timeout))
+                for b, lo, hi in jobs
+            )
         )
         out: dict[str, ChannelHistory] = {}
         sources: dict[str, str] = {}
