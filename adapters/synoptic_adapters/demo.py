@@ -26,6 +26,33 @@ def _synoptic() -> str:
     return str(beside) if beside.exists() else "synoptic"
 
 
+def _adapter_config(
+    ctx: DemoContext, protocol: str, channels: list[str], extra: tuple[str, ...] = ()
+) -> Path:
+    """Write the demo ``protocol`` adapter's config monitoring ``channels`` (plus
+    ``extra`` YAML lines); return its path."""
+    config = ctx.var_dir / f"{protocol}-adapter.yaml"
+    lines = [f"id: demo-{protocol}", "nats:", f"  url: {ctx.nats_url}", "channels:"]
+    lines += [f"  - {uri}" for uri in channels]
+    lines += extra
+    config.write_text("\n".join(lines) + "\n")
+    return config
+
+
+def _sim_and_adapter(
+    sim: DemoProcess, protocol: str, scheme: str, config: Path
+) -> list[DemoProcess]:
+    """``sim`` (order 10) and the ``protocol`` adapter on ``config`` after it, in
+    the simulator's environment."""
+    adapter = DemoProcess(
+        f"adapter-{protocol}",
+        [_synoptic(), "adapter", protocol, "--config", str(config)],
+        r"adapter \S+ ready", order=20, env=dict(sim.env),
+        banner=f"{scheme}:// channels on NATS (config {config})",
+    )  # fmt: skip
+    return [sim, adapter]
+
+
 def epics(ctx: DemoContext) -> list[DemoProcess]:
     """The simulated IOC (100 counters at 10 Hz plus one of every other kind) and
     the EPICS adapter monitoring all of it."""
@@ -33,26 +60,16 @@ def epics(ctx: DemoContext) -> list[DemoProcess]:
     env = ca_environment(port)
     spec = SimSpec(DEMO_PREFIX, DEMO_RECORDS, 10.0)
     _, names = build_database(spec)
-    config = ctx.var_dir / "epics-adapter.yaml"
-    lines = ["id: demo-epics", "nats:", f"  url: {ctx.nats_url}", "channels:"]
-    lines += [f"  - ca://{name}" for name in names]
-    config.write_text("\n".join(lines) + "\n")
+    config = _adapter_config(ctx, "epics", [f"ca://{name}" for name in names])
     ioc_argv = [
         _synoptic(), "sim", "ioc", "--records", str(DEMO_RECORDS), "--rate", "10",
         "--prefix", DEMO_PREFIX, "--port", str(port), "--fill-rate", "1",
     ]  # fmt: skip
-    return [
-        DemoProcess(
-            "sim-ioc", ioc_argv, r"sim ioc ready", order=10, env=env,
-            banner=f"CA on 127.0.0.1:{port}: {len(names)} PVs {DEMO_PREFIX}*",
-        ),
-        DemoProcess(
-            "adapter-epics",
-            [_synoptic(), "adapter", "epics", "--config", str(config)],
-            r"adapter \S+ ready", order=20, env=env,
-            banner=f"ca:// channels on NATS (config {config})",
-        ),
-    ]  # fmt: skip
+    sim = DemoProcess(
+        "sim-ioc", ioc_argv, r"sim ioc ready", order=10, env=env,
+        banner=f"CA on 127.0.0.1:{port}: {len(names)} PVs {DEMO_PREFIX}*",
+    )  # fmt: skip
+    return _sim_and_adapter(sim, "epics", "ca", config)
 
 
 def tango(ctx: DemoContext) -> list[DemoProcess]:
@@ -65,24 +82,15 @@ def tango(ctx: DemoContext) -> list[DemoProcess]:
     port = ctx.tango_port
     hostport = f"127.0.0.1:{port}"
     channels = [f"tango://{hostport}/sim/test/1/{name}" for name in ATTRIBUTES]
-    config = ctx.var_dir / "tango-adapter.yaml"
-    lines = ["id: demo-tango", "nats:", f"  url: {ctx.nats_url}", "channels:"]
-    lines += [f"  - {uri}" for uri in channels]
-    lines += ["tango:", f"  no_database_hosts: ['{hostport}']"]
-    config.write_text("\n".join(lines) + "\n")
-    return [
-        DemoProcess(
-            "sim-tango", [_synoptic(), "sim", "tango", "--port", str(port)],
-            READY, order=10,
-            banner=f"Tango (no database) on {hostport}: device sim/test/1",
-        ),
-        DemoProcess(
-            "adapter-tango",
-            [_synoptic(), "adapter", "tango", "--config", str(config)],
-            r"adapter \S+ ready", order=20,
-            banner=f"tango:// channels on NATS (config {config})",
-        ),
-    ]  # fmt: skip
+    config = _adapter_config(
+        ctx, "tango", channels, ("tango:", f"  no_database_hosts: ['{hostport}']")
+    )
+    sim = DemoProcess(
+        "sim-tango", [_synoptic(), "sim", "tango", "--port", str(port)],
+        READY, order=10,
+        banner=f"Tango (no database) on {hostport}: device sim/test/1",
+    )  # fmt: skip
+    return _sim_and_adapter(sim, "tango", "tango", config)
 
 
 def pva(ctx: DemoContext) -> list[DemoProcess]:
@@ -92,27 +100,17 @@ def pva(ctx: DemoContext) -> list[DemoProcess]:
     env = pva_environment(port)
     spec = SimSpec(DEMO_PREFIX, DEMO_RECORDS, 10.0)
     names = pv_names(spec)
-    config = ctx.var_dir / "pva-adapter.yaml"
-    lines = ["id: demo-pva", "nats:", f"  url: {ctx.nats_url}", "channels:"]
-    lines += [f"  - pva://{name}" for name in names]
-    config.write_text("\n".join(lines) + "\n")
+    config = _adapter_config(ctx, "pva", [f"pva://{name}" for name in names])
     sim_argv = [
         _synoptic(), "sim", "pva", "--records", str(DEMO_RECORDS), "--rate", "10",
         "--prefix", DEMO_PREFIX, "--port", str(port), "--image-rate", "10",
         "--fill-rate", "1",
     ]  # fmt: skip
-    return [
-        DemoProcess(
-            "sim-pva", sim_argv, r"sim pva ready", order=10, env=env,
-            banner=f"PVA on 127.0.0.1:{port}: {len(names)} PVs {DEMO_PREFIX}*",
-        ),
-        DemoProcess(
-            "adapter-pva",
-            [_synoptic(), "adapter", "pva", "--config", str(config)],
-            r"adapter \S+ ready", order=20, env=env,
-            banner=f"pva:// channels on NATS (config {config})",
-        ),
-    ]  # fmt: skip
+    sim = DemoProcess(
+        "sim-pva", sim_argv, r"sim pva ready", order=10, env=env,
+        banner=f"PVA on 127.0.0.1:{port}: {len(names)} PVs {DEMO_PREFIX}*",
+    )  # fmt: skip
+    return _sim_and_adapter(sim, "pva", "pva", config)
 
 
 #: One function per protocol; each returns its demo processes.
