@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -59,3 +60,27 @@ def serve_source(
 
     source = make_source(config.section(command))
     return uvloop.run(run_adapter(source, config, shard=shard, adapter_id=args.id))
+
+
+def add_source_adapter(
+    adapters: argparse._SubParsersAction,
+    command: str,
+    proto: str,
+    help_text: str,
+    source_class: str,
+) -> None:
+    """Add ``synoptic adapter <command>`` serving the ``proto://`` channels of its
+    configuration with ``source_class`` (``module:Class``, imported only when the
+    command runs: its control-system library), built with the ``connect_timeout``
+    of its configuration section (default 5 s)."""
+
+    def make_source(settings: dict[str, Any]) -> Source:
+        module, name = source_class.split(":")
+        cls = getattr(importlib.import_module(module), name)
+        timeout = float(settings.get("connect_timeout", 5.0))
+        return cls(connect_timeout=timeout, settings=settings)
+
+    def run(args: argparse.Namespace) -> int:
+        return serve_source(args, proto, command, make_source)
+
+    add_adapter_parser(adapters, command, help_text, run)

@@ -4,30 +4,21 @@ from __future__ import annotations
 
 import argparse
 
+from synoptic_adapters.sim.options import add_sim_parser
+
 
 def register(sims: argparse._SubParsersAction) -> None:
     """Add ``pva`` to ``synoptic sim``."""
-    parser = sims.add_parser("pva", help="simulated PV Access server (p4p)")
-    parser.add_argument("--records", type=int, default=100, help="counter PVs")
-    parser.add_argument("--rate", type=float, default=10.0, help="Hz per counter")
-    parser.add_argument("--prefix", default="SIM:", help="PV name prefix")
-    parser.add_argument(
-        "--port", type=int, default=5075, help="private PVA port (TCP and UDP search)"
-    )
-    parser.add_argument(
-        "--interface", default="127.0.0.1",
-        help="address the server listens on (0.0.0.0: other hosts/containers too)",
+    parser = add_sim_parser(
+        sims, "pva", "simulated PV Access server (p4p)", run,
+        counters="counter PVs", rate_help="Hz per counter",
+        port=5075, port_help="private PVA port (TCP and UDP search)",
+        server="the server",
     )  # fmt: skip
-    parser.add_argument("--no-extras", action="store_true", help="counters only")
     parser.add_argument(
         "--image-rate", type=float, default=10.0,
         help="Hz of the 1024x1024 16-bit image (0: static)",
     )  # fmt: skip
-    parser.add_argument(
-        "--fill-rate", type=float, default=0.0,
-        help="Hz at which to rewrite the 100k-point waveform (0: only on puts)",
-    )  # fmt: skip
-    parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
