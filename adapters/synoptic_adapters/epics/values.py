@@ -12,6 +12,8 @@ from typing import Any
 
 import numpy as np
 
+from synoptic_adapters.putcheck import PutValueError, checked_number
+
 #: EPICS alarm status codes → names (alarm.h order).
 ALARM_STATUS = (
     "NO_ALARM", "READ", "WRITE", "HIHI", "HIGH", "LOLO", "LOW", "STATE", "COS",
@@ -29,10 +31,6 @@ NATIVE_TYPES: dict[int, tuple[str, str, np.dtype | None]] = {
     5: ("i4", "DBR_LONG", np.dtype("<i4")),
     6: ("f8", "DBR_DOUBLE", np.dtype("<f8")),
 }
-
-
-class PutValueError(ValueError):
-    """A put value that cannot be converted to the channel's native type."""
 
 
 def status_text(status: int) -> str:
@@ -121,22 +119,4 @@ def put_value(value: Any, datatype: int, count: int, labels: list[str] | None) -
             return array.astype(dtype)
         except (TypeError, ValueError) as exc:
             raise PutValueError(f"not a numeric array: {exc}") from None
-    if isinstance(value, str):
-        try:
-            value = float(value)
-        except ValueError:
-            raise PutValueError(f"{value!r} is not a number") from None
-    if not isinstance(value, int | float):
-        raise PutValueError(f"expected a number, got {type(value).__name__}")
-    if dtype.kind in "iu":
-        if isinstance(value, float) and not value.is_integer():
-            raise PutValueError(
-                f"{value} is not an integer ({NATIVE_TYPES[datatype][1]})"
-            )
-        info = np.iinfo(dtype)
-        if not info.min <= int(value) <= info.max:
-            raise PutValueError(
-                f"{value} is out of range for {NATIVE_TYPES[datatype][1]}"
-            )
-        return int(value)
-    return float(value)
+    return checked_number(value, dtype, NATIVE_TYPES[datatype][1])

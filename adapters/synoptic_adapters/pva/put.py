@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from synoptic_adapters.putcheck import PutValueError, checked_number
 from synoptic_adapters.pva.convert import layout_of
 
 #: Bus dtypes of numeric scalars → numpy dtypes (range checks).
@@ -19,10 +20,6 @@ _NUMPY = {
     "u4": np.uint32, "i8": np.int64, "u8": np.uint64, "f4": np.float32,
     "f8": np.float64,
 }  # fmt: skip
-
-
-class PutValueError(ValueError):
-    """A put value that does not fit the PV's type; the message says why."""
 
 
 def put_fields(current: Any, value: Any) -> dict[str, Any]:
@@ -61,22 +58,7 @@ def _scalar(value: Any, dt: str) -> Any:
         raise PutValueError(f"expected a boolean, got {value!r}")
     if isinstance(value, bool):
         value = int(value)
-    if isinstance(value, str):
-        try:
-            value = float(value)
-        except ValueError:
-            raise PutValueError(f"{value!r} is not a number") from None
-    if not isinstance(value, int | float):
-        raise PutValueError(f"expected a number, got {type(value).__name__}")
-    dtype = np.dtype(_NUMPY[dt])
-    if dtype.kind == "f":
-        return float(value)
-    if isinstance(value, float) and not value.is_integer():
-        raise PutValueError(f"{value} is not an integer ({dt})")
-    info = np.iinfo(dtype)
-    if not info.min <= int(value) <= info.max:
-        raise PutValueError(f"{value} is out of range for {dt}")
-    return int(value)
+    return checked_number(value, np.dtype(_NUMPY[dt]), dt)
 
 
 def _array(value: Any, dt: str) -> Any:
