@@ -18,7 +18,7 @@ import uuid
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 from synoptic_adapters.sim.epics_ioc import ca_environment
 from synoptic_adapters.sim.pva_env import pva_environment
@@ -102,6 +102,12 @@ class SimIoc:
         if self.process:
             self.process.stop()
             self.process = None
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
 
 
 class SimPva(SimIoc):
@@ -190,6 +196,12 @@ class EpicsAdapter:
     def close(self) -> None:
         self.stop()
         self._dir.cleanup()
+
+    def __enter__(self) -> EpicsAdapter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 _CA_CLIENT = """

@@ -61,20 +61,14 @@ def test_the_adapter_configurations_load(heading: str, proto: str) -> None:
 
 @pytest.fixture(scope="module")
 def ioc() -> Iterator[SimIoc]:
-    sim = SimIoc(records=1).start()
-    try:
+    with SimIoc(records=1).start() as sim:
         yield sim
-    finally:
-        sim.stop()
 
 
 @pytest.fixture(scope="module")
 def adapter(nats_server: NatsServer, ioc: SimIoc) -> Iterator[EpicsAdapter]:
-    running = EpicsAdapter(nats_server.url, ioc, []).start()  # on demand only
-    try:
+    with EpicsAdapter(nats_server.url, ioc, []).start() as running:  # on demand only
         yield running
-    finally:
-        running.close()
 
 
 def run_script(nats_server: NatsServer, tmp_path: Path, *args: str) -> Process:

@@ -42,11 +42,8 @@ EXTRAS = ["SINE", "WF1K", "WF100K", "STATE", "MODE", "MSG", "MSG:SP", "SP", "SP:
 
 @pytest.fixture(scope="module")
 def ioc() -> Iterator[SimIoc]:
-    sim = SimIoc(records=5).start()
-    try:
+    with SimIoc(records=5).start() as sim:
         yield sim
-    finally:
-        sim.stop()
 
 
 @pytest.fixture(scope="module")
@@ -55,17 +52,14 @@ def adapter(nats_server: NatsServer, ioc: SimIoc) -> Iterator[EpicsAdapter]:
         ioc.uri(n) for n in EXTRAS
     ]
     channels.append(ioc.uri("NO:SUCH:PV"))
-    running = EpicsAdapter(
+    with EpicsAdapter(
         nats_server.url,
         ioc,
         channels,
         extra={"demand": {"sweep_period": 0.2}},
         metrics_port=free_port(),
-    ).start()
-    try:
+    ).start() as running:
         yield running
-    finally:
-        running.close()
 
 
 async def test_a_caput_from_another_client_arrives_decoded(
