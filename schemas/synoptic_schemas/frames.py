@@ -190,20 +190,7 @@ def validate_client_frame(frame: Any) -> dict[str, Any]:
     if op != Op.PING and req_id is None:
         raise FrameError(ErrorCode.BAD_FRAME, f"'{op}' needs an 'id'")
     if op == Op.SUB:
-        ch = frame.get("ch")
-        if not isinstance(ch, list) or not ch:
-            raise FrameError(
-                ErrorCode.BAD_FRAME,
-                "'sub.ch' must be a non-empty list of channel URIs",
-                req_id=req_id,
-            )
-        for uri in ch:
-            if not isinstance(uri, str):
-                raise FrameError(
-                    ErrorCode.BAD_CHANNEL,
-                    f"channel URIs must be strings, not {type(uri).__name__}",
-                    req_id=req_id,
-                )
+        _validate_channels(frame, op, req_id)
         _validate_points(frame, req_id)
     elif op == Op.UNSUB:
         sid = frame.get("sid")
@@ -303,18 +290,26 @@ def _validate_watch(frame: Mapping[str, Any], req_id: Any) -> None:
             )
 
 
-def _validate_hist(frame: Mapping[str, Any], req_id: Any) -> None:
+def _validate_channels(frame: Mapping[str, Any], op: str, req_id: Any) -> None:
+    """``<op>.ch``: a non-empty list of channel URIs (strings)."""
     ch = frame.get("ch")
     if not isinstance(ch, list) or not ch:
         raise FrameError(
             ErrorCode.BAD_FRAME,
-            "'hist.ch' must be a non-empty list of channel URIs",
+            f"'{op}.ch' must be a non-empty list of channel URIs",
             req_id=req_id,
         )
-    if not all(isinstance(uri, str) for uri in ch):
-        raise FrameError(
-            ErrorCode.BAD_CHANNEL, "channel URIs must be strings", req_id=req_id
-        )
+    for uri in ch:
+        if not isinstance(uri, str):
+            raise FrameError(
+                ErrorCode.BAD_CHANNEL,
+                f"channel URIs must be strings, not {type(uri).__name__}",
+                req_id=req_id,
+            )
+
+
+def _validate_hist(frame: Mapping[str, Any], req_id: Any) -> None:
+    _validate_channels(frame, Op.HIST, req_id)
     t0, t1 = _number(frame, "t0", req_id), _number(frame, "t1", req_id)
     if not 0 <= t0 < t1 <= MAX_SAFE_INT:
         raise FrameError(
