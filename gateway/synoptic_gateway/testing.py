@@ -9,6 +9,7 @@ import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from synoptic_bus.connect import NatsClient
@@ -112,6 +113,19 @@ def start_gateway(nats_url: str, *args: str, wait_nats: bool = True) -> GatewayP
         proc.kill()
         raise
     return GatewayProc(proc, port)
+
+
+def site_tree(root: Path, screens: dict[str, Any], index: str) -> tuple[Path, Path]:
+    """Under ``root``: a screens folder (``<name>.json`` per entry of ``screens``)
+    and a UI build (``index.html`` and an ``assets/`` folder) for ``--screens`` and
+    ``--ui``; returns both folders."""
+    screen_dir, ui = root / "screens", root / "dist"
+    screen_dir.mkdir()
+    (ui / "assets").mkdir(parents=True)
+    for name, screen in screens.items():
+        (screen_dir / f"{name}.json").write_text(json.dumps(screen))
+    (ui / "index.html").write_text(index)
+    return screen_dir, ui
 
 
 @dataclass

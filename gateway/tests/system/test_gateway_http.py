@@ -11,7 +11,7 @@ import pytest
 from synoptic_bus.natsserver import NatsServer
 from synoptic_bus.procs import free_port
 from synoptic_gateway.client import GatewayClient
-from synoptic_gateway.testing import GatewayProc, start_gateway
+from synoptic_gateway.testing import GatewayProc, site_tree, start_gateway
 
 pytestmark = pytest.mark.system
 
@@ -21,12 +21,12 @@ SCREEN = {"title": "Fixture screen", "widgets": []}
 @pytest.fixture(scope="module")
 def served(nats_server: NatsServer, tmp_path_factory) -> Iterator[GatewayProc]:
     root = tmp_path_factory.mktemp("gw")
-    screens, ui = root / "screens", root / "dist"
-    screens.mkdir()
-    (ui / "assets").mkdir(parents=True)
-    (screens / "fixture.json").write_text(json.dumps(SCREEN))
-    (screens / "broken.json").write_text(json.dumps({"title": 3, "widgets": []}))
-    (ui / "index.html").write_text("<!doctype html><title>synoptic</title>")
+    broken = {"title": 3, "widgets": []}
+    screens, ui = site_tree(
+        root,
+        {"fixture": SCREEN, "broken": broken},
+        "<!doctype html><title>synoptic</title>",
+    )
     (ui / "assets" / "app.js").write_text("console.log('ui')")
     gw = start_gateway(nats_server.url, "--screens", str(screens), "--ui", str(ui))
     yield gw

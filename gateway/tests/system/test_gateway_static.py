@@ -8,14 +8,13 @@ from __future__ import annotations
 import base64
 import gzip
 import hashlib
-import json
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from synoptic_bus.natsserver import NatsServer
-from synoptic_gateway.testing import GatewayProc, start_gateway
+from synoptic_gateway.testing import GatewayProc, site_tree, start_gateway
 
 pytestmark = pytest.mark.system
 
@@ -32,11 +31,7 @@ BR = b"not really brotli, served as it is"
 @pytest.fixture(scope="module")
 def site(nats_server: NatsServer, tmp_path_factory) -> Iterator[GatewayProc]:
     root = tmp_path_factory.mktemp("gwstatic")
-    screens, ui = root / "screens", root / "dist"
-    screens.mkdir()
-    (ui / "assets").mkdir(parents=True)
-    (screens / "plain.json").write_text(json.dumps({"title": "t", "widgets": []}))
-    (ui / "index.html").write_text(INDEX)
+    screens, ui = site_tree(root, {"plain": {"title": "t", "widgets": []}}, INDEX)
     (ui / "index.html.gz").write_bytes(gzip.compress(INDEX.encode()))
     js = ui / "assets" / "index-AbC.js"
     js.write_bytes(BUNDLE)
