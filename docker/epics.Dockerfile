@@ -1,8 +1,10 @@
 # syntax=docker/dockerfile:1
-# EPICS images: the Channel Access adapter (target `adapter`) and the simulated
-# soft IOC (target `sim`). Build from the repository root:
+# EPICS images: the Channel Access adapter (target `adapter`), the simulated
+# soft IOC (target `sim`), the PV Access adapter (target `adapter-pva`) and the
+# simulated PV Access server (target `sim-pva`). Build from the repository root:
 #   docker build -f docker/epics.Dockerfile --target adapter -t synoptic/adapter-epics .
-# Only the `[epics]` extra is installed (aioca, epicscorelibs): no pytango, no web stack.
+# Only the `[epics]` and `[pva]` extras are installed (aioca, epicscorelibs, p4p):
+# no pytango, no web stack.
 
 FROM ghcr.io/astral-sh/uv:0.13.9 AS uv
 
@@ -20,12 +22,12 @@ COPY adapters/pyproject.toml adapters/
 COPY gateway/pyproject.toml gateway/
 COPY benchmarks/pyproject.toml benchmarks/
 RUN --mount=type=cache,target=/root/.cache/uv \
-    uv sync --frozen --no-dev --no-install-workspace --package synoptic-adapters --extra epics
+    uv sync --frozen --no-dev --no-install-workspace --package synoptic-adapters --extra epics --extra pva
 # ... then our code, installed as wheels (not editable) so /src can be left behind.
 COPY schemas/ schemas/
 COPY adapters/ adapters/
 RUN --mount=type=cache,target=/root/.cache/uv \
-    uv sync --frozen --no-dev --no-editable --package synoptic-adapters --extra epics
+    uv sync --frozen --no-dev --no-editable --package synoptic-adapters --extra epics --extra pva
 
 FROM python:3.11.14-slim-bookworm AS runtime
 RUN useradd --system --uid 10001 --user-group --no-create-home --home-dir /app synoptic
@@ -48,3 +50,14 @@ FROM runtime AS adapter
 HEALTHCHECK --interval=5s --timeout=4s --start-period=10s --retries=3 \
     CMD ["python", "/app/healthcheck.py", "heartbeat"]
 CMD ["synoptic", "adapter", "epics", "--config", "/etc/synoptic/epics.yaml"]
+
+FROM runtime AS sim-pva
+EXPOSE 5075/tcp 5076/udp
+HEALTHCHECK --interval=5s --timeout=4s --start-period=10s --retries=3 \
+    CMD ["python", "/app/healthcheck.py", "pva", "DEMO:CNT:00000"]
+CMD ["synoptic", "sim", "pva", "--prefix", "DEMO:", "--port", "5075"]
+
+FROM runtime AS adapter-pva
+HEALTHCHECK --interval=5s --timeout=4s --start-period=10s --retries=3 \
+    CMD ["python", "/app/healthcheck.py", "heartbeat"]
+CMD ["synoptic", "adapter", "pva", "--config", "/etc/synoptic/pva.yaml"]

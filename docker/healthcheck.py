@@ -11,6 +11,7 @@ status 0 when healthy and 1 (with the reason on stderr) when not:
   ``SYNOPTIC_NATS_URL`` (an adapter's init container waits on it, so adapters
   never create it themselves with the wrong storage or replicas).
 - ``ca PV``: a Channel Access read of PV on this host answers (the soft IOC).
+- ``pva PV``: a PV Access read of PV on this host answers (the simulated server).
 - ``tango DEVICE``: the Tango device answers a ping (the device server).
 
 Environment: ``SYNOPTIC_NATS_URL`` (default ``nats://nats:4222``),
@@ -81,6 +82,18 @@ async def probe_ca(pv: str, timeout: float) -> None:
     await caget(pv, timeout=timeout)
 
 
+def probe_pva(pv: str, timeout: float) -> None:
+    """Raise unless the local PV Access server answers a read of ``pv`` in time
+    (its port from ``EPICS_PVA_SERVER_PORT``, default 5075)."""
+    from p4p.client.thread import Context
+
+    port = os.environ.get("EPICS_PVA_SERVER_PORT", "5075")
+    conf = {"EPICS_PVA_NAME_SERVERS": f"127.0.0.1:{port}",
+            "EPICS_PVA_AUTO_ADDR_LIST": "NO", "EPICS_PVA_ADDR_LIST": ""}  # fmt: skip
+    with Context("pva", conf=conf, useenv=False) as ctx:
+        ctx.get(pv, timeout=timeout)
+
+
 def probe_tango(device: str) -> None:
     """Raise unless the Tango device answers a ping."""
     import tango
@@ -98,6 +111,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("heartbeat")
     sub.add_parser("stream")
     sub.add_parser("ca").add_argument("pv")
+    sub.add_parser("pva").add_argument("pv")
     sub.add_parser("tango").add_argument("device")
     return parser
 
@@ -117,6 +131,8 @@ def run_probe(args: argparse.Namespace) -> None:
         asyncio.run(probe_stream(url, prefix, args.timeout))
     elif args.kind == "ca":
         asyncio.run(probe_ca(args.pv, args.timeout))
+    elif args.kind == "pva":
+        probe_pva(args.pv, args.timeout)
     else:
         probe_tango(args.device)
 

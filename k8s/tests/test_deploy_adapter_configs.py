@@ -13,7 +13,7 @@ from deploy_helpers import REPO, run_tool
 from synoptic_adapters.config import parse_config
 from synoptic_adapters.tango.settings import TangoSettings
 
-COMPOSE_CONFIGS = {"epics": "epics-0", "tango": "tango-0"}
+COMPOSE_CONFIGS = {"epics": "epics-0", "pva": "pva-0", "tango": "tango-0"}
 
 
 def check(text: str, proto: str, source: str) -> str:

@@ -26,8 +26,10 @@ def test_compose_has_the_whole_system(project: dict[str, Any]) -> None:
     assert set(project["services"]) == {
         "nats",
         "sim-ioc",
+        "sim-pva",
         "sim-tango",
         "adapter-epics",
+        "adapter-pva",
         "adapter-tango",
         "gateway",
     }
@@ -47,6 +49,7 @@ def test_start_order_waits_for_health(project: dict[str, Any]) -> None:
         for dep, spec in service.get("depends_on", {}).items():
             assert spec["condition"] == "service_healthy", f"{name} → {dep}"
     assert set(services["adapter-epics"]["depends_on"]) == {"nats", "sim-ioc"}
+    assert set(services["adapter-pva"]["depends_on"]) == {"nats", "sim-pva"}
     assert set(services["adapter-tango"]["depends_on"]) == {"nats", "sim-tango"}
     assert set(services["gateway"]["depends_on"]) == {"nats"}
 
@@ -73,7 +76,7 @@ def test_our_containers_are_hardened(project: dict[str, Any]) -> None:
 
 def test_build_targets_exist_and_run_as_non_root(project: dict[str, Any]) -> None:
     built = {n: s for n, s in project["services"].items() if "build" in s}
-    assert len(built) == 5
+    assert len(built) == 7
     for name, service in built.items():
         build = service["build"]
         dockerfile = Path(build["context"]) / build["dockerfile"]

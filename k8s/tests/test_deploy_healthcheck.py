@@ -157,6 +157,27 @@ async def test_ca_probe_reads_the_simulated_ioc() -> None:
         ioc.stop()
 
 
+async def test_pva_probe_reads_the_simulated_pva_server() -> None:
+    """The sim-pva container's probe, against the real simulated PVA server."""
+    port = free_udp_tcp_port()
+    prefix = f"HP{os.getpid()}:"
+    synoptic = str(Path(sys.executable).parent / "synoptic")
+    server = Process("sim-pva", [
+        synoptic, "sim", "pva", "--records", "1", "--no-extras",
+        "--prefix", prefix, "--port", str(port),
+    ])  # fmt: skip
+    try:
+        await asyncio.to_thread(server.wait_for, r"sim pva ready", 30)
+        env = {"EPICS_PVA_SERVER_PORT": str(port)}
+        code, err = await probe("pva", f"{prefix}CNT:00000", env=env)
+        assert code == 0, err
+        code, err = await probe("pva", f"{prefix}NO:SUCH:PV", env=env)
+        assert code == 1
+        assert "unhealthy" in err
+    finally:
+        server.stop()
+
+
 async def test_tango_probe_pings_the_simulated_device() -> None:
     """The sim-tango probe, against the real device server listening on every
     address and advertising a published host name, as in compose and k8s."""
