@@ -42,7 +42,7 @@ def test_rendered_configmaps_load(kustomize: Path, overlay: str) -> None:
             proto = name.split("-")[1]
             check(obj["data"]["adapter.yaml"], proto, f"{overlay}:{name}")
             checked.add(proto)
-    assert checked == {"epics", "tango"}
+    assert checked == {"epics", "pva", "tango"}
 
 
 def test_a_broken_config_is_caught() -> None:

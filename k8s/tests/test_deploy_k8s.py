@@ -218,7 +218,7 @@ def test_network_policies_admit_every_nats_client(
 
 def test_adapter_ids_agree(objects: list[dict[str, Any]]) -> None:
     """The heartbeat probe watches the id the adapter's config gives itself."""
-    for proto in ("epics", "tango"):
+    for proto in ("epics", "pva", "tango"):
         deployment = find(objects, "Deployment", f"adapter-{proto}")
         pod = deployment["spec"]["template"]["spec"]
         assert deployment["spec"]["replicas"] == 1
