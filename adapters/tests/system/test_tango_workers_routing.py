@@ -92,8 +92,11 @@ async def test_shards_with_workers_serve_each_channel_once(
     workers = [f"{s}-w{i}" for s in supervisors for i in range(2)]
     assert len({*supervisors, *workers}) == 6
     await eventually(lambda: all(i in bus.beats for i in supervisors + workers))
-    eps = {bus.beats[w]["ep"]: w for w in workers}
-    assert len(eps) == 4
+    # epoch -> workers: epochs are start times in ms, so two workers started in
+    # the same millisecond share one (seen once in a full run)
+    eps: dict[int, list[str]] = defaultdict(list)
+    for w in workers:
+        eps[bus.beats[w]["ep"]].append(w)
     uris = [sim.channel("double", d).uri for d in range(1, CONFIGURED + 1)]
     owners = {
         u: supervisors[0] if Shard(0, 2).owns(parse_channel(u)) else supervisors[1]
@@ -107,7 +110,7 @@ async def test_shards_with_workers_serve_each_channel_once(
     )
     for uri in uris:
         (ep,) = bus.live_eps(uri)  # one publisher
-        assert eps[ep].startswith(f"{owners[uri]}-w"), (uri, eps[ep])
+        assert any(w.startswith(f"{owners[uri]}-w") for w in eps[ep]), (uri, eps[ep])
     # each worker monitors only its own channels: none twice, none missing
     assert sum(bus.beats[w]["n"] for w in workers) == CONFIGURED
 
