@@ -11,7 +11,7 @@ import os
 import sys
 import threading
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -132,46 +132,39 @@ async def test_stream_probe_waits_for_the_store(
     assert code == 0, err
 
 
-async def test_ca_probe_reads_the_simulated_ioc() -> None:
-    """The sim-ioc container's probe, against the real simulated IOC."""
+def _ca_env(port: int) -> dict[str, str]:
+    return {
+        "EPICS_CA_SERVER_PORT": str(port),
+        "EPICS_CA_REPEATER_PORT": str(port + 1),
+        "EPICS_CA_ADDR_LIST": "127.0.0.1",
+    }
+
+
+def _pva_env(port: int) -> dict[str, str]:
+    return {"EPICS_PVA_SERVER_PORT": str(port)}
+
+
+@pytest.mark.parametrize(
+    ("proto", "sim", "env_of"),
+    [("ca", "ioc", _ca_env), ("pva", "pva", _pva_env)],
+)
+async def test_epics_probe_reads_the_simulator(
+    proto: str, sim: str, env_of: Callable[[int], dict[str, str]]
+) -> None:
+    """The sim-ioc / sim-pva container's probe, against the real simulator."""
     port = free_udp_tcp_port()
-    prefix = f"HC{os.getpid()}:"
+    prefix = f"H{proto.upper()}{os.getpid()}:"
     synoptic = str(Path(sys.executable).parent / "synoptic")
-    ioc = Process("sim-ioc", [
-        synoptic, "sim", "ioc", "--records", "1", "--no-extras",
+    server = Process(f"sim-{sim}", [
+        synoptic, "sim", sim, "--records", "1", "--no-extras",
         "--prefix", prefix, "--port", str(port),
     ])  # fmt: skip
     try:
-        await asyncio.to_thread(ioc.wait_for, r"sim ioc ready", 30)
-        env = {
-            "EPICS_CA_SERVER_PORT": str(port),
-            "EPICS_CA_REPEATER_PORT": str(port + 1),
-            "EPICS_CA_ADDR_LIST": "127.0.0.1",
-        }
-        code, err = await probe("ca", f"{prefix}CNT:00000", env=env)
+        await asyncio.to_thread(server.wait_for, rf"sim {sim} ready", 30)
+        env = env_of(port)
+        code, err = await probe(proto, f"{prefix}CNT:00000", env=env)
         assert code == 0, err
-        code, err = await probe("ca", f"{prefix}NO:SUCH:PV", env=env)
-        assert code == 1
-        assert "unhealthy" in err
-    finally:
-        ioc.stop()
-
-
-async def test_pva_probe_reads_the_simulated_pva_server() -> None:
-    """The sim-pva container's probe, against the real simulated PVA server."""
-    port = free_udp_tcp_port()
-    prefix = f"HP{os.getpid()}:"
-    synoptic = str(Path(sys.executable).parent / "synoptic")
-    server = Process("sim-pva", [
-        synoptic, "sim", "pva", "--records", "1", "--no-extras",
-        "--prefix", prefix, "--port", str(port),
-    ])  # fmt: skip
-    try:
-        await asyncio.to_thread(server.wait_for, r"sim pva ready", 30)
-        env = {"EPICS_PVA_SERVER_PORT": str(port)}
-        code, err = await probe("pva", f"{prefix}CNT:00000", env=env)
-        assert code == 0, err
-        code, err = await probe("pva", f"{prefix}NO:SUCH:PV", env=env)
+        code, err = await probe(proto, f"{prefix}NO:SUCH:PV", env=env)
         assert code == 1
         assert "unhealthy" in err
     finally:
