@@ -69,10 +69,8 @@ class Group:
         self._handle: asyncio.Handle | None = None
         self._last_flush = 0.0
         self._loop = asyncio.get_running_loop()
-        #: until when (loop time) the group is reading a burst: one batch window
-        #: after its last full batch (``batch_max``); meanwhile what comes is sent
-        #: once a turn of the loop brings nothing new, not at the window's end
-        self._burst_until = 0.0
+        #: the last flush was a full batch (``batch_max``): a burst is being read
+        self._bursting = False
 
     # ----------------------------------------------------------- updates
 
@@ -91,7 +89,7 @@ class Group:
         self._val_t.append(t)
         if len(indexes) >= self._batch_max:  # a burst: send what is in
             self.flush()
-            self._burst_until = self._last_flush + self._batch_s
+            self._bursting = True
         elif self._handle is None:  # (else a flush is already due)
             self._schedule()
 
@@ -103,11 +101,10 @@ class Group:
     def _schedule(self) -> None:
         if self._handle is not None:
             return
-        now = self._loop.time()
-        delay = self._last_flush + self._batch_s - now
+        delay = self._last_flush + self._batch_s - self._loop.time()
         if delay <= 0:  # idle group: out on the next loop turn
             self._handle = self._loop.call_soon(self.flush)
-        elif now < self._burst_until:  # the rest of a burst: out once it is read
+        elif self._bursting:  # the rest of a burst: out once it is all read
             pending = len(self._val_i) + len(self._meta_i)
             self._handle = self._loop.call_soon(self._flush_once_read, pending)
         else:
@@ -134,6 +131,7 @@ class Group:
         if self._handle is not None:
             self._handle.cancel()
             self._handle = None
+        self._bursting = False
         if not self._val_i and not self._meta_i:
             return
         self._last_flush = self._loop.time()
