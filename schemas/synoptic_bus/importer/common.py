@@ -42,10 +42,13 @@ class Report:
     reasons: dict[str, str] = field(default_factory=dict)
     skipped: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    #: Every converted widget with its source type, in order (not in the report).
+    items: list[tuple[str, dict[str, Any]]] = field(default_factory=list, repr=False)
 
     def mapped_as(self, kind: str, widget: dict[str, Any]) -> dict[str, Any]:
         """Count ``widget`` as the mapping of a source ``kind``; return it."""
         self.mapped[f"{kind} → {widget['type']}"] += 1
+        self.items.append((kind, widget))
         return widget
 
     def placeholder_for(
@@ -55,7 +58,11 @@ class Report:
         """A placeholder for a source ``kind`` (counted, with the first reason)."""
         self.placeholders[kind] += 1
         self.reasons.setdefault(kind, reason)
-        return placeholder(kind, self.source, reason, int(w_px), int(h_px), title, text)
+        widget = placeholder(
+            kind, self.source, reason, int(w_px), int(h_px), title, text
+        )
+        self.items.append((kind, widget))
+        return widget
 
     @property
     def widgets(self) -> int:

@@ -24,7 +24,8 @@ from synoptic_bus.importer.common import (
     expand,
     screen_name,
 )
-from synoptic_bus.importer.style import rules_of, style_of
+from synoptic_bus.importer.rules import rules_of
+from synoptic_bus.importer.style import style_of
 
 OPI_PREFIX = "org.csstudio.opibuilder.widgets."
 
@@ -195,6 +196,7 @@ class DisplayImporter:
         self.types = BOB if kind == "bob" else OPI
         self.siblings = siblings  # screens imported together: embedded, not inlined
         self.keep = keep  # the screen's own macros: left for the browser
+        self.defaults: dict[str, str] = {}  # their values, for rule expressions
 
     def _x(self, text: str, macros: dict[str, str]) -> str:
         """``text`` with the macros known here expanded (the screen's own kept)."""
@@ -238,6 +240,7 @@ class DisplayImporter:
         # their references stay for the browser; with them, all are expanded.
         own = self._link_macros(root, {}) if not self.macros else {}
         self.keep = frozenset(own)
+        self.defaults = dict(own)
         expanded = self._macros_of(root, {})
         for value in expanded.values():  # a macro loop is refused either way
             expand(value, expanded, self.file)
@@ -311,7 +314,10 @@ class DisplayImporter:
         def channel_of(raw: str) -> str | None:
             return convert_channel(self._x(raw, macros))[0]
 
-        rules, skipped = rules_of(el, channel_of, self.kind)
+        def expand_text(text: str) -> str:
+            return expand(text, {**self.defaults, **macros}, self.file)[0]
+
+        rules, skipped = rules_of(el, channel_of, self.kind, expand_text)
         if rules:
             widget["rules"] = rules[:100]
         self.report.skipped += [f"{s} of {kind} {name!r}" for s in skipped]
@@ -352,6 +358,7 @@ class DisplayImporter:
         sub_kind = "opi" if name.lower().endswith(".opi") else "bob"
         child = DisplayImporter(name, sub_kind, self.macros, self.resolve, self.stack,
                                 self.report, self.siblings, self.keep)  # fmt: skip
+        child.defaults = self.defaults
         root = parse_xml(data, name)
         return child, root, child._macros_of(root, macros, defaults=True)
 

@@ -1,11 +1,9 @@
-"""Looks and rules of ``.bob``/``.opi`` widgets: colours, fonts and alignment as a
-screen ``style``, and simple rules (a property set while ``pv0`` or its severity
-compares to a constant) as screen ``rules``."""
+"""Looks of ``.bob``/``.opi`` widgets: colours, fonts and alignment as a screen
+``style``."""
 
 from __future__ import annotations
 
 import math
-import re
 from typing import Any
 from xml.etree.ElementTree import Element
 
@@ -27,19 +25,6 @@ _FONT_STYLES = {"REGULAR": "regular", "BOLD": "bold", "ITALIC": "italic",
                 "2": "italic", "3": "bold-italic"}  # fmt: skip
 _ALIGN = {"0": "left", "1": "center", "2": "right"}
 _VALIGN = {"0": "top", "1": "middle", "2": "bottom"}
-#: ``pvSev0`` codes: Phoebus counts 0 OK, 1 minor, 2 major, 3 invalid, 4 undefined;
-#: BOY 0 OK, 1 major, 2 minor, -1 invalid.
-_SEVERITY = {
-    "bob": {"0": "none", "1": "minor", "2": "major", "3": "invalid",
-            "4": "disconnected", "-1": "invalid"},
-    "opi": {"0": "none", "1": "major", "2": "minor", "-1": "invalid"},
-}  # fmt: skip
-_PROPS = {"visible": "visible", "foreground_color": "fg", "background_color": "bg",
-          "text": "text"}  # fmt: skip
-_EXP = re.compile(
-    r"^\s*(pv0|pvSev0|pvStr0)\s*(==|!=|<=|>=|<|>)\s*"
-    r"([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|\"[^\"]{0,200}\"|'[^']{0,200}')\s*$"
-)
 
 
 def _int(text: str | None, default: int = 0) -> int:
@@ -118,68 +103,3 @@ def style_of(el: Element) -> dict[str, Any]:
         if c := _colour_of(el, "border_color"):
             style["border"]["color"] = c
     return style
-
-
-def _value(exp: Element, key: str) -> Any:
-    holder = exp.find("value")
-    if holder is None:
-        return None
-    if key in ("fg", "bg"):
-        return colour(holder.find("color"))
-    text = (holder.text or "").strip()
-    if key == "visible":
-        return {"true": True, "false": False}.get(text.lower())
-    return text[:2000]
-
-
-def rules_of(
-    el: Element, channel_of: Any, kind: str = "bob"
-) -> tuple[list[dict[str, Any]], list[str]]:
-    """Simple rules as screen rules, and the names of the rules left out.
-    ``channel_of(raw)`` converts a rule's PV name (None: not convertible);
-    ``kind`` (``bob``/``opi``) says how ``pvSev0`` counts."""
-    out: list[dict[str, Any]] = []
-    skipped: list[str] = []
-    for rule in el.iterfind("rules/rule"):
-        name = rule.get("name", "")
-        key = _PROPS.get(rule.get("prop_id", ""))
-        pvs = [(p.text or "").strip() for p in rule if p.tag in ("pv_name", "pv")]
-        mapped = _one_rule(rule, key, pvs, channel_of, _SEVERITY[kind])
-        if mapped is None:
-            skipped.append(f"rule {name!r} ({rule.get('prop_id', '?')})")
-        else:
-            out += mapped
-    return out, skipped
-
-
-def _one_rule(
-    rule: Element,
-    key: str | None,
-    pvs: list[str],
-    channel_of: Any,
-    severities: dict[str, str],
-) -> list[dict[str, Any]] | None:
-    if key is None or len(pvs) != 1 or rule.get("out_exp", "false") == "true":
-        return None
-    channel = channel_of(pvs[0])
-    if channel is None:
-        return None
-    out = []
-    for exp in rule.iterfind("exp"):
-        match = _EXP.match(exp.get("bool_exp", ""))
-        value = _value(exp, key)
-        if match is None or value is None:
-            return None
-        var, op, raw = match.groups()
-        entry: dict[str, Any] = {"channel": channel, "op": op, "set": {key: value}}
-        if var == "pvSev0":
-            if op not in ("==", "!=") or raw not in severities:
-                return None
-            entry.update(on="severity", value=severities[raw])
-        elif raw[0] in "\"'":
-            entry["value"] = raw[1:-1]
-        else:
-            number = float(raw)
-            entry["value"] = int(number) if number.is_integer() else number
-        out.append(entry)
-    return out or None

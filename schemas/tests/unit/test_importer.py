@@ -17,6 +17,7 @@ from synoptic_bus.importer import (
     screen_name,
 )
 from synoptic_bus.importer.common import box, canvas_layout, convert_channel, expand
+from synoptic_bus.importer.rules import UnsupportedError, entry_of, parse
 from synoptic_schemas.screens import validate_screen
 
 HERE = Path(__file__).resolve().parents[1] / "importer"
@@ -87,7 +88,11 @@ def test_canvas_styles_rules_links_tabs_and_embeds() -> None:
                    if w.get("channels", [""])[0].startswith("="))  # fmt: skip
     assert formula["visible"] is False
     assert formula["rules"][0]["set"] == {"visible": True}
-    assert any("rule 'script-like' (visible)" in s for s in together.report.skipped)
+    # a rule over two PVs becomes a formula channel the browser evaluates
+    assert formula["rules"][-1] == {
+        "channel": "=(`ca://$(D):A` > 1) && (`ca://$(D):B` < 2)",
+        "set": {"visible": True}}  # fmt: skip
+    assert not together.report.skipped
     assert together.report.placeholders == {}
 
 
@@ -270,3 +275,34 @@ def test_opi_fonts_colours_actions_and_rules() -> None:
                     "box": {"x": 80, "y": 6, "w": 60, "h": 20},
                     "options": {"screen": "more", "macros": {"N": "2"},
                                 "target": "window"}}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("expression", "entry"),
+    [
+        ("!(pv0==0)", {"channel": "ca://A", "op": "!=", "value": 0}),
+        ("pv0 > 5", {"channel": "ca://A", "op": ">", "value": 5}),
+        ("5 > pv1", {"channel": "ca://B", "op": "<", "value": 5}),
+        ("pv0", {"channel": "ca://A", "op": "!=", "value": 0}),
+        ('pvStr0 == "ON"', {"channel": "ca://A", "op": "==", "value": "ON"}),
+        ("pvSev0 == 2", {"channel": "ca://A", "op": "==", "on": "severity",
+                         "value": "major"}),
+        ("pv0 > 5 && pv1 == 0", {"channel": "=(`ca://A` > 5) && (`ca://B` == 0)"}),
+        ("!(pv0!==0||pv1==7)", {"channel": "=!((`ca://A` != 0) || (`ca://B` == 7))"}),
+        ("pv0 + pv1 >= 2.5", {"channel": "=(`ca://A` + `ca://B`) >= 2.5"}),
+        ("pvSev0 > 0 or not pv1", {"channel":
+                                   "=(highestSeverity(`ca://A`) > 0) || !(`ca://B`)"}),
+    ],
+)  # fmt: skip
+def test_rule_expressions_become_rules_or_formula_channels(
+    expression: str, entry: dict[str, object]
+) -> None:
+    got = entry_of(parse(expression), ["ca://A", "ca://B"], "bob", "visible", False)
+    assert got == {**entry, "set": {"visible": False}}
+
+
+@pytest.mark.parametrize("expression", ["pv0 >", "pvLegacySev0 == 1", "foo(pv0)",
+                                        "(pv0 > 1", "pv0 = 1"])  # fmt: skip
+def test_rule_expressions_it_cannot_convert_are_refused(expression: str) -> None:
+    with pytest.raises(UnsupportedError):
+        parse(expression)
