@@ -46,6 +46,10 @@ export class ScreenEditor {
   /** the name the last save went to (a new screen's is not its name until saved) */
   #target = '';
   #timer: ReturnType<typeof setTimeout> | null = null;
+  /** how many times a document was opened (a reload replaces what a queued save would write) */
+  #opened = 0;
+  /** the store operations in flight, one after the other */
+  #queue: Promise<unknown> = Promise.resolve();
 
   constructor(opts: EditorOptions) {
     this.#opts = opts;
@@ -68,13 +72,24 @@ export class ScreenEditor {
     return describeChanges(this.#saved, this.doc);
   }
 
-  /** Start from a screen of the store (base = its revision), or from a draft of it. */
+  /**
+   * Start from a screen of the store (base = its revision), or from a draft of it.
+   * A draft opened over the store's copy (not standing in for it) that holds
+   * exactly what the store holds now is no change (a save that landed though its
+   * answer was lost, say): it is dropped and the screen opens clean.
+   */
   open(name: string, screen: Screen, base: number, draft?: Draft | null): void {
+    const stored = fromScreen(screen, this.#opts.size);
+    const restored = draft ? fromScreen(draft.screen, this.#opts.size) : null;
+    if (draft && restored && screen !== draft.screen && base > 0 && draft.base <= base && sameScreen(toScreen(restored), toScreen(stored))) {
+      clearDraft(this.#opts.storage, name);
+      draft = null;
+    }
+    this.#opened++;
     this.name = name;
     this.base = draft ? draft.base : base;
-    const stored = fromScreen(screen, this.#opts.size);
     this.#saved = draft && draft.base !== base ? null : stored;
-    this.history = reset(this.history, draft ? fromScreen(draft.screen, this.#opts.size) : stored);
+    this.history = reset(this.history, draft && restored ? restored : stored);
     this.selection = [];
     this.status = { kind: 'idle' };
     this.dirty = !!draft;
@@ -122,26 +137,37 @@ export class ScreenEditor {
     this.draftFailed = !saveDraft(this.#opts.storage, draft);
   }
 
-  /** Save the document under `name` (a new screen's name is given here). */
-  async save(summary: string, name = this.name, base = this.base): Promise<WriteResult> {
-    const doc = this.doc;
+  /**
+   * Save the document under `name` (a new screen's name is given here), based on
+   * `base` (default: the revision the document is based on when the save runs).
+   * Store operations run one at a time, in call order: the document at the call
+   * is saved, unless a reload in flight replaces it first (then what it brought).
+   */
+  save(summary: string, name = this.name, base?: number): Promise<WriteResult> {
     this.#target = name;
     this.status = { kind: 'saving' };
-    const result = await this.#opts.store.save(name, toScreen(doc), base, summary);
-    if (result.ok) {
-      if (name !== this.name) clearDraft(this.#opts.storage, this.name);
-      this.name = name;
-      this.base = result.revision;
-      this.#saved = doc;
-      this.dirty = this.doc !== doc;
-      this.status = { kind: 'saved', revision: result.revision, at: result.at };
-      if (!this.dirty) clearDraft(this.#opts.storage, name);
-      else this.flushDraft();
-    } else {
-      this.status = statusOf(result);
-      this.flushDraft(); // whatever went wrong, the edits stay in the draft
-    }
-    return result;
+    const clicked = this.doc;
+    const opened = this.#opened;
+    return this.#serial(async () => {
+      // what was on screen at the click, unless a reload in flight replaced it meanwhile
+      const doc = this.#opened === opened ? clicked : this.doc;
+      const result = await this.#write(() => this.#opts.store.save(name, toScreen(doc), base ?? this.base, summary));
+      if (result.ok) {
+        if (name !== this.name) clearDraft(this.#opts.storage, this.name);
+        this.name = name;
+        this.base = result.revision;
+        this.#saved = doc;
+        // an edit made while the save was in flight is not in the store
+        this.dirty = this.doc !== doc;
+        this.status = { kind: 'saved', revision: result.revision, at: result.at };
+        if (!this.dirty) clearDraft(this.#opts.storage, name);
+        else this.flushDraft();
+      } else {
+        this.status = statusOf(result);
+        this.flushDraft(); // whatever went wrong, the edits stay in the draft
+      }
+      return result;
+    });
   }
 
   /** After a conflict: write this document over the newer revision. */
@@ -151,7 +177,11 @@ export class ScreenEditor {
   }
 
   /** After a conflict (or any time): drop the edits and take what the store holds. */
-  async reload(): Promise<boolean> {
+  reload(): Promise<boolean> {
+    return this.#serial(() => this.#reload());
+  }
+
+  async #reload(): Promise<boolean> {
     const loaded = await this.#opts.store.load(this.name);
     if (!loaded) return false;
     clearDraft(this.#opts.storage, this.name);
@@ -159,27 +189,84 @@ export class ScreenEditor {
     return true;
   }
 
-  /** The store's copy changed (a `screen` frame): adopt it when nothing is edited here. */
-  async external(revision: number): Promise<void> {
-    if (revision <= this.base || this.dirty) return;
-    await this.reload();
+  /**
+   * The store's copy changed (a `screen` frame). Decided after the store
+   * operations in flight, so that the frame of this editor's own save (which may
+   * come before the save's answer) is recognised as such:
+   * - `ignored`: not newer than what the document is based on;
+   * - `deleted`: the screen was deleted;
+   * - `adopted`: nothing was edited here, the new revision is now the document;
+   * - `announce`: there are edits here (or one was made while the revision was
+   *   read, or it could not be read): the next save will meet the conflict.
+   */
+  external(revision: number, deleted = false): Promise<ExternalOutcome> {
+    return this.#serial(async () => {
+      if (revision <= this.base) return 'ignored';
+      if (deleted) return 'deleted';
+      if (this.dirty) return 'announce';
+      const before = this.history;
+      let loaded: Awaited<ReturnType<Store['load']>>;
+      try {
+        loaded = await this.#opts.store.load(this.name);
+      } catch {
+        return 'announce';
+      }
+      if (!loaded || loaded.revision <= this.base) return 'ignored';
+      if (this.history !== before) return 'announce';
+      this.open(this.name, loaded.screen, loaded.revision);
+      return 'adopted';
+    });
   }
 
-  async revert(revision: number): Promise<WriteResult> {
-    const result = await this.#opts.store.revert(this.name, revision, this.base);
-    if (result.ok) await this.reload();
-    else this.status = statusOf(result);
-    return result;
+  revert(revision: number): Promise<WriteResult> {
+    return this.#serial(async () => {
+      const result = await this.#write(() => this.#opts.store.revert(this.name, revision, this.base));
+      if (result.ok) await this.#reload();
+      else this.status = statusOf(result);
+      return result;
+    });
   }
 
-  async remove(): Promise<WriteResult> {
-    const result = await this.#opts.store.remove(this.name, this.base);
-    if (result.ok) {
-      clearDraft(this.#opts.storage, this.name);
-      this.dirty = false;
-    } else this.status = statusOf(result);
-    return result;
+  remove(): Promise<WriteResult> {
+    return this.#serial(async () => {
+      const result = await this.#write(() => this.#opts.store.remove(this.name, this.base));
+      if (result.ok) {
+        clearDraft(this.#opts.storage, this.name);
+        this.dirty = false;
+      } else this.status = statusOf(result);
+      return result;
+    });
   }
+
+  /** Run `op` after every store operation called before it. */
+  #serial<T>(op: () => Promise<T>): Promise<T> {
+    const run = this.#queue.then(op);
+    this.#queue = run.catch(() => undefined);
+    return run;
+  }
+
+  /** A write whose store throws (a test's store, a bug) is a failure, never a save stuck in 'saving'. */
+  async #write(op: () => Promise<WriteResult>): Promise<WriteResult> {
+    try {
+      return await op();
+    } catch (e) {
+      return { ok: false, error: 'failed', reason: (e as Error).message };
+    }
+  }
+}
+
+/** What a `screen` frame meant to the editor (ScreenEditor.external). */
+export type ExternalOutcome = 'ignored' | 'deleted' | 'adopted' | 'announce';
+
+/** Whether two screens hold the same JSON (member order aside). */
+export function sameScreen(a: Screen, b: Screen): boolean {
+  return canonical(a) === canonical(b);
+}
+
+function canonical(v: unknown): string {
+  return JSON.stringify(v, (_k, x: unknown) =>
+    x && typeof x === 'object' && !Array.isArray(x) ? Object.fromEntries(Object.entries(x as Record<string, unknown>).sort(([p], [q]) => (p < q ? -1 : p > q ? 1 : 0))) : x,
+  );
 }
 
 function statusOf(result: WriteResult): SaveStatus {

@@ -11,6 +11,11 @@ const size = (): [number, number] => [2, 2];
 class MemoryStore implements Store {
   revisions: { screen: Screen; by: string }[] = [];
   down = false;
+  /** while set, a save is stored at once but answered only when it resolves (the answer is slower than the watch) */
+  gate: Promise<void> | null = null;
+  /** while set, a load answers only when it resolves */
+  loadGate: Promise<void> | null = null;
+  loads = 0;
 
   put(screen: Screen, by = 'other'): number {
     this.revisions.push({ screen, by });
@@ -18,6 +23,14 @@ class MemoryStore implements Store {
   }
 
   async load(): Promise<Loaded | null> {
+    this.loads++;
+    const at = this.revisions.length;
+    if (this.loadGate) await this.loadGate;
+    const last = this.revisions[at - 1];
+    return last ? { screen: structuredClone(last.screen), revision: at, editable: true } : null;
+  }
+
+  async loadNow(): Promise<Loaded | null> {
     const last = this.revisions.at(-1);
     return last ? { screen: structuredClone(last.screen), revision: this.revisions.length, editable: true } : null;
   }
@@ -28,6 +41,7 @@ class MemoryStore implements Store {
     const bad = screen.widgets.findIndex((w) => !w.type);
     if (bad >= 0) return { ok: false, error: 'invalid', pointer: `/widgets/${bad}/type`, reason: 'required' };
     const revision = this.put(structuredClone(screen), 'me');
+    if (this.gate) await this.gate;
     return { ok: true, name: 'n', revision, at: 'now', by: 'me' };
   }
 
@@ -168,5 +182,160 @@ describe('ScreenEditor change summary', () => {
     ed.apply((d) => addWidgets(d, [label]).doc);
     ed.apply((d) => moveWidgets(d, ['w1'], 2, 0));
     expect(ed.changeSummary()).toBe('added 1 label; moved 1');
+  });
+});
+
+/** A promise and its resolve: the test decides when an answer arrives. */
+function gate(): { promise: Promise<void>; open: () => void } {
+  let open = () => {};
+  const promise = new Promise<void>((r) => (open = r));
+  return { promise, open };
+}
+
+describe('ScreenEditor races between a save, the `screen` frames and edits', () => {
+  it('the frame of its own save comes before the answer, nothing edited: ignored, clean, no reload', async () => {
+    const { ed, store, storage } = setup();
+    const g = gate();
+    store.gate = g.promise;
+    const saving = ed.save('unchanged');
+    await Promise.resolve();
+    await Promise.resolve();
+    expect(store.revisions).toHaveLength(2); // stored, the answer not back yet
+    const seen = ed.external(2);
+    g.open();
+    expect((await saving).ok).toBe(true);
+    expect(await seen).toBe('ignored');
+    expect(store.loads).toBe(0);
+    expect(ed.dirty).toBe(false);
+    expect(ed.base).toBe(2);
+    expect(ed.status).toMatchObject({ kind: 'saved', revision: 2 });
+    expect(loadDraft(storage, 's')).toBeNull();
+  });
+
+  it('the frame of its own save comes before the answer, edits saved: not announced as someone else’s', async () => {
+    const { ed, store } = setup();
+    ed.apply((d) => moveWidgets(d, ['w1'], 2, 0));
+    const g = gate();
+    store.gate = g.promise;
+    const saving = ed.save('moved');
+    const seen = ed.external(2);
+    g.open();
+    await saving;
+    expect(await seen).toBe('ignored');
+    expect(ed.dirty).toBe(false);
+    expect(ed.doc.widgets[0].spec.x).toBe(3);
+  });
+
+  it('an edit between the click and the answer stays unsaved, in the draft on the new base; undoing it is clean', async () => {
+    const { ed, store, storage } = setup();
+    ed.apply((d) => moveWidgets(d, ['w1'], 2, 0));
+    const g = gate();
+    store.gate = g.promise;
+    const saving = ed.save('moved');
+    ed.apply((d) => addWidgets(d, [label]).doc);
+    const seen = ed.external(2);
+    g.open();
+    await saving;
+    expect(await seen).toBe('ignored');
+    expect(ed.base).toBe(2);
+    expect(ed.dirty).toBe(true);
+    expect(ed.changeSummary()).toBe('added 1 label');
+    expect(loadDraft(storage, 's')).toMatchObject({ base: 2 });
+    expect(loadDraft(storage, 's')!.screen.widgets).toHaveLength(2);
+    ed.undo();
+    expect(ed.dirty).toBe(false);
+    expect(loadDraft(storage, 's')).toBeNull();
+  });
+
+  it('an edit while someone else’s revision is being read is kept and announced, not overwritten', async () => {
+    const { ed, store } = setup();
+    store.put({ title: 'theirs', widgets: [] }, 'bob');
+    const g = gate();
+    store.loadGate = g.promise;
+    const seen = ed.external(2);
+    await Promise.resolve();
+    ed.apply((d) => addWidgets(d, [label]).doc);
+    g.open();
+    expect(await seen).toBe('announce');
+    expect(ed.doc.head.title).toBe('S');
+    expect(ed.doc.widgets).toHaveLength(2);
+    expect(ed.dirty).toBe(true);
+    expect(ed.base).toBe(1); // the next save meets the conflict
+    await ed.save('mine');
+    expect(ed.status).toMatchObject({ kind: 'conflict', revision: 2, by: 'bob' });
+  });
+
+  it('a save clicked while someone else’s revision is being read waits for it and saves on it', async () => {
+    const { ed, store } = setup();
+    store.put({ title: 'theirs', widgets: [] }, 'bob');
+    const g = gate();
+    store.loadGate = g.promise;
+    const seen = ed.external(2);
+    const saving = ed.save('again');
+    expect(ed.status.kind).toBe('saving');
+    g.open();
+    expect(await seen).toBe('adopted');
+    const r = await saving;
+    expect(r).toMatchObject({ ok: true, revision: 3 });
+    expect(store.revisions[2].screen.title).toBe('theirs');
+    expect(ed.dirty).toBe(false);
+    expect(ed.base).toBe(3);
+  });
+
+  it('two frames in a row: one read, the second is not newer than what it brought', async () => {
+    const { ed, store } = setup();
+    store.put({ title: 'two', widgets: [] }, 'bob');
+    store.put({ title: 'three', widgets: [] }, 'bob');
+    const [a, b] = await Promise.all([ed.external(2), ed.external(3)]);
+    expect([a, b]).toEqual(['adopted', 'ignored']);
+    expect(store.loads).toBe(1);
+    expect(ed.doc.head.title).toBe('three');
+    expect(ed.base).toBe(3);
+  });
+
+  it('a delete is named; a frame of a revision not newer than the base is ignored', async () => {
+    const { ed } = setup();
+    expect(await ed.external(1)).toBe('ignored');
+    expect(await ed.external(2, true)).toBe('deleted');
+  });
+
+  it('a draft that matches the store (its save landed, the answer was lost) opens clean at the store’s revision', async () => {
+    const { ed, store, storage } = setup();
+    ed.apply((d) => moveWidgets(d, ['w1'], 2, 0));
+    const draft = loadDraft(storage, 's')!;
+    expect(draft.base).toBe(1);
+    store.put(structuredClone(draft.screen), 'me'); // revision 2 holds the draft
+    const again = new ScreenEditor({ store, storage, size, draftDelayMs: 0 });
+    const loaded = (await store.loadNow())!;
+    again.open('s', loaded.screen, loaded.revision, loadDraft(storage, 's'));
+    expect(again.dirty).toBe(false);
+    expect(again.base).toBe(2);
+    expect(loadDraft(storage, 's')).toBeNull();
+    // a draft that differs from the store stays a draft, on its own base
+    again.apply((d) => moveWidgets(d, ['w1'], 1, 0));
+    const third = new ScreenEditor({ store, storage, size, draftDelayMs: 0 });
+    third.open('s', loaded.screen, loaded.revision, loadDraft(storage, 's'));
+    expect(third.dirty).toBe(true);
+    expect(third.doc.widgets[0].spec.x).toBe(4);
+  });
+
+  it('a draft standing in for an unreadable store is kept, even though it is the document opened', () => {
+    const { ed, storage } = setup();
+    ed.apply((d) => moveWidgets(d, ['w1'], 2, 0));
+    const draft = loadDraft(storage, 's')!;
+    const again = new ScreenEditor({ store: new MemoryStore(), storage, size, draftDelayMs: 0 });
+    again.open('s', draft.screen, draft.base, draft);
+    expect(again.dirty).toBe(true);
+    expect(loadDraft(storage, 's')).not.toBeNull();
+  });
+
+  it('a store that throws is a failed save with the edits in the draft, never stuck saving', async () => {
+    const { ed, store, storage } = setup();
+    store.save = () => Promise.reject(new Error('boom'));
+    ed.apply((d) => moveWidgets(d, ['w1'], 2, 0));
+    expect(await ed.save('x')).toMatchObject({ ok: false, error: 'failed', reason: 'boom' });
+    expect(ed.status).toMatchObject({ kind: 'error', error: 'failed' });
+    expect(ed.dirty).toBe(true);
+    expect(loadDraft(storage, 's')).not.toBeNull();
   });
 });
