@@ -192,6 +192,15 @@ function gate(): { promise: Promise<void>; open: () => void } {
   return { promise, open };
 }
 
+/** Bob saved revision 2; its frame came and its read is held until `g.open()`. */
+function bobSavedWhileReading() {
+  const { ed, store } = setup();
+  store.put({ title: 'theirs', widgets: [] }, 'bob');
+  const g = gate();
+  store.loadGate = g.promise;
+  return { ed, store, g, seen: ed.external(2) };
+}
+
 describe('ScreenEditor races between a save, the `screen` frames and edits', () => {
   it('the frame of its own save comes before the answer, nothing edited: ignored, clean, no reload', async () => {
     const { ed, store, storage } = setup();
@@ -248,11 +257,7 @@ describe('ScreenEditor races between a save, the `screen` frames and edits', () 
   });
 
   it('an edit while someone else’s revision is being read is kept and announced, not overwritten', async () => {
-    const { ed, store } = setup();
-    store.put({ title: 'theirs', widgets: [] }, 'bob');
-    const g = gate();
-    store.loadGate = g.promise;
-    const seen = ed.external(2);
+    const { ed, g, seen } = bobSavedWhileReading();
     await Promise.resolve();
     ed.apply((d) => addWidgets(d, [label]).doc);
     g.open();
@@ -266,11 +271,7 @@ describe('ScreenEditor races between a save, the `screen` frames and edits', () 
   });
 
   it('a save clicked while someone else’s revision is being read waits for it and saves on it', async () => {
-    const { ed, store } = setup();
-    store.put({ title: 'theirs', widgets: [] }, 'bob');
-    const g = gate();
-    store.loadGate = g.promise;
-    const seen = ed.external(2);
+    const { ed, store, g, seen } = bobSavedWhileReading();
     const saving = ed.save('again');
     expect(ed.status.kind).toBe('saving');
     g.open();
