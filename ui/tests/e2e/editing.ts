@@ -4,13 +4,15 @@ import { expect, openScreen } from './fixtures';
 import type { Stack } from './stack';
 
 /**
- * An editor page for `name` ('' = a new screen) as a user granted every screen.
+ * An editor page for `name` ('' = a new screen, created with the default layout)
+ * as a user granted every screen.
  * The channel directory lists the channels the bus knows (the last-value store):
  * the demo screen is viewed first, so that the adapter monitors its channels.
  */
 export async function openEditor(page: Page, stack: Stack, name: string, user = 'alice'): Promise<void> {
   await openScreen(page, stack, 'epics-demo');
   await page.goto(`${stack.baseUrl}/?access_token=${stack.token(user, ['*'], ['*'])}#/${name ? `edit/${name}` : 'new'}`);
+  if (!name) await page.getByTestId('new-screen').getByRole('button', { name: 'Create' }).click(); // the default: a 12-column grid
   await expect(page.getByTestId('editor')).toBeVisible();
   await expect(page.getByTestId('connection')).toHaveAttribute('data-state', 'live');
 }

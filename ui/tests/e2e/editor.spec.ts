@@ -4,7 +4,7 @@
  * bind channels through the picker, save and see it live elsewhere; conflicts,
  * revert, draft recovery, delete, and no edit controls without the grant.
  */
-import { expect, test } from './fixtures';
+import { expect, openScreen, test } from './fixtures';
 import { bind, drop, openEditor, save, savedRevision, viewer } from './editing';
 
 test('build a screen from empty by drag and drop, bind channels, save, see it live elsewhere within 1 s', async ({ page, browser, stack }) => {
@@ -395,4 +395,67 @@ test('style, visibility and a rule from the property panel reach the viewer', as
   await expect(shown).toHaveCSS('border-top-width', '2px');
   await expect(shown).toHaveCSS('background-color', 'rgb(0, 255, 0)'); // the rule wins over the style
   await other.context().close();
+});
+
+test('a new screen is a grid of the chosen columns or a canvas of the chosen size', async ({ page, browser, stack }) => {
+  const token = stack.token('alice', ['*'], ['*']);
+  await openScreen(page, stack, 'epics-demo');
+  await page.goto(`${stack.baseUrl}/?access_token=${token}#/new`);
+  const form = page.getByTestId('new-screen');
+  await expect(form.getByRole('radio', { name: /^grid/ })).toBeChecked();
+  await expect(form.getByTestId('new-columns')).toHaveValue('12');
+  // a canvas: a size the schema refuses is named and cannot be created; a preset, then a typed size
+  await form.getByRole('radio', { name: /^canvas/ }).check();
+  await expect(form.getByTestId('new-width')).toHaveValue('1280');
+  await form.getByTestId('new-height').fill('0');
+  await expect(form.getByRole('alert')).toHaveText('height is a whole number from 1 to 20000');
+  await expect(form.getByRole('button', { name: 'Create' })).toBeDisabled();
+  await form.getByRole('button', { name: '1024 × 768' }).click();
+  await expect(form.getByTestId('new-height')).toHaveValue('768');
+  await expect(form.getByRole('alert')).toHaveCount(0);
+  await form.getByTestId('new-width').fill('1000');
+  await form.getByTestId('new-height').fill('600');
+  await form.getByTestId('new-title').fill('A canvas from scratch');
+  await form.getByRole('button', { name: 'Create' }).click();
+  await expect(page.getByTestId('editor')).toBeVisible();
+  await expect(page.getByTestId('canvas')).toHaveAttribute('data-scale', /\d/);
+  await expect(page.locator('input[data-prop="canvas-width"]')).toHaveValue('1000');
+  await expect(page.locator('input[data-prop="canvas-height"]')).toHaveValue('600');
+  await page.locator('[data-palette="label"]').click();
+  const label = page.locator('.ed-item[data-type="label"]');
+  await expect(label).toHaveAttribute('data-x', '10'); // canvas pixels
+  await bind(page, 'DEMO:SIN', stack.pv('SINE'));
+  // a reload keeps the new canvas screen as a draft (no second choice)
+  await page.evaluate(() => (globalThis as { __synopticEditor?: { flushDraft(): void } }).__synopticEditor!.flushDraft());
+  page.once('dialog', (d) => d.accept());
+  await page.reload();
+  await expect(page.getByTestId('draft-banner')).toContainText('started from a new screen');
+  await expect(page.locator('input[data-prop="canvas-width"]')).toHaveValue('1000');
+  await page.getByTestId('new-name').fill('e2e-new-canvas');
+  await save(page, 'a canvas');
+  const stored = await page.request.get(`${stack.baseUrl}/api/screens/e2e-new-canvas`, { headers: { Authorization: `Bearer ${token}` } });
+  expect((await stored.json()).layout).toEqual({ type: 'canvas', width: 1000, height: 600 });
+  const other = await viewer(browser, stack, 'e2e-new-canvas');
+  const root = other.locator('.grid.canvas').first();
+  await expect(root).toHaveAttribute('data-ready', 'true');
+  const k = Number(await root.getAttribute('data-scale'));
+  const box = (await root.boundingBox())!;
+  expect(box.width).toBeCloseTo(1000 * k, 0);
+  expect(box.height).toBeCloseTo(600 * k, 0);
+  await expect(other.locator(`[data-widget="label"][data-channel="${stack.pv('SINE')}"] [data-role=value]`).first()).toHaveAttribute('data-stale', 'false');
+  await other.context().close();
+
+  // a grid of 6 columns: a widget spans its columns
+  await page.goto(`${stack.baseUrl}/?access_token=${token}#/new`);
+  await form.getByTestId('new-columns').fill('97');
+  await expect(form.getByRole('alert')).toHaveText('columns is a whole number from 1 to 96');
+  await form.getByTestId('new-columns').fill('6');
+  await form.getByRole('button', { name: 'Create' }).click();
+  await expect(page.getByTestId('editor')).toBeVisible();
+  await expect(page.getByRole('complementary', { name: 'properties' }).getByRole('spinbutton', { name: 'columns' })).toHaveValue('6');
+  await drop(page, 'text', 1, 1);
+  await page.getByTestId('new-name').fill('e2e-new-grid');
+  await save(page, 'a six-column grid');
+  const grid = await page.request.get(`${stack.baseUrl}/api/screens/e2e-new-grid`, { headers: { Authorization: `Bearer ${token}` } });
+  expect((await grid.json()).layout).toEqual({ type: 'grid', columns: 6, row_height: 30, gap: 4 });
 });

@@ -83,6 +83,9 @@ function enumIn(def: Node): string[] {
   return [];
 }
 
+/** A grid layout's settings (columns, row height, gap), in schema order, without its `type`. */
+export const GRID_FIELDS: readonly Field[] = fieldsOf(defs.layout as Node).filter((f) => f.key !== 'type');
+
 /** A canvas layout's settings (size, scale, background), in schema order, without its `type`. */
 export const CANVAS_FIELDS: readonly Field[] = fieldsOf(defs.canvas_layout as Node).filter((f) => f.key !== 'type');
 
