@@ -51,6 +51,11 @@ audit_log = logging.getLogger("synoptic_gateway.audit")
 
 #: A request body may hold the screen plus its envelope (base revision, summary).
 MAX_BODY_BYTES = MAX_SCREEN_BYTES + 64 * 1024
+#: The longest a write waits for the store (JetStream's own timeout is 5 s a
+#: request, and a write may take two, or wait behind a reconnecting client).
+WRITE_TIMEOUT_S = 12.0
+#: The longest a saved write's audit record may hold its answer back.
+AUDIT_TIMEOUT_S = 2.0
 
 
 class ApiError(Exception):
@@ -145,13 +150,19 @@ def add_screen_routes(app: FastAPI, gateway: Any) -> None:
                               entry.rev.summary, time.time_ns(), gateway.id)  # fmt: skip
         audit_log.info("screen %s by %s: %s revision %d (%s)", op, who.name,
                        entry.name, entry.revision, entry.rev.summary)  # fmt: skip
-        with contextlib.suppress(Exception):
-            await gateway.bus.publish(gateway.hub.subjects.audit("screens"),
-                                      encode(record))  # fmt: skip
+        with contextlib.suppress(Exception):  # the log line above is kept anyway
+            async with asyncio.timeout(AUDIT_TIMEOUT_S):
+                await gateway.bus.publish(gateway.hub.subjects.audit("screens"),
+                                          encode(record))  # fmt: skip
 
     async def write(who: Principal, op: str, action: Any) -> JSONResponse:
         try:
-            entry: Entry = await action(catalog.bucket())
+            async with asyncio.timeout(WRITE_TIMEOUT_S):
+                entry: Entry = await action(catalog.bucket())
+        except TimeoutError:
+            raise ApiError(503, "store_unavailable", "the screen store did not answer "
+                           f"within {WRITE_TIMEOUT_S:g} s (the write may have been "
+                           "stored: reload to see)") from None  # fmt: skip
         except ScreenError as exc:
             raise _from_screen_error(exc) from None
         except ConflictError as exc:

@@ -23,7 +23,13 @@ from nats.errors import (
 )
 from nats.errors import TimeoutError as NatsTimeoutError
 from nats.js.api import KeyValueConfig, StorageType
-from nats.js.errors import APIError, BucketNotFoundError, NoKeysError, NotFoundError
+from nats.js.errors import (
+    APIError,
+    BucketNotFoundError,
+    NoKeysError,
+    NoStreamResponseError,
+    NotFoundError,
+)
 from nats.js.kv import KeyValue
 
 from synoptic_bus.connect import NatsClient
@@ -342,15 +348,17 @@ class ScreenBucket:
             raise ConflictError(
                 name, current.revision, current.rev, current.deleted
             ) from None
-        except NoRespondersError:
+        except (NoRespondersError, NoStreamResponseError):
             raise StoreUnavailableError(
-                f"the screens bucket {self.config.bucket!r} does not exist"
+                f"no stream answers for the screens bucket {self.config.bucket!r} "
+                "(it does not exist, or JetStream is still starting)"
             ) from None
-        except (
-            NatsTimeoutError,
-            ConnectionClosedError,
-            OutboundBufferLimitError,
-        ) as exc:
+        except NatsTimeoutError:
+            raise StoreUnavailableError(
+                f"writing {name!r}: JetStream did not acknowledge in time "
+                "(the write may have been stored: reload to see)"
+            ) from None
+        except (ConnectionClosedError, OutboundBufferLimitError) as exc:
             raise StoreUnavailableError(
                 f"writing {name!r}: {type(exc).__name__}"
             ) from None

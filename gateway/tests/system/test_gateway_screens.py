@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import secrets
+import signal
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,6 +19,7 @@ import pytest
 from synoptic_bus.connect import NatsClient
 from synoptic_bus.natsserver import NatsServer
 from synoptic_gateway.client import GatewayClient
+from synoptic_gateway.screen_api import WRITE_TIMEOUT_S
 from synoptic_gateway.testing import GatewayProc, Publisher, start_gateway
 from synoptic_schemas import decode
 
@@ -316,6 +318,46 @@ async def test_nats_down_serves_the_cache_refuses_writes_and_recovers(
             frame = await viewer.wait_screen(lambda f: f["rev"] == saved["revision"])
             assert frame["name"] == "kept"
         assert gw.api("GET", "/api/screens/kept")[1]["title"] == "Back"
+    finally:
+        gw.stop()
+        server.close()
+
+
+async def test_a_hung_nats_refuses_a_write_within_the_bound(tmp_path: Path) -> None:
+    """A NATS that stops answering (SIGSTOP: alive, silent) never holds a save:
+    the answer is 503 within the gateway's write bound, and saves work once it
+    answers again."""
+    seed = tmp_path / "seed"
+    seed.mkdir()
+    (seed / "kept.json").write_text(json.dumps(SCREEN))
+    server = NatsServer(store_dir=tmp_path / "js").start()
+    gw = start_gateway(server.url, "--screens", str(seed), "--anonymous-screens", "*")
+    assert server.process is not None
+    try:
+        _, listed, _ = await until(
+            lambda: (r := gw.api("GET", "/api/screens"))[0] == 200 and r
+        )
+        revision = listed[0]["revision"]
+        server.process.signal(signal.SIGSTOP)
+        try:
+            started = time.monotonic()
+            status, body, _ = await asyncio.to_thread(gw.api, "PUT", "/api/screens/kept",
+                {"screen": SCREEN, "base_revision": revision})  # fmt: skip
+            waited = time.monotonic() - started
+        finally:
+            server.process.signal(signal.SIGCONT)
+        assert status == 503 and body["error"] == "store_unavailable", body
+        assert "may have been stored" in body["reason"]
+        assert waited < WRITE_TIMEOUT_S + 2
+
+        def save_on_the_current_revision():  # the unanswered write may have landed
+            current = int(gw.api("GET", "/api/screens/kept")[2]["x-synoptic-revision"])
+            r = gw.api("PUT", "/api/screens/kept", {"screen": {**SCREEN, "title": "Back"},
+                       "base_revision": current})  # fmt: skip
+            return r[0] == 200 and r
+
+        _, saved, _ = await until(save_on_the_current_revision, timeout=30)
+        assert saved["revision"] > revision
     finally:
         gw.stop()
         server.close()

@@ -142,3 +142,13 @@ async def test_missing_bucket_and_nats_down(nc: NatsClient) -> None:
         await client.close()
         server.close()
     assert free_port()  # the fixture's server is untouched
+
+
+async def test_a_bucket_removed_under_an_open_handle_refuses_writes_clearly(
+    nc: NatsClient,
+) -> None:
+    name = f"gone{secrets.token_hex(3)}"
+    bucket = await ScreenBucket.ensure(nc, ScreensConfig(name))
+    await nc.jetstream().delete_key_value(name)
+    with pytest.raises(StoreUnavailableError, match="no stream answers"):
+        await bucket.put("x", SCREEN, 0, "alice")

@@ -23,12 +23,15 @@ test('with NATS down the editor says so and keeps the draft; the save goes throu
   const draft = JSON.parse((await page.evaluate(() => localStorage.getItem('synoptic.draft:e2e-down')))!);
   expect(draft.screen.widgets[0].x).toBe(2);
   await stack.restartNats();
+  const state = page.getByTestId('save-state');
   await expect(page.getByTestId('connection')).toHaveAttribute('data-state', 'live', { timeout: 45_000 });
+  // Each try waits for its answer (the editor bounds a save's wait), so a failure names the last error.
   await expect
     .poll(async () => {
       await page.getByRole('button', { name: 'Save' }).click();
-      return page.getByTestId('save-state').textContent();
-    }, { timeout: 45_000, intervals: [1000] })
+      await expect(state).not.toHaveText('saving…', { timeout: 30_000 });
+      return `${await state.textContent()} ${(await error.allTextContents()).join(' ')}`.trim();
+    }, { timeout: 60_000, intervals: [1000] })
     .toMatch(/^saved · revision \d+$/);
   expect(await savedRevision(page, r1)).toBeGreaterThan(r1);
   expect(await page.evaluate(() => localStorage.getItem('synoptic.draft:e2e-down'))).toBeNull();

@@ -59,6 +59,9 @@ export interface Whoami {
   screens: string[];
 }
 
+/** The longest the editor waits for a write's answer (the gateway gives up on the store after 12 s). */
+export const WRITE_TIMEOUT_MS = 20_000;
+
 /** A screen name the store accepts. */
 export const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/;
 
@@ -67,6 +70,7 @@ export class ScreensApi {
     private readonly token: string | null = null,
     private readonly fetcher: typeof fetch = (...a) => fetch(...a),
     private readonly base = 'api',
+    private readonly writeTimeoutMs = WRITE_TIMEOUT_MS,
   ) {}
 
   #req(path: string, init: RequestInit = {}): Promise<Response> {
@@ -139,9 +143,13 @@ export class ScreensApi {
   async #write(path: string, method: string, body?: unknown): Promise<WriteResult> {
     let res: Response;
     try {
-      res = await this.#req(path, { method, body: body === undefined ? undefined : JSON.stringify(body) });
+      const signal = AbortSignal.timeout(this.writeTimeoutMs);
+      res = await this.#req(path, { method, body: body === undefined ? undefined : JSON.stringify(body), signal });
     } catch (e) {
-      return { ok: false, error: 'store_unavailable', reason: `the gateway cannot be reached (${(e as Error).message})` };
+      const reason = (e as Error).name === 'TimeoutError'
+        ? `the gateway did not answer within ${this.writeTimeoutMs / 1000} s (the write may have been stored: reload to see)`
+        : `the gateway cannot be reached (${(e as Error).message})`;
+      return { ok: false, error: 'store_unavailable', reason };
     }
     let answer: Record<string, unknown> = {};
     try {

@@ -151,7 +151,9 @@ export class ScreenEditor {
     return this.#serial(async () => {
       // what was on screen at the click, unless a reload in flight replaced it meanwhile
       const doc = this.#opened === opened ? clicked : this.doc;
-      const result = await this.#write(() => this.#opts.store.save(name, toScreen(doc), base ?? this.base, summary));
+      const screen = toScreen(doc);
+      let result = await this.#write(() => this.#opts.store.save(name, screen, base ?? this.base, summary));
+      if (!result.ok && result.error === 'conflict') result = await this.#ownWrite(name, screen, result);
       if (result.ok) {
         if (name !== this.name) clearDraft(this.#opts.storage, this.name);
         this.name = name;
@@ -168,6 +170,21 @@ export class ScreenEditor {
       }
       return result;
     });
+  }
+
+  /**
+   * A conflict whose newer revision holds exactly this document is our own earlier
+   * write (one whose answer was lost, e.g. to a timeout): take it as saved.
+   */
+  async #ownWrite(name: string, screen: Screen, conflict: WriteResult & { error: 'conflict' }): Promise<WriteResult> {
+    let stored: Awaited<ReturnType<Store['load']>>;
+    try {
+      stored = await this.#opts.store.load(name);
+    } catch {
+      return conflict;
+    }
+    if (!stored || stored.revision !== conflict.revision || canonical(stored.screen) !== canonical(screen)) return conflict;
+    return { ok: true, name, revision: conflict.revision, at: conflict.at, by: conflict.by };
   }
 
   /** After a conflict: write this document over the newer revision. */
@@ -266,6 +283,15 @@ export function sameScreen(a: Screen, b: Screen): boolean {
 function canonical(v: unknown): string {
   return JSON.stringify(v, (_k, x: unknown) =>
     x && typeof x === 'object' && !Array.isArray(x) ? Object.fromEntries(Object.entries(x as Record<string, unknown>).sort(([p], [q]) => (p < q ? -1 : p > q ? 1 : 0))) : x,
+  );
+}
+
+/** JSON with object keys sorted: equal for equal screens whatever their key order. */
+function canonical(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) =>
+    v && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : v,
   );
 }
 

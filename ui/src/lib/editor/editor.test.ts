@@ -3,7 +3,7 @@ import type { Screen } from '../screen';
 import type { Loaded, WriteResult } from './api';
 import { draftNames, loadDraft, saveDraft } from './drafts';
 import { ScreenEditor, type Store } from './editor.svelte';
-import { addWidgets, moveWidgets } from './model';
+import { addWidgets, moveWidgets, toScreen } from './model';
 
 const size = (): [number, number] => [2, 2];
 
@@ -66,6 +66,13 @@ function setup(storage: Storage = window.localStorage) {
   return { store, ed, storage };
 }
 
+/** The same value with every object's keys in reverse order. */
+function reversedKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(reversedKeys);
+  if (!value || typeof value !== 'object') return value;
+  return Object.fromEntries(Object.entries(value).reverse().map(([k, v]) => [k, reversedKeys(v)]));
+}
+
 const label = { type: 'label' as const, channels: ['ca://B'], x: 1, y: 5, w: 2, h: 2 };
 
 describe('ScreenEditor', () => {
@@ -117,6 +124,23 @@ describe('ScreenEditor', () => {
     expect(ed.status.kind).toBe('saved');
     expect(store.revisions).toHaveLength(3);
     expect(store.revisions[2].screen.title).toBe('S');
+  });
+
+  it('a write whose answer was lost is found on retry: the conflict holding this very document is a save', async () => {
+    const { ed, store, storage } = setup();
+    ed.apply((d) => moveWidgets(d, ['w1'], 3, 0));
+    const sent = toScreen(ed.doc);
+    store.put(reversedKeys(sent) as Screen, 'me'); // stored (its keys in another order), the answer lost
+    const r = await ed.save('retry');
+    expect(r).toMatchObject({ ok: true, revision: 2 });
+    expect(ed.status).toEqual({ kind: 'saved', revision: 2, at: 'then' });
+    expect(ed.dirty).toBe(false);
+    expect(store.revisions).toHaveLength(2);
+    expect(loadDraft(storage, 's')).toBeNull();
+    ed.apply((d) => moveWidgets(d, ['w1'], 1, 0));
+    store.put(structuredClone(store.revisions[1].screen), 'bob'); // same content, but not the document being saved
+    expect((await ed.save('again')).ok).toBe(false);
+    expect(ed.status.kind).toBe('conflict');
   });
 
   it('a conflict resolved by reload takes the store’s document and drops the draft', async () => {
