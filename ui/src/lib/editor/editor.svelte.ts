@@ -183,7 +183,7 @@ export class ScreenEditor {
     } catch {
       return conflict;
     }
-    if (!stored || stored.revision !== conflict.revision || canonical(stored.screen) !== canonical(screen)) return conflict;
+    if (!stored || stored.revision !== conflict.revision || !sameScreen(stored.screen, screen)) return conflict;
     return { ok: true, name, revision: conflict.revision, at: conflict.at, by: conflict.by };
   }
 
@@ -283,15 +283,6 @@ export function sameScreen(a: Screen, b: Screen): boolean {
 function canonical(v: unknown): string {
   return JSON.stringify(v, (_k, x: unknown) =>
     x && typeof x === 'object' && !Array.isArray(x) ? Object.fromEntries(Object.entries(x as Record<string, unknown>).sort(([p], [q]) => (p < q ? -1 : p > q ? 1 : 0))) : x,
-  );
-}
-
-/** JSON with object keys sorted: equal for equal screens whatever their key order. */
-function canonical(value: unknown): string {
-  return JSON.stringify(value, (_key, v: unknown) =>
-    v && typeof v === 'object' && !Array.isArray(v)
-      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
-      : v,
   );
 }
 
