@@ -75,6 +75,7 @@ class Gateway:
                     settings.nats_url,
                     settings.prefix,
                     f"synoptic-gateway-{self.id}-hist",
+                    blocks=settings.hist_blocks,
                 ),
                 HdbppArchive(settings.hist_archive_dsn)
                 if settings.hist_archive_dsn

@@ -90,6 +90,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--hist-concurrency", type=int, default=d.hist_concurrency,
                    help="history requests read at once")  # fmt: skip
     p.add_argument("--hist-timeout", type=float, default=d.hist_timeout)
+    p.add_argument("--no-hist-blocks", dest="hist_blocks", action="store_false",
+                   help="read every history value raw, not the rollup's blocks")  # fmt: skip
     p.add_argument("--archive-dsn", default=d.hist_archive_dsn,
                    help="HDB++ PostgreSQL connection string "
                         "(default $SYNOPTIC_ARCHIVE_DSN; empty: bus history only)")  # fmt: skip
@@ -125,7 +127,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         hist_max_channels=args.hist_max_channels,
         hist_max_points=args.hist_max_points,
         hist_concurrency=args.hist_concurrency, hist_timeout=args.hist_timeout,
-        hist_archive_dsn=args.archive_dsn,
+        hist_archive_dsn=args.archive_dsn, hist_blocks=args.hist_blocks,
     )  # fmt: skip
 
 

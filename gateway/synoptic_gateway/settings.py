@@ -113,6 +113,7 @@ class Settings:
     hist_per_socket: int = 2  # requests in flight per connection
     hist_concurrency: int = 4  # requests read at once per gateway (others wait)
     hist_timeout: float = 15.0  # seconds to wait for a slot, and per backend read
+    hist_blocks: bool = True  # read the rollup's blocks (CS_ROLL) where it has them
     # HDB++ archive on PostgreSQL for ranges older than the bus keeps (a libpq
     # connection string; empty: bus history only)
     hist_archive_dsn: str = field(

@@ -10,7 +10,7 @@ import logging
 import sys
 from importlib.metadata import entry_points
 
-from synoptic_bus import archiver, buscmd, demo, screencmd
+from synoptic_bus import archiver, buscmd, demo, rollup, screencmd
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -24,6 +24,7 @@ def build_parser() -> argparse.ArgumentParser:
     screencmd.register(sub)
     demo.register(sub)
     archiver.register(sub)
+    rollup.register(sub)
     for ep in sorted(entry_points(group="synoptic.commands"), key=lambda e: e.name):
         ep.load()(sub)  # a missing extra fails loudly here
     return parser

@@ -58,7 +58,7 @@ class Columns:
         t = np.concatenate([p.t for p in parts])
         v = np.concatenate([p.v for p in parts])
         sev = np.concatenate([p.sev for p in parts])
-        if len(parts) > 1 or np.any(np.diff(t) < 0):
+        if len(t) > 1 and np.any(t[1:] < t[:-1]):
             order = np.argsort(t, kind="stable")
             t, v, sev = t[order], v[order], sev[order]
         return cls(t, v, sev, bad)

@@ -10,6 +10,8 @@ Layout (prefix ``cs`` by default)::
     cs.hb.<adapter id>                               adapter heartbeats
     cs.audit.<proto>                                 write audit records
     cs.hist.val.<same tail>                          stored history (republished)
+    cs.roll.0.<same tail>                            history blocks (closed)
+    cs.roll.open.<same tail>                         a channel's growing block
 
 Each name token is escaped reversibly: ``.``, ``*``, ``>``, ``%``, whitespace and
 control characters become ``%XX`` (UTF-8 bytes, upper-case hex). Tango names are
@@ -81,6 +83,19 @@ class Subjects:
         """The subject a channel's values are kept under in the history stream
         (the last-value stream republishes ``val`` there; nobody else publishes)."""
         return f"{self.prefix}.hist.val.{subject_tail(channel)}"
+
+    def block(self, channel: Channel, level: Literal["0", "open"] = "0") -> str:
+        """The subject of a channel's history blocks (``synoptic_schemas.blocks``):
+        closed blocks of a level, or the latest growing one (``open``)."""
+        return f"{self.prefix}.roll.{level}.{subject_tail(channel)}"
+
+    def block_channel(self, subject: str) -> Channel:
+        """The channel of a ``block`` subject (either level)."""
+        head = f"{self.prefix}.roll."
+        level, _, tail = subject.removeprefix(head).partition(".")
+        if not subject.startswith(head) or level not in ("0", "open"):
+            raise ChannelError(f"subject {subject[:80]!r} is not a history block")
+        return self.parse(f"{self.prefix}.val.{tail}")[1]
 
     def all_of(self, kind: Kind, proto: str | None = None) -> str:
         """Wildcard over every channel of a kind, optionally of one protocol."""

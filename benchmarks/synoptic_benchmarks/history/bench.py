@@ -2,6 +2,12 @@
 
 Cases, against a real nats-server with the history stream filled first:
 
+Every case runs twice in one run: reading the raw history only (one message per
+value, ``--no-hist-blocks``: the state before the rollup) under ``raw``, and
+reading the blocks of ``synoptic rollup`` (running through the fill, blocks of at
+most 600 values: the fill packs 15 min of 10 Hz into about a minute, and 600
+values make as many blocks as 60-s windows of real time would) at the top level.
+
 - ``read_reduce``: one ``hist`` request of 100 channels x 15 min at 10 Hz (900 000
   values) answered by the gateway's history service in this process: wall and CPU
   time of the read, the decoding and the reduction (px 1000).
@@ -33,7 +39,8 @@ from synoptic_benchmarks.report import add_save_option, emit, machine
 from synoptic_bus.connect import NatsClient, connect
 from synoptic_bus.history import HistoryConfig, ensure_history
 from synoptic_bus.natsserver import NatsServer
-from synoptic_bus.store import StoreConfig, ensure_store
+from synoptic_bus.rollup import RollupConfig, ensure_rollup, start_rollup
+from synoptic_bus.store import StoreConfig, ensure_store, fetch_last
 from synoptic_gateway.auth import Principal
 from synoptic_gateway.client import GatewayClient
 from synoptic_gateway.history.busbackend import BusHistory
@@ -41,9 +48,12 @@ from synoptic_gateway.history.service import HistoryService
 from synoptic_gateway.settings import Settings
 from synoptic_gateway.testing import start_gateway
 from synoptic_schemas import Subjects, encode, parse_channel
+from synoptic_schemas.blocks import decode_block
 
 SUBJECTS = Subjects()
 RATE_HZ = 10
+#: values per block: 60 s at 10 Hz (see the module's docstring)
+BLOCK_VALUES = 600
 
 
 def _uris(tag: str, n: int) -> list[str]:
@@ -74,6 +84,21 @@ async def fill(nc: NatsClient, uris: list[str], seconds: float) -> tuple[int, in
     return sent, first, time.time_ns()
 
 
+async def _blocks_caught_up(
+    nc: NatsClient, uris: list[str], last_ns: int, timeout: float = 300.0
+) -> None:
+    """Wait until the rollup has cut every value up to ``last_ns`` (each channel's
+    growing block reaches it)."""
+    subjects = [SUBJECTS.block(parse_channel(u), "open") for u in uris]
+    async with asyncio.timeout(timeout):
+        while True:
+            snap = await fetch_last(nc, subjects, stream="CS_ROLL")
+            done = sum(decode_block(d).b > last_ns for d in snap.messages.values())
+            if done == len(subjects):
+                return
+            await asyncio.sleep(0.2)
+
+
 async def _caught_up(nc: NatsClient, count: int, timeout: float = 120.0) -> None:
     js = nc.jetstream()
     async with asyncio.timeout(timeout):
@@ -81,9 +106,12 @@ async def _caught_up(nc: NatsClient, count: int, timeout: float = 120.0) -> None
             await asyncio.sleep(0.05)
 
 
-async def read_reduce(url: str, uris: list[str], t0_ms: float, t1_ms: float) -> dict:
+async def read_reduce(
+    url: str, uris: list[str], t0_ms: float, t1_ms: float, *, blocks: bool
+) -> dict:
     settings = Settings(nats_url=url, hist_max_points=5_000_000, hist_timeout=120)
-    service = HistoryService(settings, BusHistory(url, "cs", "bench-history"))
+    bus = BusHistory(url, "cs", "bench-history", blocks=blocks)
+    service = HistoryService(settings, bus)
     await service.start()
     principal = Principal(name="bench", read=("*",), write=(), expires=None)
     runs = []
@@ -92,7 +120,7 @@ async def read_reduce(url: str, uris: list[str], t0_ms: float, t1_ms: float) -> 
             frame = {"op": "hist", "id": run, "ch": uris, "t0": t0_ms, "t1": t1_ms,
                      "px": 1000}  # fmt: skip
             wall, cpu = time.perf_counter(), time.process_time()
-            values_before = service.values_in
+            values_before, messages_before = service.values_in, bus.messages
             answer = await service.answer(frame, principal)
             runs.append(
                 {
@@ -100,6 +128,7 @@ async def read_reduce(url: str, uris: list[str], t0_ms: float, t1_ms: float) -> 
                     "cpu_ms": round((time.process_time() - cpu) * 1e3, 1),
                     "points_out": sum(len(t) for t in answer["t"] if t is not None),
                     "values_in": service.values_in - values_before,
+                    "messages": bus.messages - messages_before,
                     "errors": sum(e is not None for e in answer["err"]),
                 }
             )
@@ -111,6 +140,7 @@ async def read_reduce(url: str, uris: list[str], t0_ms: float, t1_ms: float) -> 
         "runs": runs,
         "median_wall_ms": statistics.median(r["wall_ms"] for r in runs),
         "median_cpu_ms": statistics.median(r["cpu_ms"] for r in runs),
+        "messages": runs[0]["messages"],
         "target_ms": 200,
     }
 
@@ -168,9 +198,9 @@ def _pcts(samples: list[int]) -> dict:
 
 async def storm(
     nc: NatsClient, ws_url: str, hist_uris: list[str], t0_ms: float, t1_ms: float,
-    seconds: float,
+    seconds: float, tag: str = "L",
 ) -> dict:  # fmt: skip
-    live = _uris("L", 100)
+    live = _uris(tag, 100)
     latencies: list[int] = []
     recording = [False]
     seq = [0]
@@ -264,23 +294,43 @@ async def run(args: argparse.Namespace) -> dict:
         nc = await connect(server.url, name="bench-history")
         await ensure_store(nc, StoreConfig())
         await ensure_history(nc, HistoryConfig(max_bytes=4 << 30))
+        await ensure_rollup(nc, RollupConfig(max_bytes=1 << 30))
+        rollup = start_rollup(server.url, "--max-values", str(BLOCK_VALUES))
         a_uris, b_uris = _uris("A", 100), _uris("B", 20)
         filled = time.perf_counter()
         a_n, a0, a1 = await fill(nc, a_uris, 900 * args.scale)
         b_n, b0, b1 = await fill(nc, b_uris, 3600 * args.scale)
         report["values_stored"] = a_n + b_n
         report["fill_s"] = round(time.perf_counter() - filled, 1)
+        await _blocks_caught_up(nc, a_uris + b_uris, max(a1, b1))
+        report["rollup_s"] = round(time.perf_counter() - filled - report["fill_s"], 1)
         a_range = (a0 / 1e6 - 1, a1 / 1e6 + 1)
         b_range = (b0 / 1e6 - 1, b1 / 1e6 + 1)
-        report["read_reduce"] = await read_reduce(server.url, a_uris, *a_range)
-        gateway = start_gateway(server.url, "--hist-timeout", "120")
         try:
-            report["open_trends"] = await open_trends(gateway.ws_url, b_uris, *b_range)
-            report["storm"] = await storm(
-                nc, gateway.ws_url, b_uris, *b_range, args.window
-            )
+            for key, blocks in (("raw", False), ("blocks", True)):
+                part = report.setdefault("raw", {}) if not blocks else report
+                part["read_reduce"] = await read_reduce(
+                    server.url, a_uris, *a_range, blocks=blocks
+                )
+                flags = () if blocks else ("--no-hist-blocks",)
+                gateway = start_gateway(server.url, "--hist-timeout", "120", *flags)
+                try:
+                    part["open_trends"] = await open_trends(
+                        gateway.ws_url, b_uris, *b_range
+                    )
+                    part["storm"] = await storm(
+                        nc,
+                        gateway.ws_url,
+                        b_uris,
+                        *b_range,
+                        args.window,
+                        tag="LB" if blocks else "LR",
+                    )
+                finally:
+                    gateway.stop()
+                print(f"bench-history: {key} done", file=sys.stderr, flush=True)
         finally:
-            gateway.stop()
+            rollup.stop()
             with contextlib.suppress(Exception):
                 await nc.close()
     report["load_avg_1m_end"] = machine()["load_avg_1m"]

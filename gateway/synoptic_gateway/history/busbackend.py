@@ -1,18 +1,24 @@
-"""Recent history from the bus's history stream (``CS_HIST``), over the
-gateway's own second NATS connection: megabytes of history never queue in front
-of live messages on the live connection."""
+"""Recent history from the bus: history blocks (``CS_ROLL``, :mod:`.blocks`) and
+the raw history stream (``CS_HIST``) for what no block covers, over the gateway's
+own second NATS connection: megabytes of history never queue in front of live
+messages on the live connection. Without blocks (no rollup stream) every value
+comes from the raw history."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 
 from synoptic_bus.connect import NatsClient, connect
 from synoptic_bus.history import history_stream_name, oldest, read_range
+from synoptic_bus.rollup import rollup_stream_name
 from synoptic_bus.store import StoreError
 from synoptic_gateway.history.backend import ChannelHistory, HistoryRead
+from synoptic_gateway.history.blocks import read_blocks
 from synoptic_schemas import Subjects
 from synoptic_schemas.frames import ErrorCode
 from synoptic_schemas.series import Columns, decode_columns
+from synoptic_schemas.subjects import subject_tail
 
 log = logging.getLogger(__name__)
 
@@ -22,10 +28,17 @@ class BusHistory:
 
     name = "bus"
 
-    def __init__(self, url: str, prefix: str, client_name: str) -> None:
+    def __init__(
+        self, url: str, prefix: str, client_name: str, *, blocks: bool = True
+    ) -> None:
         self._url = url
+        self._prefix = prefix
         self._subjects = Subjects(prefix)
         self._stream = history_stream_name(prefix)
+        self._roll_stream = rollup_stream_name(prefix)
+        self._blocks = blocks
+        #: messages read from the bus, in all
+        self.messages = 0
         self._client_name = client_name
         self._nc: NatsClient | None = None
 
@@ -49,6 +62,36 @@ class BusHistory:
             return None
 
     async def read(self, q: HistoryRead) -> dict[str, ChannelHistory]:
+        if self._blocks:
+            try:
+                return await self._read_blocks(q)
+            except StoreError as exc:  # no rollup stream: every value raw
+                log.debug("history blocks on %s: %s", self._roll_stream, exc)
+            except TimeoutError:
+                return self._all(q, _timeout(q))
+        return await self._read_raw(q)
+
+    def _all(self, q: HistoryRead, error: tuple[str, str]) -> dict[str, ChannelHistory]:
+        return {c.uri: ChannelHistory(error=error) for c in q.channels}
+
+    async def _read_blocks(self, q: HistoryRead) -> dict[str, ChannelHistory]:
+        by_tail = {subject_tail(c): c.uri for c in q.channels}
+        async with asyncio.timeout(q.timeout):
+            read = await read_blocks(
+                self._connected(), self._roll_stream, self._stream, self._prefix,
+                list(by_tail), q.t0_ns, q.t1_ns, max_values=q.max_points,
+                timeout=q.timeout,
+            )  # fmt: skip
+        self.messages += read.messages
+        out: dict[str, ChannelHistory] = {}
+        for tail, uri in by_tail.items():
+            entry = ChannelHistory(read.columns.get(tail) or Columns.empty())
+            if read.truncated:
+                entry.error = _truncated(q)
+            out[uri] = entry
+        return out
+
+    async def _read_raw(self, q: HistoryRead) -> dict[str, ChannelHistory]:
         by_subject = {self._subjects.hist(c): c.uri for c in q.channels}
         parts: dict[str, list[Columns]] = {uri: [] for uri in by_subject.values()}
 
@@ -64,8 +107,7 @@ class BusHistory:
                 max_msgs=q.max_points, timeout=q.timeout, on_batch=on_batch,
             )  # fmt: skip
         except TimeoutError:
-            error = (ErrorCode.TIMEOUT, f"the bus's history took over {q.timeout:g} s")
-            return {uri: ChannelHistory(error=error) for uri in parts}
+            return self._all(q, _timeout(q))
         except StoreError as exc:
             error = (ErrorCode.UNAVAILABLE, f"the bus's history: {exc}")
             return {uri: ChannelHistory(error=error) for uri in parts}
@@ -73,10 +115,19 @@ class BusHistory:
         for uri, cols in parts.items():
             entry = ChannelHistory(Columns.concat(cols))
             if read.truncated:
-                entry.error = (
-                    ErrorCode.TRUNCATED,
-                    f"more than {q.max_points} values in the range: read up to the "
-                    "limit; ask for a shorter range",
-                )
+                entry.error = _truncated(q)
             out[uri] = entry
+        self.messages += read.count
         return out
+
+
+def _timeout(q: HistoryRead) -> tuple[str, str]:
+    return (ErrorCode.TIMEOUT, f"the bus's history took over {q.timeout:g} s")
+
+
+def _truncated(q: HistoryRead) -> tuple[str, str]:
+    return (
+        ErrorCode.TRUNCATED,
+        f"more than {q.max_points} values in the range: read up to the limit; "
+        "ask for a shorter range",
+    )

@@ -1,0 +1,238 @@
+"""Reading history as blocks (``CS_ROLL``, written by ``synoptic rollup``) with the
+raw history (``CS_HIST``) for what no block covers.
+
+Per request: the closed blocks of the range (one pull consumer over the channels'
+``roll.0`` subjects), the growing blocks (one batched Direct Get of their ``open``
+subjects), then, per channel, the parts of the range that no block covers (the
+last second or so; all of it where no rollup ran) from the raw history in one
+more read. Each block is a few typed arrays: 15 minutes of a 10 Hz channel is 15
+messages, not 9 000.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from synoptic_bus.connect import NatsClient
+from synoptic_bus.history import read_range
+from synoptic_bus.rollup import MAX_SPAN_S
+from synoptic_bus.store import fetch_last
+from synoptic_schemas.blocks import Block, decode_block
+from synoptic_schemas.errors import ContractError
+from synoptic_schemas.series import Columns, decode_columns
+
+_S = 1_000_000_000
+#: A block is stored at most this long after its window ends (the rollup's grace
+#: and tick, and some slack).
+_CLOSE_LAG_NS = 5 * _S
+
+
+@dataclass
+class Coverage:
+    """One channel's blocks and the windows they cover (merged, in order)."""
+
+    parts: list[Columns] = field(default_factory=list)
+    starts: list[int] = field(default_factory=list)
+    ends: list[int] = field(default_factory=list)
+    bad: int = 0
+
+    def add(self, block: Block) -> None:
+        self.parts.append(block.cols)
+        self.starts.append(block.a)
+        self.ends.append(block.b)
+
+    def merged(self) -> tuple[np.ndarray, np.ndarray]:
+        """The covered windows as merged ``[start, end)`` arrays."""
+        if not self.starts:
+            return np.empty(0, np.int64), np.empty(0, np.int64)
+        order = np.argsort(self.starts)
+        a = np.asarray(self.starts, np.int64)[order]
+        b = np.asarray(self.ends, np.int64)[order]
+        b = np.maximum.accumulate(b)
+        new = np.concatenate(([True], a[1:] > b[:-1]))
+        idx = np.flatnonzero(new)
+        return a[idx], np.maximum.reduceat(b, idx)
+
+    def gaps(self, t0: int, t1: int) -> list[tuple[int, int]]:
+        """The parts of ``[t0, t1]`` no block covers."""
+        a, b = self.merged()
+        out, at = [], t0
+        for s, e in zip(a.tolist(), b.tolist(), strict=True):
+            if e <= at:
+                continue
+            if s > t1:
+                break
+            if s > at:
+                out.append((at, s))
+            at = max(at, e)
+        if at <= t1:
+            out.append((at, t1 + 1))
+        return out
+
+
+def covered(t: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """Which times ``t`` lie in one of the merged windows."""
+    if len(starts) == 0:
+        return np.zeros(len(t), bool)
+    i = np.searchsorted(starts, t, side="right") - 1
+    return (i >= 0) & (t < ends[np.maximum(i, 0)])
+
+
+@dataclass
+class BlockRead:
+    """What one read found, per channel subject tail key."""
+
+    columns: dict[str, Columns]
+    values: int = 0
+    truncated: bool = False
+    #: messages read (blocks, growing blocks, raw values)
+    messages: int = 0
+
+
+async def read_blocks(
+    nc: NatsClient,
+    roll_stream: str,
+    hist_stream: str,
+    prefix: str,
+    tails: Sequence[str],
+    t0: int,
+    t1: int,
+    *,
+    max_values: int,
+    timeout: float,
+) -> BlockRead:
+    """Each channel's values from ``t0`` to ``t1`` (ns) from blocks, and from the
+    raw history where no block covers; at most ``max_values`` values in all.
+    Raises :class:`~synoptic_bus.store.StoreError` and :class:`TimeoutError`."""
+    cover = {tail: Coverage() for tail in tails}
+    state = BlockRead({})
+    closed_head, open_head = f"{prefix}.roll.0.", f"{prefix}.roll.open."
+
+    def on_blocks(payloads: dict[str, list[bytes]]) -> None:
+        for subject, batch in payloads.items():
+            c = cover.get(subject[len(closed_head) :])
+            if c is None:
+                continue
+            state.messages += len(batch)
+            for data in batch:
+                _take(c, data, t0, t1, state, max_values)
+
+    # the growing blocks are read at the same time as the closed ones: one that
+    # closes meanwhile leaves a gap, read raw below
+    _, growing = await asyncio.gather(
+        read_range(
+            nc, roll_stream, [closed_head + t for t in tails], t0,
+            t1 + int(MAX_SPAN_S * _S) + _CLOSE_LAG_NS,
+            max_msgs=max(max_values // 8, 1000), timeout=timeout, on_batch=on_blocks,
+        ),
+        fetch_last(nc, [open_head + t for t in tails], stream=roll_stream,
+                   timeout=timeout),
+    )  # fmt: skip
+    for subject, data in growing.messages.items():
+        c = cover.get(subject[len(open_head) :])
+        if c is not None:
+            state.messages += 1
+            _take(c, data, t0, t1, state, max_values, growing=True)
+    gaps = {tail: c.gaps(t0, t1) for tail, c in cover.items()}
+    need = {tail: g for tail, g in gaps.items() if g}
+    if need:
+        await _raw(nc, hist_stream, prefix, need, cover, state, max_values, timeout)
+    for tail, c in cover.items():
+        cols = Columns.concat(c.parts)
+        cols.bad += c.bad
+        state.columns[tail] = cols
+    return state
+
+
+def _take(
+    c: Coverage, data: bytes, t0: int, t1: int, state: BlockRead, max_values: int,
+    *, growing: bool = False,
+) -> None:  # fmt: skip
+    """One block into a channel's coverage (a growing block only for what the
+    closed ones do not cover already)."""
+    try:
+        block = decode_block(data)
+    except ContractError:
+        c.bad += 1
+        return
+    if block.b <= t0 or block.a > t1:
+        return
+    if growing:
+        a, b = c.merged()
+        keep = ~covered(block.cols.t, a, b)
+        cols = block.cols
+        block = Block(
+            block.a, block.b, Columns(cols.t[keep], cols.v[keep], cols.sev[keep])
+        )
+    if state.values + len(block.cols) > max_values:
+        state.truncated = True
+        return
+    state.values += len(block.cols)
+    c.add(block)
+
+
+async def _raw(
+    nc: NatsClient,
+    hist_stream: str,
+    prefix: str,
+    need: dict[str, list[tuple[int, int]]],
+    cover: dict[str, Coverage],
+    state: BlockRead,
+    max_values: int,
+    timeout: float,
+) -> None:
+    """The uncovered parts from the raw history: one read per cluster of gaps
+    that overlap in time (typically two: before the channels' first blocks, and
+    the last second or so), each filtered on the channels with a gap in it."""
+    head = f"{prefix}.hist.val."
+    windows = {
+        tail: (
+            np.array([s for s, _ in g], np.int64),
+            np.array([e for _, e in g], np.int64),
+        )
+        for tail, g in need.items()
+    }
+
+    def on_batch(payloads: dict[str, list[bytes]]) -> None:
+        for subject, batch in payloads.items():
+            tail = subject[len(head) :]
+            w = windows.get(tail)
+            if w is None:
+                continue
+            state.messages += len(batch)
+            cols = decode_columns(batch)
+            keep = covered(cols.t, *w)
+            if not keep.all():
+                cols = Columns(cols.t[keep], cols.v[keep], cols.sev[keep], cols.bad)
+            if state.values + len(cols) > max_values:
+                state.truncated = True
+                continue
+            state.values += len(cols)
+            cover[tail].parts.append(cols)
+
+    for start, end, tails in _clusters(need):
+        read = await read_range(
+            nc, hist_stream, [head + t for t in sorted(tails)], start, end,
+            max_msgs=max(max_values - state.values, 1), timeout=timeout,
+            on_batch=on_batch,
+        )  # fmt: skip
+        state.truncated |= read.truncated
+
+
+def _clusters(
+    need: dict[str, list[tuple[int, int]]],
+) -> list[tuple[int, int, set[str]]]:
+    """Gaps of all channels merged where they overlap: ``(start, end, tails)``."""
+    gaps = sorted((s, e, tail) for tail, g in need.items() for s, e in g)
+    out: list[tuple[int, int, set[str]]] = []
+    for s, e, tail in gaps:
+        if out and s <= out[-1][1]:
+            last = out[-1]
+            out[-1] = (last[0], max(last[1], e), last[2] | {tail})
+        else:
+            out.append((s, e, {tail}))
+    return out

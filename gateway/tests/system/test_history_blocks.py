@@ -1,0 +1,161 @@
+"""History read as blocks: ``synoptic rollup`` (a real process) writes blocks of the
+values a real nats-server carries, and the gateway's bus backend reads them, with
+the raw history for what no block covers, to the very values the raw history
+holds."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import secrets
+import time
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+
+from synoptic_bus.connect import NatsClient
+from synoptic_bus.history import HistoryConfig, ensure_history
+from synoptic_bus.natsserver import NatsServer
+from synoptic_bus.procs import Process
+from synoptic_bus.rollup import RollupConfig, ensure_rollup, start_rollup
+from synoptic_bus.store import StoreConfig, ensure_store
+from synoptic_gateway.history.backend import HistoryRead
+from synoptic_gateway.history.busbackend import BusHistory
+from synoptic_schemas import Subjects, encode, parse_channel
+from synoptic_schemas.blocks import decode_block
+
+MS = 1_000_000
+
+
+@pytest.fixture
+def rollup(nats_server: NatsServer) -> Iterator[Process]:
+    """The rollup service with 1-s blocks of at most 500 values."""
+    proc = start_rollup(nats_server.url, "--span", "1", "--max-values", "500",
+                        "--tick", "0.2")  # fmt: skip
+    try:
+        yield proc
+    finally:
+        proc.stop()
+
+
+async def streams(nc: NatsClient) -> None:
+    await ensure_store(nc, StoreConfig())
+    await ensure_history(nc, HistoryConfig())
+    await ensure_rollup(nc, RollupConfig())
+
+
+async def publish(
+    nc: NatsClient, uris: list[str], n: int, seq0: int = 0
+) -> tuple[int, int]:
+    """``n`` values per channel (a sine, severity 2 above 0.9) stamped when
+    published, as an adapter does; returns the first and last stamps once the
+    history stream holds them all."""
+    js = nc.jetstream()
+    before = (await js.stream_info("CS_HIST")).state.messages
+    subjects = Subjects()
+    first = last = 0
+    for i in range(n):
+        v = math.sin((seq0 + i) / 50)
+        last = time.time_ns()
+        first = first or last
+        for k, uri in enumerate(uris):
+            msg = {"ver": 1, "v": v + k, "t": last, "sev": 2 if v > 0.9 else 0,
+                   "st": "", "seq": seq0 + i + 1, "ep": 3, "c": True}  # fmt: skip
+            await nc.publish(subjects.val(parse_channel(uri)), encode(msg))
+        if i % 50 == 49:
+            await asyncio.sleep(0.02)  # ~ a fast adapter, not a flood
+    async with asyncio.timeout(30):
+        while (await js.stream_info("CS_HIST")).state.messages < before + n * len(uris):  # noqa: ASYNC110 - no event to await for a stream count
+            await asyncio.sleep(0.05)
+    return first, last
+
+
+async def blocks_hold(nc: NatsClient, uris: list[str], t_last: int) -> None:
+    """Wait until each channel's growing block reached ``t_last`` (the rollup has
+    cut everything published)."""
+    js = nc.jetstream()
+    subjects = Subjects()
+    async with asyncio.timeout(30):
+        for uri in uris:
+            subject = subjects.block(parse_channel(uri), "open")
+            while True:
+                try:
+                    msg = await js.get_last_msg("CS_ROLL", subject)
+                except Exception:  # not there yet
+                    msg = None
+                if msg is not None and decode_block(msg.data).b > t_last:
+                    break
+                await asyncio.sleep(0.1)
+
+
+def request(uris: list[str], t0: int, t1: int) -> HistoryRead:
+    return HistoryRead([parse_channel(u) for u in uris], t0, t1, 1000, 10**6, 30.0)
+
+
+async def read_both(url: str, q: HistoryRead) -> tuple[dict, dict, int, int]:
+    blocks = BusHistory(url, "cs", "test-blocks")
+    raw = BusHistory(url, "cs", "test-raw", blocks=False)
+    for b in (blocks, raw):
+        await b.start()
+    try:
+        by_blocks, by_raw = await blocks.read(q), await raw.read(q)
+    finally:
+        for b in (blocks, raw):
+            await b.close()
+    return by_blocks, by_raw, blocks.messages, raw.messages
+
+
+async def test_blocks_read_back_every_value_in_few_messages(
+    nats_server: NatsServer, nc: NatsClient, rollup: Process
+) -> None:
+    await streams(nc)
+    tag = secrets.token_hex(3).upper()
+    uris = [f"ca://RB{tag}:{k}" for k in range(3)]
+    n = 1500  # in ~1 s: 1-s windows, and blocks full at 500 values
+    t_first, t_last = await publish(nc, uris, n)
+    await blocks_hold(nc, uris, t_last)
+    # from the first value on: before it, the rollup (started a moment ago) cannot
+    # promise it saw everything, and the raw history would be read for that part
+    q = request(uris, t_first, t_last + MS)
+    by_blocks, by_raw, block_msgs, raw_msgs = await read_both(nats_server.url, q)
+    for k, uri in enumerate(uris):
+        got, want = by_blocks[uri], by_raw[uri]
+        assert got.error is None and want.error is None
+        assert got.cols is not None and want.cols is not None
+        assert len(want.cols) == n
+        np.testing.assert_array_equal(got.cols.t, want.cols.t)
+        np.testing.assert_array_equal(got.cols.v, want.cols.v)
+        np.testing.assert_array_equal(got.cols.sev, want.cols.sev)
+        assert want.cols.v[0] == k and set(got.cols.sev.tolist()) == {0, 2}
+    assert raw_msgs == n * len(uris)
+    assert block_msgs < raw_msgs / 20  # a few blocks per channel, the last values raw
+
+
+async def test_values_no_block_covers_come_from_the_raw_history(
+    nats_server: NatsServer, nc: NatsClient
+) -> None:
+    """Values from before the rollup ran come raw; ranges over both kinds."""
+    await streams(nc)
+    tag = secrets.token_hex(3).upper()
+    uris = [f"ca://RG{tag}:{k}" for k in range(2)]
+    t_first, t_before = await publish(nc, uris, 400)  # no rollup runs yet
+    fresh = start_rollup(nats_server.url, "--span", "1", "--max-values", "500",
+                         "--tick", "0.2")  # fmt: skip
+    try:
+        t_second, t_last = await publish(nc, uris, 600, seq0=400)
+        await blocks_hold(nc, uris, t_last)
+        middle = (t_first + t_before) // 2, (t_second + t_last) // 2
+        for t0, t1 in ((t_first - MS, t_last + MS), middle):
+            by_blocks, by_raw, _, _ = await read_both(
+                nats_server.url, request(uris, t0, t1)
+            )
+            for uri in uris:
+                got, want = by_blocks[uri].cols, by_raw[uri].cols
+                assert got is not None and want is not None
+                inside = (want.t >= t0) & (want.t <= t1)
+                keep = (got.t >= t0) & (got.t <= t1)
+                np.testing.assert_array_equal(got.t[keep], want.t[inside])
+                np.testing.assert_array_equal(got.v[keep], want.v[inside])
+    finally:
+        fresh.stop()
