@@ -21,7 +21,7 @@ from synoptic_bus.history import (
     HistoryConfig,
     ensure_history,
 )
-from synoptic_bus.rollup import RollupConfig, ensure_rollup
+from synoptic_bus.rollup import ensure_rollup, rollup_stream_name
 from synoptic_bus.screencmd import default_seed_dir
 from synoptic_bus.screens import ScreenBucket, ScreensConfig, StoreUnavailableError
 from synoptic_bus.store import StoreConfig, ensure_store, fetch_last
@@ -125,10 +125,10 @@ async def cmd_init(args: argparse.Namespace) -> int:
             f"at most {args.history_per_channel} messages per channel and "
             f"{args.history_bytes} bytes"
         )
-        blocks = RollupConfig(args.prefix, window_s=args.history_window,
-                              storage=args.history_storage, replicas=args.replicas)  # fmt: skip
-        await ensure_rollup(nc, blocks)
-        print(f"stream {blocks.stream} ready: history blocks (synoptic rollup)")
+        await ensure_rollup(nc, history)
+        print(
+            f"stream {rollup_stream_name(args.prefix)} ready: history blocks (synoptic rollup)"
+        )
     screens = ScreensConfig(args.screens_bucket, replicas=args.replicas)
     try:
         bucket = await ScreenBucket.ensure(nc, screens)

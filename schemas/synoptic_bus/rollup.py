@@ -20,18 +20,16 @@ import asyncio
 import logging
 import sys
 import time
-from dataclasses import dataclass
-from typing import Literal
 
 from nats.aio.client import Client as NatsClient
-from nats.js.api import DiscardPolicy, StorageType, StreamConfig
+from nats.js.api import StreamConfig
 from nats.js.errors import NotFoundError
 from nats.protocol.command import sub_cmd, unsub_cmd
 
 from synoptic_bus.blockcut import BlockCutter, Cut
 from synoptic_bus.connect import connect
 from synoptic_bus.demo import DemoContext, DemoProcess
-from synoptic_bus.history import DEFAULT_WINDOW_S
+from synoptic_bus.history import DEFAULT_WINDOW_S, HistoryConfig
 from synoptic_bus.procs import Process
 from synoptic_bus.store import _raw_subscriptions, stream_name
 from synoptic_schemas import Subjects
@@ -58,47 +56,38 @@ def rollup_stream_name(prefix: str) -> str:
     return stream_name(prefix).removesuffix("_LAST") + "_ROLL"
 
 
-@dataclass(frozen=True)
-class RollupConfig:
-    """How the block stream is laid out in one deployment."""
-
-    prefix: str = DEFAULT_PREFIX
-    window_s: float = DEFAULT_WINDOW_S
-    max_bytes: int = DEFAULT_MAX_BYTES
-    storage: Literal["memory", "file"] = "memory"
-    replicas: int = 1
-
-    @property
-    def stream(self) -> str:
-        return rollup_stream_name(self.prefix)
-
-    def stream_config(self) -> StreamConfig:
-        return StreamConfig(
-            name=self.stream,
-            description="Synoptic history blocks: many values of a channel a message",
-            subjects=[f"{self.prefix}.roll.>"],
-            storage=StorageType.MEMORY
-            if self.storage == "memory"
-            else StorageType.FILE,
-            num_replicas=self.replicas,
-            max_age=self.window_s,
-            max_bytes=self.max_bytes,
-            discard=DiscardPolicy.OLD,
-            allow_direct=True,
-            allow_rollup_hdrs=True,
-        )
+def rollup_stream_config(
+    history: HistoryConfig, max_bytes: int = DEFAULT_MAX_BYTES
+) -> StreamConfig:
+    """The block stream beside ``history``'s: its window, storage and replicas."""
+    config = history.stream_config()
+    config.name = rollup_stream_name(history.prefix)
+    config.description = "Synoptic history blocks: many values of a channel a message"
+    config.subjects = [f"{history.prefix}.roll.>"]
+    config.max_msgs_per_subject = -1
+    config.max_bytes = max_bytes
+    config.allow_rollup_hdrs = True
+    return config
 
 
-async def ensure_rollup(nc: NatsClient, config: RollupConfig) -> None:
-    """Create the block stream or apply ``config``'s limits (idempotent; storage
-    is kept as it is)."""
+async def ensure_rollup(
+    nc: NatsClient,
+    history: HistoryConfig,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    *,
+    update: bool = True,
+) -> None:
+    """Create the block stream beside ``history``'s or (``update``) apply its
+    limits (idempotent; storage is kept as it is)."""
     js = nc.jetstream()
-    wanted = config.stream_config()
+    wanted = rollup_stream_config(history, max_bytes)
     try:
-        info = await js.stream_info(config.stream)
+        info = await js.stream_info(wanted.name or "")
     except NotFoundError:
         await js.add_stream(wanted)
-        log.info("created block stream %s", config.stream)
+        log.info("created block stream %s", wanted.name)
+        return
+    if not update:
         return
     wanted.storage = info.config.storage
     await js.update_stream(wanted)
@@ -117,7 +106,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--tick", type=float, default=1.0,
                    help="seconds between publishing growing blocks")  # fmt: skip
     p.add_argument("--window", type=float, default=DEFAULT_WINDOW_S,
-                   help="seconds the stream keeps blocks (if it creates the stream)")  # fmt: skip
+                   help="seconds the stream keeps blocks (where it creates the stream)")  # fmt: skip
     p.set_defaults(func=run)
 
 
@@ -225,7 +214,10 @@ class Rollup:
 
 async def run(args: argparse.Namespace) -> int:
     nc = await connect(args.nats, name="synoptic-rollup")
-    await ensure_rollup(nc, RollupConfig(args.prefix, window_s=args.window))
+    # (``synoptic bus init`` sizes it; the rollup only creates it where missing)
+    await ensure_rollup(
+        nc, HistoryConfig(args.prefix, window_s=args.window), update=False
+    )
     rollup = Rollup(nc, args.prefix, span=args.span, max_values=args.max_values,
                     tick=args.tick)  # fmt: skip
     subjects = args.subject or [f"{args.prefix}.val.>"]

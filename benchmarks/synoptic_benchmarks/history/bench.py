@@ -39,7 +39,7 @@ from synoptic_benchmarks.report import add_save_option, emit, machine
 from synoptic_bus.connect import NatsClient, connect
 from synoptic_bus.history import HistoryConfig, ensure_history
 from synoptic_bus.natsserver import NatsServer
-from synoptic_bus.rollup import RollupConfig, ensure_rollup, start_rollup
+from synoptic_bus.rollup import ensure_rollup, start_rollup
 from synoptic_bus.store import StoreConfig, ensure_store, fetch_last
 from synoptic_gateway.auth import Principal
 from synoptic_gateway.client import GatewayClient
@@ -293,8 +293,9 @@ async def run(args: argparse.Namespace) -> dict:
     with NatsServer() as server:
         nc = await connect(server.url, name="bench-history")
         await ensure_store(nc, StoreConfig())
-        await ensure_history(nc, HistoryConfig(max_bytes=4 << 30))
-        await ensure_rollup(nc, RollupConfig(max_bytes=1 << 30))
+        history = HistoryConfig(max_bytes=4 << 30)
+        await ensure_history(nc, history)
+        await ensure_rollup(nc, history, max_bytes=1 << 30)
         rollup = start_rollup(server.url, "--max-values", str(BLOCK_VALUES))
         a_uris, b_uris = _uris("A", 100), _uris("B", 20)
         filled = time.perf_counter()

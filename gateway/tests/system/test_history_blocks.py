@@ -18,7 +18,7 @@ from synoptic_bus.connect import NatsClient
 from synoptic_bus.history import HistoryConfig, ensure_history
 from synoptic_bus.natsserver import NatsServer
 from synoptic_bus.procs import Process
-from synoptic_bus.rollup import RollupConfig, ensure_rollup, start_rollup
+from synoptic_bus.rollup import ensure_rollup, start_rollup
 from synoptic_bus.store import StoreConfig, ensure_store
 from synoptic_gateway.history.backend import HistoryRead
 from synoptic_gateway.history.busbackend import BusHistory
@@ -42,7 +42,7 @@ def rollup(nats_server: NatsServer) -> Iterator[Process]:
 async def streams(nc: NatsClient) -> None:
     await ensure_store(nc, StoreConfig())
     await ensure_history(nc, HistoryConfig())
-    await ensure_rollup(nc, RollupConfig())
+    await ensure_rollup(nc, HistoryConfig())
 
 
 async def publish(
