@@ -132,8 +132,9 @@ class PvaMonitor(Mailbox):
 
     def put(self, value: Any) -> None:
         box = self.box
-        if box:  # a replaced value may have carried a metadata change
-            self.meta_dirty = True
+        if box:
+            if not self.plain:  # a replaced value may have changed metadata
+                self.meta_dirty = True
             try:  # a disconnect replaced by a value: a new connection, maybe a new type
                 if isinstance(box[0], Exception) and not isinstance(value, Exception):
                     self.reconnected = True

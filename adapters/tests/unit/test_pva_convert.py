@@ -70,6 +70,29 @@ def test_scalar_metadata_from_display_control_and_value_alarm() -> None:
     }  # fmt: skip
 
 
+def test_metadata_reads_only_the_fields_the_structure_has() -> None:
+    """A bare NTScalar (no display, control, valueAlarm) gets the base metadata,
+    and its layout lists every field, so that no absent field is looked up (p4p
+    raises for one: ~18 µs, which made each metadata refresh cost ~0.2 ms)."""
+    value = NTScalar("d").wrap(3.0)
+    layout = layout_of(value)
+    assert layout.fields == {
+        "value", "alarm", "alarm.severity", "alarm.status", "alarm.message",
+        "timeStamp", "timeStamp.secondsPastEpoch", "timeStamp.nanoseconds",
+        "timeStamp.userTag",
+    }  # fmt: skip
+    assert meta_of(value, layout, 3.0) == {
+        "dt": "f8",
+        "shape": [],
+        "w": True,
+        "native": "epics:nt/NTScalar:1.0",
+    }
+    partial = NTScalar("d", display=True).wrap({"value": 1.0, "display.units": "V"})
+    layout = layout_of(partial)
+    assert "display.units" in layout.fields and "control" not in layout.fields
+    assert meta_of(partial, layout, 1.0)["unit"] == "V"
+
+
 def test_arrays_over_the_limit_raise_with_the_sizes() -> None:
     value = NTScalar("ad").wrap(np.zeros(1000))
     layout = layout_of(value)
