@@ -182,6 +182,10 @@ bench-ui: install ui-build /usr/bin/chromium ## browser benchmarks: screen open,
 bench-import: install ui-build /usr/bin/chromium ## importer: a 500-widget .bob converted (<= 200 ms) and opened in Chromium as a canvas screen (<= 300 ms), beside the 1000-widget grid open of the same run (JSON; BENCH_ARGS=--save keeps it in benchmarks/results/import.json)
 	set -o pipefail; cd ui && BENCH_PARTS=open,import node_modules/.bin/playwright test --config bench/playwright.bench.config.ts bench/browser.bench.ts $(if $(findstring --save,$(BENCH_ARGS)),| tee ../benchmarks/results/import.json.tmp && mv ../benchmarks/results/import.json.tmp ../benchmarks/results/import.json)
 
+.PHONY: bench-import-real
+bench-import-real: install ## importer on third-party screens (schemas/tests/importer/realworld): share of widgets of mapped types that become live widgets, per file and type (target >= 90 %; JSON; BENCH_ARGS=--save keeps benchmarks/results/import-real.json)
+	$(PY) -m synoptic_benchmarks.importer.realworld $(BENCH_ARGS)
+
 .PHONY: bench-wan
 bench-wan: install ui-build /usr/bin/chromium ## the demo screens over emulated links (100 ms/10 Mbit/s, 300 ms/2 Mbit/s): first value, bytes, bytes/s watching (JSON; BENCH_ARGS=--save keeps it in benchmarks/results/wan.json)
 	set -o pipefail; cd ui && node_modules/.bin/playwright test --config bench/playwright.wan.config.ts $(if $(findstring --save,$(BENCH_ARGS)),| tee ../benchmarks/results/wan.json.tmp && mv ../benchmarks/results/wan.json.tmp ../benchmarks/results/wan.json)

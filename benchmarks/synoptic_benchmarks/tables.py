@@ -588,8 +588,23 @@ def importer(r: Report) -> str:
     return provenance(r) + _table(["scenario", "result", "target"], rows)
 
 
+def import_real(r: Report) -> str:
+    """``make bench-import-real``: third-party screens, live share per file."""
+    rows = [[f"`{f['file']}`", str(f["widgets"]), str(f["mapped_type"]), str(f["live"]),
+             f"{_num(f['pct'])} %"] for f in r["files"]]  # fmt: skip
+    rows.append([f"**all {r['screens']} screens**", str(r["widgets"]),
+                 str(r["widgets_of_mapped_types"]), str(r["live"]),
+                 f"**{_num(r['coverage_pct'])} %** (target ≥ {_num(r['target_pct'], 0)} %)"])  # fmt: skip
+    gaps = "".join(f"- `{k}`: {g['not_live']} of {g['widgets']} not live"
+                   f"{'' if g['mapped_type'] else ' (type not mapped)'}: {g['reason']}\n"
+                   for k, g in r["gaps"].items())  # fmt: skip
+    header = ["screen", "widgets", "of mapped types", "live", "live share"]
+    return provenance(r) + _table(header, rows) + "\nGaps by source type:\n\n" + gaps
+
+
 TABLES: dict[str, tuple[str, Callable[[Report], str]]] = {
     "import": ("import", importer),
+    "import-real": ("import-real", import_real),
     "history": ("history", history),
     "store": ("store", store),
     "epics": ("epics", epics),

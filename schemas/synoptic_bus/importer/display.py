@@ -25,6 +25,7 @@ from synoptic_bus.importer.common import (
     screen_name,
 )
 from synoptic_bus.importer.rules import rules_of
+from synoptic_bus.importer.shapes import SHAPES, line_colour, shape_options
 from synoptic_bus.importer.style import style_of
 
 OPI_PREFIX = "org.csstudio.opibuilder.widgets."
@@ -158,6 +159,10 @@ NAVTABS = {"navtabs"}
 #: Macro names the screen schema accepts.
 _MACRO_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]{0,63}$")
 XY = {"xyplot", "xyGraph", "stripchart"}
+#: Tabbed containers: each tab holds its own widgets.
+TABBED = {"tabs", "tab"}
+#: Height of a tabbed container's tab bar, when the display does not say.
+TAB_BAR_PX = 30
 
 
 def parse_xml(data: bytes, file: str) -> Element:
@@ -306,7 +311,10 @@ class DisplayImporter:
     def _look(self, el: Element, kind: str, name: str, macros: dict[str, str],
               widget: dict[str, Any]) -> None:  # fmt: skip
         """Style, simple rules (the others reported) and the base visibility."""
-        if style := style_of(el):
+        style = style_of(el)
+        if widget["type"] == "shape" and (stroke := line_colour(el)):
+            style["fg"] = stroke
+        if style:
             widget["style"] = style
         if _text(el, "visible").lower() == "false":
             widget["visible"] = False
@@ -393,6 +401,12 @@ class DisplayImporter:
             return self._plot(el, kind, name, macros, w, h)
         if kind in NAVTABS:
             return self._tabs(el, kind, name, macros, w, h)
+        if kind in TABBED:
+            return self._tabbed(el, kind, name, macros, w, h)
+        if kind in SHAPES:
+            file = self._x(_text(el, "file") or _text(el, "image_file"), macros)
+            options = shape_options(el, kind, self.kind, file)
+            return self.report.mapped_as(kind, {"type": "shape", "options": options})
         if kind not in self.types:
             return self.report.placeholder_for(kind, "no Synoptic widget for this type", w, h,
                                      name, text)  # fmt: skip
@@ -479,6 +493,29 @@ class DisplayImporter:
             options["target"] = "tab"
         title = text or self._x(_text(action, "description"), macros) or raw
         return {"type": "link", "title": title[:200] or "Open", "options": options}
+
+    def _tabbed(self, el: Element, kind: str, name: str, macros: dict[str, str],
+                w: float, h: float) -> dict[str, Any]:  # fmt: skip
+        """A tabbed container: each tab with its own widgets, placed in the tab
+        body (Phoebus: ``<tabs><tab><children>``; BOY: a grouping container per
+        tab, titled by ``tab_N_title``)."""
+        bar = _num(el, "tab_height", TAB_BAR_PX) or TAB_BAR_PX
+        body = {"width": max(1, min(20000, round(w))),
+                "height": max(1, min(20000, round(h - bar)))}  # fmt: skip
+        if self.kind == "bob":
+            holders = [(self._x(_text(t, "name"), macros), t.find("children"))
+                       for t in el.iterfind("tabs/tab")]  # fmt: skip
+        else:
+            holders = [(self._x(_text(el, f"tab_{i}_title"), macros), child)
+                       for i, child in enumerate(el.findall("widget"))]  # fmt: skip
+        tabs: list[dict[str, Any]] = []
+        for k, (title, holder) in enumerate(holders[:100]):
+            inner = [] if holder is None else list(self._widgets(holder, 0, 0, macros))
+            tabs.append({"title": (title or f"Tab {k + 1}")[:200],
+                         "widgets": inner[:2000], **body})  # fmt: skip
+        if not tabs:
+            return self.report.placeholder_for(kind, "no tabs", w, h, name)
+        return self.report.mapped_as(kind, {"type": "tabs", "options": {"tabs": tabs}})
 
     def _tabs(self, el: Element, kind: str, name: str, macros: dict[str, str],
               w: float, h: float) -> dict[str, Any]:  # fmt: skip

@@ -252,9 +252,10 @@ def _one_rule(
         value = _value(exp, key)
         if value is None:
             raise UnsupportedError("no value")
-        out.append(
-            entry_of(parse(expand(exp.get("bool_exp", ""))), uris, kind, key, value)
-        )
+        node = parse(expand(exp.get("bool_exp", "")))
+        if isinstance(node, Const):  # "true" closing a rule: the widget's own value
+            continue
+        out.append(entry_of(node, uris, kind, key, value))
     if not out:
         raise UnsupportedError("no expression")
     return out

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterator
 from typing import Any
 
 from synoptic_bus.importer.common import (
@@ -40,6 +41,31 @@ ONE_ATTRIBUTE = {
 TRENDS = {"ATTRIBUTE_PLOT", "ATTRIBUTE_TRACE", "ATTRIBUTE_SCATTER"}
 
 
+#: Widgets issuing Tango commands (no command path: the gateway writes attributes).
+COMMANDS = {"COMMAND", "COMMAND_EXECUTOR", "COMMAND_SWITCH", "COMMAND_ARRAY",
+            "COMMAND_WRITER", "COMMAND_FILE"}  # fmt: skip
+#: Box children nest at most this deep.
+MAX_DEPTH = 8
+
+
+def _device(name: str, default_host: str) -> tuple[str, str]:
+    """``(host, domain/family/member)`` of a Taranta device name: bare, with
+    Taranta's own ``taranta://`` prefix (the default database), or
+    ``tango://host:port/…`` naming its database."""
+    if name.startswith("taranta://"):
+        return default_host, name.removeprefix("taranta://")
+    if name.startswith("tango://"):
+        host, _, device = name.removeprefix("tango://").partition("/")
+        return (host or default_host), device
+    return default_host, name
+
+
+def kind_of(raw: dict[str, Any]) -> str:
+    """A widget's type, spelled one way (``ATTRIBUTE WRITER DROPDOWN`` and
+    ``ATTRIBUTE_WRITER_DROPDOWN`` are one type)."""
+    return str(raw.get("type") or "WIDGET")[:100].upper().replace(" ", "_")
+
+
 def _number(value: Any, default: float = 0.0) -> float:
     try:
         number = float(value)
@@ -64,9 +90,10 @@ class TarantaImporter:
         name = expand(str(attribute.get("attribute") or ""), self.macros, self.file)[0]
         if not device or not name:
             return None, "no device or attribute"
+        host, device = _device(device, self.tango_host)
         if device.count("/") != 2:
             return None, f"device name {device[:80]!r} is not domain/family/member"
-        return convert_channel(f"tango://{self.tango_host}/{device}/{name}")
+        return convert_channel(f"tango://{host}/{device}/{name}")
 
     def _one(
         self, kind: str, inputs: dict[str, Any], w: float, h: float
@@ -110,9 +137,37 @@ class TarantaImporter:
             if not uris:
                 return self.report.placeholder_for(kind, "no attributes", w, h)
             return self.report.mapped_as(kind, {"type": "trend", "channels": uris})
-        reason = ("commands are not supported" if "COMMAND" in kind
-                  else "no Synoptic widget for this type")  # fmt: skip
-        return self.report.placeholder_for(kind, reason, w, h)
+        if kind in COMMANDS:
+            command = inputs.get("command")
+            name = command.get("command") if isinstance(command, dict) else command
+            return self.report.placeholder_for(
+                kind, "Tango commands are not supported: the gateway has no command "
+                "path (writes go to attributes only)", w, h,
+                str(inputs.get("title") or name or "")[:200], str(name or ""))  # fmt: skip
+        return self.report.placeholder_for(
+            kind, "no Synoptic widget for this type", w, h
+        )
+
+    def _widgets(
+        self, raws: list[dict[str, Any]], depth: int
+    ) -> Iterator[dict[str, Any]]:
+        """Widgets top to bottom, left to right; a box's inner widgets (placed in
+        dashboard coordinates) right after it, drawn over it."""
+        for raw in sorted(
+            raws, key=lambda w: (_number(w.get("y")), _number(w.get("x")))
+        ):
+            kind = kind_of(raw)
+            x, y = _number(raw.get("x")) * TILE_PX, _number(raw.get("y")) * TILE_PX
+            w = _number(raw.get("width"), 1) * TILE_PX
+            h = _number(raw.get("height"), 1) * TILE_PX
+            inputs = raw.get("inputs") if isinstance(raw.get("inputs"), dict) else {}
+            widget = self._one(kind, inputs, w, h)
+            widget["box"] = box(x, y, w, h)
+            yield widget
+            inner = raw.get("innerWidgets")
+            if isinstance(inner, list) and depth < MAX_DEPTH:
+                yield from self._widgets([i for i in inner if isinstance(i, dict)],
+                                         depth + 1)  # fmt: skip
 
     def convert(self, doc: Any) -> dict[str, Any]:
         if not isinstance(doc, dict) or not isinstance(doc.get("widget"), list):
@@ -120,22 +175,12 @@ class TarantaImporter:
                 self.file, "not a Taranta dashboard: no 'widget' list"
             )
         raw_widgets = [w for w in doc["widget"] if isinstance(w, dict)]
-        right = max((_number(w.get("x")) + _number(w.get("width"), 1) for w in raw_widgets),
+        every = list(_flatten(raw_widgets, 0))
+        right = max((_number(w.get("x")) + _number(w.get("width"), 1) for w in every),
                     default=40)  # fmt: skip
         bottom = max((_number(w.get("y")) + _number(w.get("height"), 1)
-                      for w in raw_widgets), default=30)  # fmt: skip
-        widgets = []
-        for raw in sorted(
-            raw_widgets, key=lambda w: (_number(w.get("y")), _number(w.get("x")))
-        ):
-            kind = str(raw.get("type") or "WIDGET")[:100]
-            x, y = _number(raw.get("x")) * TILE_PX, _number(raw.get("y")) * TILE_PX
-            w = _number(raw.get("width"), 1) * TILE_PX
-            h = _number(raw.get("height"), 1) * TILE_PX
-            inputs = raw.get("inputs") if isinstance(raw.get("inputs"), dict) else {}
-            widget = self._one(kind, inputs, w, h)
-            widget["box"] = box(x, y, w, h)
-            widgets.append(widget)
+                      for w in every), default=30)  # fmt: skip
+        widgets = list(self._widgets(raw_widgets, 0))
         for variable in doc.get("variables") or []:
             self.report.skipped.append(f"variable {str(variable)[:80]} (not supported)")
         name = str(doc.get("name") or self.file)
@@ -146,6 +191,14 @@ class TarantaImporter:
             "layout": canvas_layout(right * TILE_PX or 600, bottom * TILE_PX or 450),
             "widgets": widgets,
         }
+
+
+def _flatten(raws: list[dict[str, Any]], depth: int) -> Iterator[dict[str, Any]]:
+    for raw in raws:
+        yield raw
+        inner = raw.get("innerWidgets")
+        if isinstance(inner, list) and depth < MAX_DEPTH:
+            yield from _flatten([i for i in inner if isinstance(i, dict)], depth + 1)
 
 
 def import_taranta(data: bytes, file: str, macros: dict[str, str],

@@ -98,7 +98,7 @@ def test_canvas_styles_rules_links_tabs_and_embeds() -> None:
 
 def test_a_500_widget_bob_imports_whole() -> None:
     widgets = "".join(
-        f'<widget type="{("textupdate", "led", "ellipse")[i % 3]}" version="2.0.0">'
+        f'<widget type="{("textupdate", "led", "web_browser")[i % 3]}" version="2.0.0">'
         f"<name>W{i}</name><pv_name>$(P)PV{i}</pv_name><x>{i % 20 * 50}</x>"
         f"<y>{i // 20 * 25}</y><width>48</width><height>22</height></widget>"
         for i in range(500)
@@ -106,7 +106,7 @@ def test_a_500_widget_bob_imports_whole() -> None:
     data = f'<display version="2.0.0"><width>1000</width>{widgets}</display>'.encode()
     imported = import_screen(data, "big.bob", macros={"P": "BIG:"})
     assert len(imported.screen["widgets"]) == 500
-    assert imported.report.placeholders == {"ellipse": 166}
+    assert imported.report.placeholders == {"web_browser": 166}
     assert imported.screen["layout"] == {"type": "canvas", "width": 1000, "height": 600}
     assert imported.screen["widgets"][-1]["box"] == {
         "x": 950,
@@ -306,3 +306,83 @@ def test_rule_expressions_become_rules_or_formula_channels(
 def test_rule_expressions_it_cannot_convert_are_refused(expression: str) -> None:
     with pytest.raises(UnsupportedError):
         parse(expression)
+
+
+def test_decorations_become_shapes_with_points_in_their_box() -> None:
+    bob = (b'<display version="2.0.0"><widget type="polygon" version="2.0.0">'
+           b"<x>100</x><y>50</y><width>40</width><height>30</height>"
+           b'<line_color><color red="0" green="0" blue="255"/></line_color>'
+           b'<points><point x="0" y="30"/><point x="20" y="0"/></points></widget>'
+           b'<widget type="arc"><total_angle>180</total_angle></widget>'
+           b"<widget type=\"picture\"><file>$(D)/logo.png</file></widget>"
+           b"<macros><D>pic</D></macros></display>")  # fmt: skip
+    polygon, arc, picture = import_screen(bob, "d.bob").screen["widgets"]
+    assert polygon["options"] == {"kind": "polygon", "points": [[0, 30], [20, 0]]}
+    assert polygon["style"]["fg"] == "#0000ff"  # the line colour strokes the shape
+    assert arc["options"] == {"kind": "arc", "start_angle": 0, "total_angle": 180}
+    assert picture["options"] == {"kind": "picture", "file": "$(D)/logo.png"}
+    opi = (b'<display typeId="org.csstudio.opibuilder.Display" version="1.0.0">'
+           b'<widget typeId="org.csstudio.opibuilder.widgets.polyline" version="1.0.0">'
+           b"<x>100</x><y>50</y><width>40</width><height>30</height>"
+           b'<points><point x="100" y="80"/><point x="140" y="50"/></points></widget>'
+           b"</display>")  # fmt: skip
+    (line,) = import_screen(opi, "d.opi").screen["widgets"]
+    assert line["options"]["points"] == [[0, 30], [40, 0]]  # BOY points: parent's
+
+
+def test_tabbed_containers_keep_each_tab_s_widgets() -> None:
+    bob = (b'<display version="2.0.0"><widget type="tabs" version="2.0.0">'
+           b"<x>10</x><y>20</y><width>300</width><height>200</height>"
+           b"<tab_height>40</tab_height><tabs>"
+           b'<tab><name>One</name><children><widget type="textupdate">'
+           b"<pv_name>A</pv_name><x>5</x><y>6</y></widget></children></tab>"
+           b"<tab><name>Two</name><children/></tab></tabs></widget></display>")  # fmt: skip
+    imported = import_screen(bob, "t.bob")
+    (tabs,) = imported.screen["widgets"]
+    assert tabs["type"] == "tabs" and tabs["box"] == box(10, 20, 300, 200)
+    one, two = tabs["options"]["tabs"]
+    assert (one["title"], one["width"], one["height"]) == ("One", 300, 160)
+    assert one["widgets"] == [{"type": "label", "channels": ["ca://A"],
+                               "options": {"compact": True},
+                               "box": box(5, 6, 100, 20)}]  # fmt: skip
+    assert two == {"title": "Two", "widgets": [], "width": 300, "height": 160}
+    assert imported.report.widgets == 2  # the container and its text update
+    opi = (b'<display typeId="org.csstudio.opibuilder.Display" version="1.0.0">'
+           b'<widget typeId="org.csstudio.opibuilder.widgets.tab" version="1.0.0">'
+           b"<width>200</width><height>100</height><tab_count>2</tab_count>"
+           b"<tab_0_title>Motor</tab_0_title><tab_1_title>Setup</tab_1_title>"
+           b'<widget typeId="org.csstudio.opibuilder.widgets.groupingContainer">'
+           b'<widget typeId="org.csstudio.opibuilder.widgets.LED"><pv_name>M:ON'
+           b"</pv_name></widget></widget>"
+           b'<widget typeId="org.csstudio.opibuilder.widgets.groupingContainer"/>'
+           b"</widget></display>")  # fmt: skip
+    (boy,) = import_screen(opi, "t.opi").screen["widgets"]
+    motor, setup = boy["options"]["tabs"]
+    assert (motor["title"], setup["title"]) == ("Motor", "Setup")
+    assert [w["type"] for w in motor["widgets"]] == ["led"]  # the page is the tab
+
+
+def test_taranta_boxes_prefixed_devices_and_commands() -> None:
+    dashboard = json.dumps({"widget": [{
+        "type": "BOX", "x": 1, "y": 1, "width": 10, "height": 6,
+        "inputs": {"title": "Device"},
+        "innerWidgets": [
+            {"type": "ATTRIBUTE WRITER DROPDOWN", "x": 1, "y": 2, "width": 9, "height": 1,
+             "inputs": {"attribute": {"device": "taranta://low/utc/ci",
+                                      "attribute": "adminmode"}}},
+            {"type": "COMMAND", "x": 1, "y": 4, "width": 9, "height": 1,
+             "inputs": {"title": "Rollup", "command": {"device": "taranta://low/utc/ci",
+                                                       "command": "ForceRollup"}}}]}]})  # fmt: skip
+    imported = import_screen(dashboard.encode(), "d.wj", tango_host="tg:10000")
+    section, menu, command = imported.screen["widgets"]
+    assert section == {
+        "type": "section",
+        "title": "Device",
+        "box": box(15, 15, 150, 90),
+    }
+    assert menu["type"] == "menu" and menu["box"] == box(15, 30, 135, 15)
+    assert menu["channels"] == ["tango://tg:10000/low/utc/ci/adminmode"]
+    assert command["type"] == "placeholder" and command["title"] == "Rollup"
+    assert "no command path" in command["options"]["reason"]
+    assert imported.report.mapped == {"BOX → section": 1,
+                                      "ATTRIBUTE_WRITER_DROPDOWN → menu": 1}  # fmt: skip

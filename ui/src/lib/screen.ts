@@ -6,7 +6,7 @@ import { normaliseUri } from './transport/channels';
 export type WidgetType =
   | 'text' | 'label' | 'led' | 'gauge' | 'bar' | 'trend' | 'spectrum'
   | 'xy' | 'form' | 'input' | 'button' | 'toggle' | 'menu' | 'section' | 'image' | 'table' | 'placeholder'
-  | 'link' | 'embed' | 'tabs';
+  | 'shape' | 'link' | 'embed' | 'tabs';
 
 /** A widget's place on a canvas screen, in canvas pixels. */
 export interface Box {

@@ -14,8 +14,8 @@ test('a .bob uploaded on the screen list shows its coverage report, is saved und
 
   await file.setInputFiles({ name: 'upload-demo.bob', mimeType: 'application/octet-stream', buffer: Buffer.from(BOB.replaceAll('NOPE:', 'DEMO:')) });
   const report = page.getByTestId('import-report');
-  await expect(report).toContainText('8 of 9 widgets mapped');
-  await expect(report).toContainText('placeholder 1 polyline');
+  await expect(report).toContainText('9 of 10 widgets mapped');
+  await expect(report).toContainText('placeholder 1 web_browser');
   await expect(report).toContainText('mapped 1 action_button → link');
   const name = page.getByTestId('import-name');
   await expect(name).toHaveValue('upload-demo');

@@ -3,9 +3,9 @@
 import { expect, test, widget } from './fixtures';
 import { BOB, WJ, importAndSave, openImported } from './importing';
 
-test('an imported .bob is a live canvas with its fonts, local and formula channels and rules; what has no mapping is a labelled placeholder', async ({ page, stack }) => {
+test('an imported .bob is a live canvas with its fonts, local and formula channels and rules; its decorations drawn; what has no mapping is a labelled placeholder', async ({ page, stack }) => {
   const { name, report, screen } = await importAndSave(page, stack, 'imported-demo.bob', BOB, '&macro=P%3DDEMO%3A');
-  expect(report.widgets).toBe(9);
+  expect(report.widgets).toBe(10);
   expect(screen.layout).toEqual({ type: 'canvas', width: 600, height: 300 });
   await openImported(page, stack, name);
   await expect(page.getByText('Sector DEMO:')).toBeVisible();
@@ -31,10 +31,12 @@ test('an imported .bob is a live canvas with its fonts, local and formula channe
   await expect(formula).toHaveText(/^40(\.0+)?$/);
   // the open-display button is a link to the screen its file becomes
   await expect(page.getByRole('link', { name: 'EPICS demo' })).toBeVisible();
-  // never dropped: the polyline is a visible placeholder naming its original type
+  // the polyline decoration is drawn through its points
+  await expect(page.locator('[data-widget=shape] polyline')).toHaveAttribute('points', '0,30 100,30 100,0 200,0');
+  // never dropped: the web browser has no mapping and is a visible placeholder naming its original type
   const placeholder = page.locator('[data-widget=placeholder]');
   await expect(placeholder).toBeVisible();
-  await expect(placeholder).toContainText('polyline');
+  await expect(placeholder).toContainText('web_browser');
 });
 
 test('an imported Taranta .wj is a live canvas against the simulated Tango device', async ({ page, stack }) => {

@@ -19,7 +19,9 @@ export const BOB = `<?xml version="1.0" encoding="UTF-8"?>
   <widget type="textupdate" version="2.0.0"><name>Counter</name><pv_name>$(P)CNT:00000</pv_name><x>10</x><y>80</y><width>120</width><height>20</height></widget>
   <widget type="led" version="2.0.0"><name>State</name><pv_name>$(P)STATE</pv_name><x>150</x><y>50</y><width>20</width><height>20</height></widget>
   <widget type="progressbar" version="2.0.0"><name>Bar</name><pv_name>$(P)SINE</pv_name><x>10</x><y>110</y><width>200</width><height>20</height></widget>
-  <widget type="polyline" version="2.0.0"><name>Pipe</name><x>300</x><y>50</y><width>200</width><height>60</height></widget>
+  <widget type="polyline" version="2.0.0"><name>Pipe</name><x>300</x><y>50</y><width>200</width><height>60</height><line_width>3</line_width>
+    <line_color><color red="0" green="0" blue="255"/></line_color><points><point x="0" y="30"/><point x="100" y="30"/><point x="100" y="0"/><point x="200" y="0"/></points></widget>
+  <widget type="web_browser" version="2.0.0"><name>Logbook</name><x>300</x><y>200</y><width>200</width><height>60</height></widget>
   <widget type="textentry" version="2.0.0"><name>Gain</name><pv_name>loc://gain(3)</pv_name><x>10</x><y>150</y><width>100</width><height>20</height></widget>
   <widget type="textupdate" version="2.0.0"><name>Double</name><pv_name>=\`loc://gain\`*2</pv_name><x>120</x><y>150</y><width>100</width><height>20</height>
     <rules><rule name="big" prop_id="background_color" out_exp="false"><exp bool_exp="pv0 &gt; 10"><value><color name="MAJOR" red="255" green="0" blue="0"/></value></exp><pv_name>loc://gain</pv_name></rule></rules></widget>

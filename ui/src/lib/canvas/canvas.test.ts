@@ -2,27 +2,12 @@ import { render } from '@testing-library/svelte';
 import { flushSync } from 'svelte';
 import { describe, expect, it } from 'vitest';
 import ScreenHost from '../testing/ScreenHost.svelte';
-import { Gateway } from '../transport/gateway.svelte';
 import type { Screen } from '../screen';
 import { expandMacros, expandScreen, queryMacros } from '../macros';
 import { canvasScale, textOn } from './place';
 import { cssColour, cssFont } from './style';
 import { Socket } from '../testing/socket';
-
-// jsdom has no ResizeObserver (a canvas measures the width it is given)
-globalThis.ResizeObserver ??= class {
-  observe() {}
-  unobserve() {}
-  disconnect() {}
-} as unknown as typeof ResizeObserver;
-
-
-function gateway(): Gateway {
-  const gw = new Gateway({ url: 'ws://gw.test/ws?format=json', WebSocket: Socket as unknown as typeof WebSocket, pingMs: 0, schedule: () => {} });
-  gw.start();
-  gw.handle({ op: 'hello', ver: 1, gw: 'g', user: 'u', write: false });
-  return gw;
-}
+import { gateway } from '../testing/canvas';
 
 const canvas: Screen = {
   title: 'Vacuum $(S)',

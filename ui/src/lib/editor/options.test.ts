@@ -31,12 +31,13 @@ describe('property fields from the screen schema', () => {
 });
 
 describe('palette', () => {
-  it('offers every widget type but the importer’s placeholder, each with a hint', async () => {
-    const { PALETTE } = await import('./palette');
+  it('offers every widget type but the importer’s placeholder and shapes, each with a hint', async () => {
+    const { PALETTE, NOT_IN_PALETTE } = await import('./palette');
     const types = PALETTE.map((p) => p.type);
     expect(types).toContain('section');
     expect(types).not.toContain('placeholder');
-    expect(types.length).toBe(WIDGET_TYPES.length - (WIDGET_TYPES.includes('placeholder') ? 1 : 0));
+    expect(types).not.toContain('shape');
+    expect(types.length).toBe(WIDGET_TYPES.filter((t) => !NOT_IN_PALETTE.has(t)).length);
     for (const p of PALETTE) expect(p.hint, p.type).not.toBe('');
   });
 });

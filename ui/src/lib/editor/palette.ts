@@ -22,12 +22,14 @@ const HINTS: Record<string, string> = {
   image: 'detector or camera image',
   table: 'PV Access table or structure',
   placeholder: 'an imported widget without a mapping',
+  shape: 'an imported decoration (ellipse, line, polygon, arc, picture)',
   link: 'opens another screen',
   embed: 'another screen inside this one',
   tabs: 'tabs, each showing a screen',
 };
 
-/** Types a screen may hold but nobody places by hand (an importer's stand-in for what it could not map). */
-const NOT_IN_PALETTE = new Set(['placeholder']);
+/** Types a screen may hold but nobody places by hand: an importer's stand-in for what it
+ * could not map, and the decorations of imported displays. */
+export const NOT_IN_PALETTE: ReadonlySet<string> = new Set(['placeholder', 'shape']);
 
 export const PALETTE: readonly { type: string; hint: string }[] = WIDGET_TYPES.filter((t) => !NOT_IN_PALETTE.has(t)).map((type) => ({ type, hint: HINTS[type] ?? '' }));

@@ -16,6 +16,7 @@ import Menu from './Menu.svelte';
 import Link from './Link.svelte';
 import Placeholder from './Placeholder.svelte';
 import Section from './Section.svelte';
+import Shape from './Shape.svelte';
 import Table from './Table.svelte';
 import Text from './Text.svelte';
 import Toggle from './Toggle.svelte';
@@ -43,6 +44,7 @@ export const WIDGETS: Record<WidgetType, WidgetEntry> = {
   image: { load: () => import('./Image.svelte') },
   table: { component: Table },
   placeholder: { component: Placeholder },
+  shape: { component: Shape },
   link: { component: Link },
   // screens inside a widget: their own chunk (a screen without them never loads it)
   embed: { load: () => import('./Embed.svelte') },
@@ -54,6 +56,6 @@ export const DEFAULT_SIZE: Record<WidgetType, [number, number]> = {
   text: [12, 1], label: [2, 2], led: [2, 2], gauge: [3, 5], bar: [3, 2],
   trend: [6, 7], spectrum: [6, 7], xy: [6, 7], form: [6, 6],
   input: [4, 2], button: [2, 2], toggle: [2, 2], menu: [3, 2], section: [6, 4],
-  image: [6, 12], table: [6, 6], placeholder: [2, 2],
+  image: [6, 12], table: [6, 6], placeholder: [2, 2], shape: [2, 2],
   link: [2, 1], embed: [6, 8], tabs: [12, 10],
 };

@@ -1,0 +1,229 @@
+"""Coverage of real screens (target ≥ 90 %): imports every ``.bob``/``.opi``/``.wj``
+of a folder of third-party screens (default: the stored corpus,
+``schemas/tests/importer/realworld``) and counts, among the widgets of the types
+the importer maps (:data:`MAPPED`), those that become real widgets with every
+channel resolved, its rules' included: not a placeholder, and each channel a
+valid URI once its ``$(MACRO)`` references get values (as an operator's open
+gives them). Prints JSON: per file, per source type (with the first reason of a
+gap), and the total."""
+
+from __future__ import annotations
+
+import argparse
+import re
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from synoptic_benchmarks.report import add_save_option, emit, machine
+from synoptic_bus.importer import SUFFIXES, folder_resolver, import_screen, screen_name
+from synoptic_schemas import ChannelError, parse_channel
+
+TARGET_PCT = 90.0
+CORPUS = Path(__file__).resolve().parents[3] / "schemas/tests/importer/realworld"
+#: Source types of the issue's list, per format: the coverage's denominator.
+MAPPED: dict[str, frozenset[str]] = {
+    "bob": frozenset(
+        [
+            "label",
+            "textupdate",
+            "textentry",
+            "led",
+            "multi_state_led",
+            "byte_monitor",
+            "progressbar",
+            "meter",
+            "gauge",
+            "tank",
+            "thermometer",
+            "xyplot",
+            "stripchart",
+            "databrowser",
+            "action_button",
+            "bool_button",
+            "checkbox",
+            "combo",
+            "choice",
+            "radio",
+            "slider",
+            "scaledslider",
+            "spinner",
+            "group",
+            "rectangle",
+            "ellipse",
+            "polyline",
+            "polygon",
+            "arc",
+            "picture",
+            "embedded",
+            "tabs",
+            "navtabs",
+        ]
+    ),
+    "opi": frozenset(
+        [
+            "Label",
+            "TextUpdate",
+            "TextInput",
+            "LED",
+            "MultistateLED",
+            "bytemonitor",
+            "progressbar",
+            "MeterWidget",
+            "gauge",
+            "tank",
+            "thermometer",
+            "xyGraph",
+            "ActionButton",
+            "BoolButton",
+            "checkbox",
+            "combo",
+            "choiceButton",
+            "radioBox",
+            "scaledslider",
+            "spinner",
+            "groupingContainer",
+            "Rectangle",
+            "RoundedRectangle",
+            "Ellipse",
+            "polyline",
+            "polygon",
+            "arc",
+            "Image",
+            "linkingContainer",
+            "tab",
+        ]
+    ),
+    "wj": frozenset(
+        [
+            "LABEL",
+            "BOX",
+            "ATTRIBUTE_DISPLAY",
+            "ATTRIBUTE_WRITER",
+            "ATTRIBUTE_WRITER_DROPDOWN",
+            "COMMAND",
+            "COMMAND_EXECUTOR",
+            "DEVICE_STATUS",
+            "ATTRIBUTE_PLOT",
+            "ATTRIBUTE_TRACE",
+            "SPECTRUM",
+            "LED_DISPLAY",
+            "BOOLEAN_DISPLAY",
+            "BOOLEAN_CONTROLLER",
+        ]
+    ),
+}
+_MACRO = re.compile(r"\$\(([^()$=]*)(=[^()$]*)?\)|\$\{([^{}$=]*)(=[^{}$]*)?\}")
+_QUOTED = re.compile(r"`([^`]*)`|'([^']*)'")
+
+
+def _opened(text: str) -> str:
+    """``text`` with every macro reference given a value (``$(P)`` → ``P1``)."""
+    return _MACRO.sub(lambda m: f"{m.group(1) or m.group(3) or 'M'}1", text)
+
+
+def channel_resolves(uri: str) -> bool:
+    """Whether a channel is live once its macros have values: a URI the
+    gateway accepts, or a browser-side one (local, simulated function, formula
+    whose channels resolve)."""
+    uri = _opened(uri)
+    if uri.startswith(("=", "eq://")):
+        names = [a or b for a, b in _QUOTED.findall(uri)]
+        return all(channel_resolves(n if "://" in n else f"ca://{n}") for n in names)
+    if uri.startswith("loc://") or (uri.startswith("sim://") and "(" in uri):
+        return True
+    try:
+        parse_channel(uri)
+    except ChannelError:
+        return False
+    return True
+
+
+def is_live(widget: dict[str, Any]) -> bool:
+    """Not a placeholder, and each channel of it and of its rules resolves."""
+    if widget["type"] == "placeholder":
+        return False
+    channels = [*widget.get("channels", []),
+                *(r["channel"] for r in widget.get("rules", []) if "channel" in r)]  # fmt: skip
+    return all(channel_resolves(c) for c in channels)
+
+
+def measure(folder: Path) -> dict[str, Any]:
+    """The coverage report of every screen file under ``folder``."""
+    paths = sorted(p for p in folder.rglob("*") if p.suffix.lower() in SUFFIXES)
+    siblings = frozenset(screen_name(p.name) for p in paths)
+    files: list[dict[str, Any]] = []
+    total: Counter[str] = Counter()
+    per_type: dict[str, Counter[str]] = {}
+    reasons: dict[str, str] = {}
+    for path in paths:
+        imported = import_screen(path.read_bytes(), path.name, siblings=siblings,
+                                 resolve=folder_resolver(path.parent),
+                                 tango_host="tango-host:10000")  # fmt: skip
+        source = imported.report.source
+        counts: Counter[str] = Counter()
+        for kind, widget in imported.report.items:
+            key = f"{source}:{kind}"
+            mapped = kind in MAPPED[source]
+            live = is_live(widget)
+            counts["widgets"] += 1
+            counts["mapped_type"] += mapped
+            counts["live"] += mapped and live
+            entry = per_type.setdefault(key, Counter())
+            entry["widgets"] += 1
+            entry["live"] += live
+            if not live:
+                why = (
+                    widget.get("options", {}).get("reason")
+                    or "a channel does not resolve"
+                )
+                reasons.setdefault(key, why)
+        total.update(counts)
+        files.append({"file": str(path.relative_to(folder)), "source": source,
+                      **counts, "pct": _pct(counts["live"], counts["mapped_type"]),
+                      "rules_skipped": sum("rule " in s for s in imported.report.skipped),
+                      "scripts": sum("(not run)" in s for s in imported.report.skipped)})  # fmt: skip
+    gaps = {k: {"widgets": c["widgets"], "not_live": c["widgets"] - c["live"],
+                "mapped_type": k.split(":", 1)[1] in MAPPED[k.split(":", 1)[0]],
+                "reason": reasons[k]}
+            for k, c in sorted(per_type.items()) if c["live"] < c["widgets"]}  # fmt: skip
+    return {
+        "benchmark": "import-real",
+        "machine": machine(),
+        "corpus": _shown(folder),
+        "screens": len(files),
+        "widgets": total["widgets"],
+        "widgets_of_mapped_types": total["mapped_type"],
+        "live": total["live"],
+        "coverage_pct": _pct(total["live"], total["mapped_type"]),
+        "target_pct": TARGET_PCT,
+        "gaps": gaps,
+        "files": files,
+    }
+
+
+def _shown(folder: Path) -> str:
+    """The folder relative to the repository when it is inside it."""
+    root = CORPUS.parents[3]
+    resolved = folder.resolve()
+    return (
+        str(resolved.relative_to(root))
+        if resolved.is_relative_to(root)
+        else folder.name
+    )
+
+
+def _pct(part: int, whole: int) -> float:
+    return round(100 * part / whole, 1) if whole else 100.0
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("folder", nargs="?", type=Path, default=CORPUS)
+    add_save_option(parser)
+    args = parser.parse_args()
+    emit("import-real", measure(args.folder), save=args.save)
+
+
+if __name__ == "__main__":
+    main()
