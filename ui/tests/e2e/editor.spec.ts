@@ -459,3 +459,81 @@ test('a new screen is a grid of the chosen columns or a canvas of the chosen siz
   const grid = await page.request.get(`${stack.baseUrl}/api/screens/e2e-new-grid`, { headers: { Authorization: `Bearer ${token}` } });
   expect((await grid.json()).layout).toEqual({ type: 'grid', columns: 6, row_height: 30, gap: 4 });
 });
+
+test('several selected widgets: the panel sets what they have in common for all, one undo step each, "mixed" where they differ', async ({ page, stack }) => {
+  type Spec = { title?: string; w: number; channels?: string[]; options?: Record<string, unknown>; rules?: { set: Record<string, unknown> }[] };
+  const specs = () => page.evaluate(() => (globalThis as unknown as { __synopticEditor: { doc: { widgets: { spec: Spec }[] } } }).__synopticEditor.doc.widgets.map((w) => w.spec));
+  await openEditor(page, stack, '');
+  for (const [type, x, pv] of [['label', 1, 'SINE'], ['gauge', 4, 'NOISE'], ['bar', 7, 'WALK']] as const) {
+    await drop(page, type, x, 1);
+    await bind(page, `DEMO:${pv.slice(0, 3)}`, stack.pv(pv));
+  }
+  const props = page.getByRole('complementary', { name: 'properties' });
+  await props.locator('input[data-option="prec"]').fill('3'); // the bar alone
+  await props.locator('input[data-option="prec"]').press('Enter');
+  await page.locator('.ed-item[data-type="label"]').click();
+  await page.keyboard.press('Control+a');
+  await expect(props.getByRole('heading', { name: '3 widgets' })).toBeVisible();
+  // labels stay per widget; the options all three types have; differing values are "mixed"
+  await expect(props.locator('input[data-prop="title"]')).toHaveCount(0);
+  await expect(props.getByTestId('options').locator('[data-option]')).toHaveCount(2);
+  const prec = props.locator('input[data-option="prec"]');
+  await expect(prec).toHaveAttribute('placeholder', 'mixed');
+  await expect(prec).toHaveValue('');
+  await expect(props.getByRole('combobox', { name: 'channel 1' })).toHaveAttribute('placeholder', 'mixed');
+  await expect(props.locator('input[data-prop="w"]')).toHaveAttribute('placeholder', 'mixed'); // 2, 3 and 3 cells wide
+
+  await prec.fill('1');
+  await prec.press('Enter');
+  await expect(prec).toHaveValue('1');
+  await expect(prec).not.toHaveAttribute('data-mixed');
+  await props.locator('input[data-option="unit"]').fill('mm');
+  await props.locator('input[data-option="unit"]').press('Enter');
+  expect((await specs()).map((s) => [s.options?.prec, s.options?.unit, s.title])).toEqual([[1, 'mm', undefined], [1, 'mm', undefined], [1, 'mm', undefined]]);
+  await page.getByRole('button', { name: 'Undo' }).click(); // the units, on all three
+  expect((await specs()).map((s) => s.options?.unit)).toEqual([undefined, undefined, undefined]);
+  await page.getByRole('button', { name: 'Undo' }).click(); // the precision, on all three
+  expect((await specs()).map((s) => s.options?.prec)).toEqual([undefined, undefined, 3]);
+  await expect(prec).toHaveAttribute('placeholder', 'mixed');
+  await page.getByRole('button', { name: 'Redo' }).click();
+  await expect(prec).toHaveValue('1');
+
+  // a colour rule on all: added to each, its effect set on each, undone on all at once
+  const rules = props.getByTestId('rules');
+  await rules.getByRole('button', { name: '+ rule' }).click();
+  await expect(rules.locator('[data-rule]')).toHaveCount(1);
+  await rules.locator('input[data-rule-set="bg"]').fill('MAJOR');
+  await rules.locator('input[data-rule-set="bg"]').press('Enter');
+  await rules.locator('select[data-rule-field="op"]').selectOption('>');
+  await rules.locator('input[data-rule-field="value"]').fill('0.5');
+  await rules.locator('input[data-rule-field="value"]').press('Enter');
+  expect((await specs()).map((s) => s.rules)).toEqual(Array(3).fill([{ op: '>', value: 0.5, set: { visible: true, bg: 'MAJOR' } }]));
+  await page.getByRole('button', { name: 'Undo' }).click();
+  expect((await specs()).map((s) => (s.rules?.[0] as { value?: number }).value)).toEqual([0, 0, 0]); // the value, on all three
+  await page.getByRole('button', { name: 'Redo' }).click();
+
+  // size and one channel for all
+  await props.locator('input[data-prop="w"]').fill('3');
+  await props.locator('input[data-prop="w"]').press('Enter');
+  const channel = props.getByRole('combobox', { name: 'channel 1' });
+  await channel.fill('DEMO:STA');
+  await expect(page.getByRole('option', { name: stack.pv('STATE'), exact: true })).toBeVisible();
+  await page.getByRole('option', { name: stack.pv('STATE'), exact: true }).hover();
+  await channel.press('Enter');
+  expect((await specs()).map((s) => [s.w, s.channels])).toEqual(Array(3).fill([3, [stack.pv('STATE')]]));
+  await expect(channel).toHaveValue(stack.pv('STATE'));
+  await page.getByRole('button', { name: 'Undo' }).click();
+  expect((await specs()).map((s) => s.channels?.[0])).toEqual([stack.pv('SINE'), stack.pv('NOISE'), stack.pv('WALK')]);
+  await expect(props.getByRole('combobox', { name: 'channel 1' })).toHaveAttribute('placeholder', 'mixed');
+
+  // one widget alone again: its own label and values
+  await page.locator('.ed-item[data-type="gauge"]').click();
+  await expect(props.getByRole('heading', { name: 'gauge' })).toBeVisible();
+  await expect(props.locator('input[data-option="prec"]')).toHaveValue('1');
+  await expect(props.locator('input[data-prop="title"]')).toHaveCount(1);
+  await page.getByTestId('new-name').fill('e2e-multi');
+  const rev = await save(page, 'three widgets set together');
+  const stored = await page.request.get(`${stack.baseUrl}/api/screens/e2e-multi`, { headers: { Authorization: `Bearer ${stack.token('alice', ['*'], ['*'])}` } });
+  expect(((await stored.json()).widgets as Spec[]).map((s) => [s.w, s.options?.prec, s.rules?.[0].set.bg])).toEqual(Array(3).fill([3, 1, 'MAJOR']));
+  expect(rev).toBeGreaterThan(0);
+});

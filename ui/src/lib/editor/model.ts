@@ -191,10 +191,18 @@ export function resizeBy(doc: EditorDoc, ids: Iterable<string>, dw: number, dh: 
 
 /** Merge `patch` into each widget's spec; an `undefined` member removes it. */
 export function patchSpecs(doc: EditorDoc, ids: Iterable<string>, patch: Partial<WidgetSpec>): EditorDoc {
+  return patchEach(doc, ids, () => patch);
+}
+
+/**
+ * Merge into each widget's spec the patch `f` makes of it (a rule or channel
+ * edited in each widget's own list); an `undefined` member removes it.
+ */
+export function patchEach(doc: EditorDoc, ids: Iterable<string>, f: (spec: EditorWidget['spec']) => Partial<WidgetSpec>): EditorDoc {
   const clamp = clampOf(doc);
   return mapSelected(doc, ids, (w) => {
     const spec: Record<string, unknown> = { ...w.spec };
-    for (const [k, v] of Object.entries(patch)) {
+    for (const [k, v] of Object.entries(f(w.spec))) {
       if (v === undefined) delete spec[k];
       else spec[k] = v;
     }
