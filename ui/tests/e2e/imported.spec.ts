@@ -1,5 +1,6 @@
 /** Imported displays, live: a Phoebus .bob over the simulated IOC and a Taranta .wj over the simulated Tango
  * device, converted by the gateway (POST /api/import), saved, opened as canvas screens. */
+import { readFileSync } from 'node:fs';
 import { expect, test, widget } from './fixtures';
 import { BOB, WJ, importAndSave, openImported } from './importing';
 
@@ -54,4 +55,20 @@ test('an imported Taranta .wj is a live canvas against the simulated Tango devic
   await expect(widget(page, 'spectrum', stack.attr('spectrum')).locator('canvas').first()).toBeVisible();
   await expect(widget(page, 'trend', stack.attr('double')).locator('canvas').first()).toBeVisible();
   await expect(page.locator('[data-widget=placeholder]')).toContainText('COMMAND_EXECUTOR');
+});
+
+test('a third-party Phoebus screen (monitors_led.bob) imports whole and its LEDs and text update run live from sim:// channels', async ({ page, stack }) => {
+  const file = new URL('../../../schemas/tests/importer/realworld/phoebus/monitors_led.bob', import.meta.url);
+  const { name, report } = await importAndSave(page, stack, 'monitors_led.bob', readFileSync(file, 'utf8'));
+  expect(report.placeholders).toEqual({});
+  await openImported(page, stack, name);
+  const ramp = 'sim://ramp(0, 4, 1)';
+  const leds = page.locator(`[data-widget=led][data-channel="${ramp}"]`);
+  await expect(leds).toHaveCount(18); // 16 LEDs and 2 multi-state LEDs
+  const value = page.locator(`[data-widget=label][data-channel="${ramp}"]`).locator('[data-role=value]').or(page.locator(`[data-widget=label][data-channel="${ramp}"][data-role=value]`)).first();
+  await expect(value).toHaveAttribute('data-stale', 'false');
+  const first = await value.textContent();
+  await expect.poll(() => value.textContent(), { timeout: 10_000 }).not.toBe(first); // the ramp steps every second
+  // every LED is live, and some are lit at some point of the ramp
+  await expect.poll(async () => leds.evaluateAll((els) => els.filter((e) => (e.closest('[data-on]') ?? e.querySelector('[data-on]'))?.getAttribute('data-on') === 'true').length), { timeout: 10_000 }).toBeGreaterThan(0);
 });

@@ -520,6 +520,13 @@ export class Gateway implements Liveness {
   }
 
   #sendSub(sub: Subscription): void {
+    if (!sub.uris.length && !sub.pts) {
+      // only browser-side channels (loc://, sim://fn, formulas): nothing to ask the gateway
+      // (which refuses an empty set), and nothing to wait for
+      sub.ready = true;
+      sub.error = null;
+      return;
+    }
     // the subscription index.html already sent for this screen on this socket: its answers are ours
     const adopted = this.#ws && !sub.pts ? adoptEarlySub(this.#ws, sub.uris) : null;
     const id = adopted ?? nextId++;

@@ -1,6 +1,8 @@
 import { describe, expect, it, vi } from 'vitest';
 import { Gateway } from './gateway.svelte';
 import type { MetaMsg, ValueMsg } from './protocol';
+import { gateway as startedGateway } from '../testing/canvas';
+import { Socket } from '../testing/socket';
 
 const val = (v: unknown, t = 1e18, sev = 0): ValueMsg => ({ v, t, sev, c: true, seq: 1, ep: 1 });
 const meta: MetaMsg = { dt: 'f8', shape: [], w: true, unit: 'mm', prec: 2 };
@@ -31,6 +33,16 @@ describe('Gateway state from frames', () => {
     runFrame();
     expect(gw.channel('ca://B').value?.v).toBe(20);
     expect(gw.channel('ca://A').value?.v).toBe(10);
+  });
+
+  it('asks the gateway nothing for browser-side channels only, and is ready at once', () => {
+    const gw = startedGateway();
+    const sub = gw.subscribe(['sim://ramp(0, 4, 1)', 'loc://x(1)', '=`loc://x` * 2']);
+    expect(sub.uris).toEqual([]);
+    expect(sub.local).toHaveLength(3);
+    expect(sub.ready).toBe(true);
+    expect(sub.error).toBeNull();
+    expect(Socket.last.sent.filter((f) => f.op === 'sub')).toEqual([]); // the gateway refuses an empty set
   });
 
   it('commits once per frame: many updates, one render, latest value wins', () => {
