@@ -8,7 +8,7 @@ values into blocks (:mod:`synoptic_bus.blockcut`) and publishes them to the
 instead of one message per value (ADR 0027).
 
 Values are taken raw from the connection's parser and decoded as columns a
-subject at a time (no message object or map per value): ~1-2 µs of CPU per
+subject at a time (no message object or map per value): ~2 µs of CPU per
 value. Pending values are bounded: beyond :data:`MAX_PENDING` the oldest of a
 tick are dropped and counted (a reader takes those from the raw history).
 """
