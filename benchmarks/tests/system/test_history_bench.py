@@ -17,6 +17,9 @@ def test_history_bench_smoke() -> None:
     read = report["read_reduce"]
     assert read["channels"] == 100 and all(r["errors"] == 0 for r in read["runs"])
     assert read["runs"][0]["points_out"] == read["values_read"]  # fits: all of it
+    raw = report["raw"]["read_reduce"]  # the same read without the rollup's blocks
+    assert raw["runs"][0]["points_out"] == read["runs"][0]["points_out"]
+    assert read["messages"] < raw["messages"] == raw["values_read"]
     trends = report["open_trends"]
     assert trends["trends"] == 20 and trends["errors"] == 0
     assert len(trends["drawn_after_open_ms"]) == 20
