@@ -20,6 +20,12 @@ test('a trend opens with history drawn, keeps updating, and zooming out loads ol
   await page.keyboard.press('-');
   await expect(trend).toHaveAttribute('data-window-s', '60');
   await expect.poll(async () => Number(await trend.getAttribute('data-history-from'))).toBeLessThan(from - 25_000);
+  // so does the wheel, turned out over the whole window
+  const wider = Number(await trend.getAttribute('data-history-from'));
+  await trend.locator('.chart').hover();
+  await page.mouse.wheel(0, 200);
+  await expect(trend).toHaveAttribute('data-window-s', '120');
+  await expect.poll(async () => Number(await trend.getAttribute('data-history-from'))).toBeLessThan(wider - 55_000);
   // the range picker asks for more; CSV exports what is shown
   await trend.getByLabel('time range').selectOption({ label: '1 h' });
   await expect(trend).toHaveAttribute('data-window-s', '3600');

@@ -2,7 +2,7 @@
  * The real stack for end-to-end tests, each part its own process on free loopback
  * ports so a test can kill one: nats-server (JetStream), the simulated IOC, the
  * EPICS adapter, the simulated PV Access server and its adapter, the simulated
- * Tango device and its adapter, and a gateway serving ui/dist. Writes are granted by a JWT (HS256)
+ * Tango device and its adapter, the history-block writer (`synoptic rollup`), and a gateway serving ui/dist. Writes are granted by a JWT (HS256)
  * that `token()` signs; anonymous sessions stay read-only.
  */
 import { createHmac } from 'node:crypto';
@@ -69,6 +69,7 @@ export class Stack {
   pvaSim!: Proc;
   pvaAdapter!: Proc;
   gateway!: Proc;
+  rollup!: Proc;
   tangoPort = 0;
   /** counter records of the simulated IOC (the counters screen shows 100) */
   readonly records = Number(process.env.E2E_IOC_RECORDS ?? 5);
@@ -108,6 +109,7 @@ export class Stack {
     await this.startTango();
     this.copyScreens();
     await this.busInit();
+    await this.startRollup();
     await this.startGateway();
     return this;
   }
@@ -176,6 +178,12 @@ export class Stack {
     if (code !== 0) throw new Error(`bus init failed (${code})\n${init.output}`);
   }
 
+  /** `synoptic rollup`: trends read history as blocks of values (ADR 0027). */
+  async startRollup(): Promise<void> {
+    this.rollup = new Proc('rollup', [join(VENV, 'synoptic'), 'rollup', '--nats', this.natsUrl]);
+    await this.rollup.waitFor(/rollup ready/, 60_000);
+  }
+
   async startGateway(): Promise<void> {
     this.gateway = new Proc('gateway', [
       join(VENV, 'synoptic'), 'gateway', '--host', '127.0.0.1', '--port', String(this.httpPort), '--nats', this.natsUrl,
@@ -208,7 +216,7 @@ export class Stack {
   }
 
   async stop(): Promise<void> {
-    for (const p of [this.gateway, this.tangoAdapter, this.tango, this.pvaAdapter, this.pvaSim, this.adapter, this.ioc, this.nats]) await p?.stop();
+    for (const p of [this.gateway, this.rollup, this.tangoAdapter, this.tango, this.pvaAdapter, this.pvaSim, this.adapter, this.ioc, this.nats]) await p?.stop();
     rmSync(this.dir, { recursive: true, force: true });
   }
 }
