@@ -255,35 +255,42 @@ def _one_rule(
         node = parse(expand(exp.get("bool_exp", "")))
         if isinstance(node, Const):  # "true" closing a rule: the widget's own value
             continue
-        out.append(entry_of(node, uris, kind, key, value))
+        out += entries_of(node, uris, kind, key, value)
     if not out:
         raise UnsupportedError("no expression")
     return out
 
 
-def entry_of(node: Node, uris: list[str], kind: str, key: str,
-             value: Any) -> dict[str, Any]:  # fmt: skip
-    """One screen rule setting ``key`` to ``value`` while ``node`` holds: a plain
-    rule on one of ``uris`` when it can be, else a formula channel."""
+def entries_of(node: Node, uris: list[str], kind: str, key: str,
+               value: Any) -> list[dict[str, Any]]:  # fmt: skip
+    """Screen rules setting ``key`` to ``value`` while ``node`` holds: a plain rule
+    on one of ``uris`` when it can be (a severity range as one rule per severity
+    in it; none when no severity of the format can match), else a formula
+    channel."""
     simple = _simple(node)
     if simple is not None and simple[0].index < len(uris):
         var, op, const = simple
-        entry: dict[str, Any] = {"channel": uris[var.index], "op": op,
-                                 "set": {key: value}}  # fmt: skip
-        if var.kind == "Sev":
-            code = str(int(const)) if isinstance(const, float) else const
-            if op in ("==", "!=") and code in _SEVERITY[kind]:
-                entry.update(on="severity", value=_SEVERITY[kind][code])
-                return entry
-        elif isinstance(const, str) or var.kind != "Str":
+        channel = uris[var.index]
+        if var.kind == "Sev" and not isinstance(const, str):
+            return [{"channel": channel, "on": "severity", "op": "==", "value": name,
+                     "set": {key: value}}
+                    for code, name in _SEVERITY[kind].items()
+                    if _compare(op, float(code), const)]  # fmt: skip
+        if var.kind != "Sev" and (isinstance(const, str) or var.kind != "Str"):
             number = (
                 const
                 if isinstance(const, str) or not const.is_integer()
                 else int(const)
             )
-            entry["value"] = number
-            return entry
+            return [
+                {"channel": channel, "op": op, "set": {key: value}, "value": number}
+            ]
     formula = _formula(node, uris, kind)
     if formula.startswith("(") and isinstance(node, Op) and node.op not in ("!", "neg"):
         formula = formula[1:-1]
-    return {"channel": f"={formula}", "set": {key: value}}
+    return [{"channel": f"={formula}", "set": {key: value}}]
+
+
+def _compare(op: str, a: float, b: float) -> bool:
+    return {"==": a == b, "!=": a != b, "<": a < b, "<=": a <= b,
+            ">": a > b, ">=": a >= b}[op]  # fmt: skip

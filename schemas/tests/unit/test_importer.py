@@ -17,7 +17,7 @@ from synoptic_bus.importer import (
     screen_name,
 )
 from synoptic_bus.importer.common import box, canvas_layout, convert_channel, expand
-from synoptic_bus.importer.rules import UnsupportedError, entry_of, parse
+from synoptic_bus.importer.rules import UnsupportedError, entries_of, parse
 from synoptic_schemas.screens import validate_screen
 
 HERE = Path(__file__).resolve().parents[1] / "importer"
@@ -278,27 +278,36 @@ def test_opi_fonts_colours_actions_and_rules() -> None:
 
 
 @pytest.mark.parametrize(
-    ("expression", "entry"),
+    ("expression", "entries"),
     [
-        ("!(pv0==0)", {"channel": "ca://A", "op": "!=", "value": 0}),
-        ("pv0 > 5", {"channel": "ca://A", "op": ">", "value": 5}),
-        ("5 > pv1", {"channel": "ca://B", "op": "<", "value": 5}),
-        ("pv0", {"channel": "ca://A", "op": "!=", "value": 0}),
-        ('pvStr0 == "ON"', {"channel": "ca://A", "op": "==", "value": "ON"}),
-        ("pvSev0 == 2", {"channel": "ca://A", "op": "==", "on": "severity",
-                         "value": "major"}),
-        ("pv0 > 5 && pv1 == 0", {"channel": "=(`ca://A` > 5) && (`ca://B` == 0)"}),
-        ("!(pv0!==0||pv1==7)", {"channel": "=!((`ca://A` != 0) || (`ca://B` == 7))"}),
-        ("pv0 + pv1 >= 2.5", {"channel": "=(`ca://A` + `ca://B`) >= 2.5"}),
-        ("pvSev0 > 0 or not pv1", {"channel":
-                                   "=(highestSeverity(`ca://A`) > 0) || !(`ca://B`)"}),
+        ("!(pv0==0)", [{"channel": "ca://A", "op": "!=", "value": 0}]),
+        ("pv0 > 5", [{"channel": "ca://A", "op": ">", "value": 5}]),
+        ("5 > pv1", [{"channel": "ca://B", "op": "<", "value": 5}]),
+        ("pv0", [{"channel": "ca://A", "op": "!=", "value": 0}]),
+        ('pvStr0 == "ON"', [{"channel": "ca://A", "op": "==", "value": "ON"}]),
+        ("pvSev0 == 2", [{"channel": "ca://A", "on": "severity", "op": "==",
+                          "value": "major"}]),
+        ("pvSev0 >= 3", [{"channel": "ca://A", "on": "severity", "op": "==",
+                          "value": v} for v in ("invalid", "disconnected")]),
+        ("pvSev0 == 7", []),  # no such severity: never holds
+        ("pv0 > 5 && pv1 == 0", [{"channel": "=(`ca://A` > 5) && (`ca://B` == 0)"}]),
+        ("!(pv0!==0||pv1==7)", [{"channel": "=!((`ca://A` != 0) || (`ca://B` == 7))"}]),
+        ("pv0 + pv1 >= 2.5", [{"channel": "=(`ca://A` + `ca://B`) >= 2.5"}]),
+        ("pvSev0 > 0 or not pv1", [{"channel":
+                                    "=(highestSeverity(`ca://A`) > 0) || !(`ca://B`)"}]),
     ],
 )  # fmt: skip
 def test_rule_expressions_become_rules_or_formula_channels(
-    expression: str, entry: dict[str, object]
+    expression: str, entries: list[dict[str, object]]
 ) -> None:
-    got = entry_of(parse(expression), ["ca://A", "ca://B"], "bob", "visible", False)
-    assert got == {**entry, "set": {"visible": False}}
+    got = entries_of(parse(expression), ["ca://A", "ca://B"], "bob", "visible", False)
+    assert got == [{**e, "set": {"visible": False}} for e in entries]
+
+
+def test_boy_severity_ranges_count_boy_s_way() -> None:
+    # BOY: 0 OK, 1 major, 2 minor, -1 invalid; "> 0" is major or minor
+    got = entries_of(parse("pvSev0 > 0"), ["ca://A"], "opi", "text", "Alarm!")
+    assert [e["value"] for e in got] == ["major", "minor"]
 
 
 @pytest.mark.parametrize("expression", ["pv0 >", "pvLegacySev0 == 1", "foo(pv0)",
