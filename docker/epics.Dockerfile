@@ -3,7 +3,8 @@
 # soft IOC (target `sim`), the PV Access adapter (target `adapter-pva`) and the
 # simulated PV Access server (target `sim-pva`). Build from the repository root:
 #   docker build -f docker/epics.Dockerfile --target adapter -t synoptic/adapter-epics .
-# Only the `[epics]` and `[pva]` extras are installed (aioca, epicscorelibs, p4p):
+# Only the `[epics]` and `[pva]` extras are installed (aioca, epicscorelibs, p4p and the
+# areaDetector codec wheels lz4, blosc, simplejpeg):
 # no pytango, no web stack.
 
 FROM ghcr.io/astral-sh/uv:0.13.9 AS uv

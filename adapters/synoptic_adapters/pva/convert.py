@@ -15,8 +15,9 @@ a plain structure) is published whole as a generic structure, a map of its field
   ``unit``, ``prec``, ``desc``, ``disp``, ``ctrl``, ``warn``, ``alarm``.
 
 A value that cannot be published whole raises :class:`ConvertError` with the
-reason (an array over the size limit, a compressed image, dimensions that do not
-match the data): the channel then shows that reason, and nothing half.
+reason (an array over the size limit, an image compressed with a codec the
+adapter does not decode or whose data is corrupt, dimensions that do not match
+the data): the channel then shows that reason, and nothing half.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
+from synoptic_adapters.pva import codecs
 
 #: p4p scalar type codes → bus dtypes.
 DTYPES = {
@@ -199,17 +202,19 @@ def color_mode(value: Any) -> int:
 
 
 def image_array(value: Any, max_bytes: int) -> np.ndarray:
-    """An NTNDArray's pixels shaped ``[h, w]`` or ``[h, w, 3]``."""
+    """An NTNDArray's pixels shaped ``[h, w]`` or ``[h, w, 3]`` (decompressed:
+    :mod:`~synoptic_adapters.pva.codecs`)."""
     codec = value["codec.name"]
-    if codec:
-        raise ConvertError(
-            f"image compressed with codec {codec!r}: not decompressed by the adapter"
-        )
     data = value["value"]
     if data is None:
         data = np.zeros(0, dtype=np.uint8)
+    dims = tuple(int(d["size"]) for d in value["dimension"])[::-1]
+    if codec:
+        data = _decompressed(value, codec, data, dims, max_bytes)
+        if data.ndim == 3:  # jpeg decodes colour interleaved, whatever the mode
+            return data
     _checked(data, max_bytes)
-    shape = tuple(int(d["size"]) for d in value["dimension"])[::-1] or (data.size,)
+    shape = dims or (data.size,)
     if math.prod(shape) != data.size or len(shape) > 3:
         raise ConvertError(f"image dimensions {list(shape[::-1])} do not fit "
                            f"{data.size} elements")  # fmt: skip
@@ -223,6 +228,29 @@ def image_array(value: Any, max_bytes: int) -> np.ndarray:
         axes = COLOR_MODES[mode][1]
         return np.ascontiguousarray(image.transpose(axes)) if axes else image
     return data.reshape(shape)
+
+
+def _decompressed(
+    value: Any, codec: str, data: np.ndarray, dims: tuple[int, ...], max_bytes: int
+) -> np.ndarray:
+    """The uncompressed pixels (flat; jpeg: shaped) of a compressed NTNDArray,
+    checked against the size limit before anything is decompressed."""
+    count = math.prod(dims) if dims else 0
+    try:
+        codecs.require(codec)
+        dtype = (
+            np.dtype("u1")
+            if codec == "jpeg"
+            else codecs.original_dtype(value["codec.parameters"])
+        )
+        if count * dtype.itemsize > max_bytes:
+            raise ConvertError(
+                f"image of {count * dtype.itemsize} bytes (uncompressed) exceeds "
+                f"the limit of {max_bytes} bytes"
+            )
+        return codecs.decompress(codec, data, dtype, count)
+    except codecs.CodecError as exc:
+        raise ConvertError(str(exc)) from exc
 
 
 def structure(value: Any, max_bytes: int) -> dict[str, Any]:

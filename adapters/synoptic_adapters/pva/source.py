@@ -12,8 +12,9 @@ Guarantees, per channel and never affecting the others:
   metadata: a PV whose structure changed while it was away is published with
   its new type and new metadata (and logged), never decoded with the old one.
 - A value that cannot be published whole (an array over ``max_array_bytes`` or
-  over the bus's payload limit, a compressed image, dimensions that do not fit)
-  is published as ``v`` None with sev 3 and the reason as status.
+  over the bus's payload limit, an image compressed with a codec the adapter
+  does not decode or with corrupt data, dimensions that do not fit) is
+  published as ``v`` None with sev 3 and the reason as status.
 - A server that goes away is published as disconnected; p4p reconnects by itself.
   A PV that no server answers within ``connect_timeout`` is published as never
   connected and keeps being searched for.

@@ -21,6 +21,10 @@ def pva_environment(port: int, interface: str = "127.0.0.1") -> dict[str, str]:
     }
 
 
+#: Compressed image PVs (``IMAGE:<CODEC>``): the codec each is sent with.
+CODEC_IMAGES = ("lz4", "bslz4", "blosc", "jpeg", "zfp")
+
+
 def pva_extra_names(prefix: str) -> list[str]:
     """The PV names of everything but the counters."""
     return [
@@ -28,6 +32,7 @@ def pva_extra_names(prefix: str) -> list[str]:
         for name in (
             "SINE", "NOISE", "WALK", "WF1K", "WF100K", "STATE", "MODE", "MSG",
             "MSG:SP", "SP", "SP:RO", "TABLE", "IMAGE", "MOTOR", "SWAP", "SWAP:CTL",
+            *(f"IMAGE:{codec.upper()}" for codec in CODEC_IMAGES),
         )
     ]  # fmt: skip
 

@@ -15,7 +15,11 @@ It serves the simulated IOC's channels as normative types, under a prefix ``P``:
   normative type, ``synoptic:sim/Motor:1.0``) and ``SWAP``, a double that
   becomes a string (and back) whenever ``SWAP:CTL`` is written: the server
   closes it and opens it with the other type, as an IOC restarted with a changed
-  database would.
+  database would;
+- ``IMAGE:LZ4``, ``IMAGE:BSLZ4``, ``IMAGE:BLOSC`` (96×128 unsigned 16-bit) and
+  ``IMAGE:JPEG`` (96×128 RGB, 8-bit) compressed as areaDetector's codec plugin
+  sends them, and ``IMAGE:ZFP``, compressed with a codec the adapter does not
+  decode: a new image each second (:func:`codec_image`).
 
 The server listens on loopback only, on one port for TCP and UDP search, and
 sends its beacons to loopback (:func:`~synoptic_adapters.sim.pva_env.pva_environment`).
@@ -42,12 +46,14 @@ from p4p.server.thread import SharedPV
 
 from synoptic_adapters.sim.epics_db import WAVEFORM_BIG, WAVEFORM_SMALL, SimSpec
 from synoptic_adapters.sim.epics_db import counter_names as _counter_names
-from synoptic_adapters.sim.pva_env import pva_environment
+from synoptic_adapters.sim.nd_encode import encode, nd_data_type
+from synoptic_adapters.sim.pva_env import CODEC_IMAGES, pva_environment
 
 READY = "sim pva ready"
 IMAGE_SIZE = 1024
 TABLE_ROWS = 8
 MOTOR_ID = "synoptic:sim/Motor:1.0"
+CODEC_IMAGE_SHAPE = (96, 128)
 
 
 @dataclass
@@ -176,6 +182,10 @@ class SimServer:
         self.image_base = _image_base(IMAGE_SIZE)
         self.image = self._add(f"{p}IMAGE", self.image_nt, self._image(0))
         self._add(f"{p}MOTOR", None, _motor(0))
+        self.codec_images = {
+            codec: self._add(f"{p}IMAGE:{codec.upper()}", None, compressed(codec, 0))
+            for codec in CODEC_IMAGES
+        }
         self.swap_name = f"{p}SWAP"
         self.swap_is_text = False
         self.swap = self._add(self.swap_name, NTScalar("d"), 0.0)
@@ -248,6 +258,8 @@ class SimServer:
                         message="STATE" if index == 2 else "",
                     )  # fmt: skip
                     self.table.post(self._table_rows(second), timestamp=now)
+                    for codec, pv in self.codec_images.items():
+                        pv.post(compressed(codec, second, now))
             tick += 1
             next_at += period
             self.stop.wait(max(next_at - time.monotonic(), 0.0))
@@ -291,6 +303,36 @@ def _image_base(size: int) -> np.ndarray:
     noise = np.random.default_rng(3).normal(0, 0.02, (size, size))
     image = 40000 * spot + 8000 * rings + 6000 * x + 2000 * noise + 2000
     return np.clip(image, 0, 65535).astype(np.uint16)
+
+
+def codec_image(codec: str, tick: int) -> np.ndarray:
+    """The uncompressed image ``IMAGE:<CODEC>`` sends at ``tick`` (seconds)."""
+    h, w = CODEC_IMAGE_SHAPE
+    y, x = np.mgrid[0:h, 0:w]
+    pattern = (x * 37 + y * 11 + tick * 101) % 4096
+    if codec == "jpeg":  # smooth: JPEG is lossy, its test compares within a bound
+        ramp = (x * 2 + tick) % 256
+        return np.stack([ramp, 255 - ramp, np.full_like(ramp, 128)], -1).astype(
+            np.uint8
+        )
+    return pattern.astype(np.uint16)
+
+
+def compressed(codec: str, tick: int, now: float | None = None) -> Value:
+    """``IMAGE:<CODEC>``'s NTNDArray at ``tick``: the dimensions and colour mode
+    of the uncompressed image, its bytes compressed as areaDetector does."""
+    image = codec_image(codec, tick)
+    value = NTNDArray().wrap(image)
+    data = encode(codec, image) if codec != "zfp" else bytes(range(64))
+    value["value"] = ("ubyteValue", np.frombuffer(data, np.uint8))
+    value["codec.name"] = codec
+    value["codec.parameters"] = nd_data_type(image.dtype)
+    value["compressedSize"] = len(data)
+    value["uncompressedSize"] = image.nbytes
+    if now is not None:
+        value["timeStamp.secondsPastEpoch"] = int(now)
+        value["timeStamp.nanoseconds"] = int(now % 1 * 1e9)
+    return value
 
 
 def _motor(tick: int) -> Value:

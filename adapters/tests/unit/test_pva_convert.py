@@ -135,8 +135,8 @@ def test_mono_images_and_what_is_refused() -> None:
     value = NTNDArray().wrap(np.arange(12, dtype=np.uint16).reshape(3, 4))
     layout = layout_of(value)
     assert convert(value, layout, BIG).tolist()[1] == [4, 5, 6, 7]
-    value["codec.name"] = "lz4"
-    with pytest.raises(ConvertError, match="codec 'lz4'"):
+    value["codec.name"] = "zstd"  # one the adapter does not decode
+    with pytest.raises(ConvertError, match="codec 'zstd'"):
         convert(value, layout, BIG)
     value["codec.name"] = ""
     value["dimension"] = [{"size": 5}, {"size": 3}]
