@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from functools import lru_cache
 from dataclasses import dataclass
 from typing import Any
 from xml.etree.ElementTree import Element
@@ -80,8 +81,10 @@ def _tokens(text: str) -> list[tuple[str, str]]:
     return out
 
 
+@lru_cache(maxsize=4096)
 def parse(text: str) -> Node:
-    """The tree of a rule expression; :class:`UnsupportedError` when it is not one."""
+    """The tree of a rule expression; :class:`UnsupportedError` when it is not one.
+    Trees are immutable, so a display's repeated expressions share one."""
     if len(text) > MAX_EXPRESSION:
         raise UnsupportedError("expression too long")
     tokens = _tokens(text)
