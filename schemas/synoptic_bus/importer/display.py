@@ -26,7 +26,7 @@ from synoptic_bus.importer.common import (
 )
 from synoptic_bus.importer.rules import rules_of
 from synoptic_bus.importer.shapes import SHAPES, line_colour, shape_options
-from synoptic_bus.importer.style import style_of
+from synoptic_bus.importer.style import hex_colour, style_of
 
 OPI_PREFIX = "org.csstudio.opibuilder.widgets."
 
@@ -80,10 +80,14 @@ def _none(el: Element) -> dict[str, Any]:
 
 
 def _led(el: Element) -> dict[str, Any]:
+    """Bit, and the lamp's on/off colours (as ``#rrggbb``)."""
     options: dict[str, Any] = {"compact": True}
     bit = int(_num(el, "bit", -1))
     if 0 <= bit <= 63:
         options["bit"] = bit
+    for tag in ("on_color", "off_color"):
+        if (c := hex_colour(el.find(f"{tag}/color"))) is not None:
+            options[tag] = c
     return options
 
 

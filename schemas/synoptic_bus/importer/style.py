@@ -51,6 +51,15 @@ def colour(el: Element | None) -> str | None:
     return text + (f"{alpha:02x}" if alpha < 255 else "")
 
 
+def hex_colour(el: Element | None) -> str | None:
+    """A ``<color red green blue>`` as ``#rrggbb`` whatever its name (for
+    options drawn as CSS colours, such as an LED's)."""
+    if el is None or el.get("red") is None:
+        return None
+    rgb = [max(0, min(255, _int(el.get(c)))) for c in ("red", "green", "blue")]
+    return "#" + "".join(f"{c:02x}" for c in rgb)
+
+
 def _colour_of(el: Element, tag: str) -> str | None:
     holder = el.find(tag)
     return colour(holder.find("color")) if holder is not None else None

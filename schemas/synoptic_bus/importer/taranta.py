@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -66,6 +67,31 @@ def kind_of(raw: dict[str, Any]) -> str:
     return str(raw.get("type") or "WIDGET")[:100].upper().replace(" ", "_")
 
 
+_HEX = re.compile(r"^#[0-9a-fA-F]{6}$")
+_RELATIONS = {"=": "==", "==": "==", "!=": "!=", ">": ">", ">=": ">=", "<": "<",
+              "<=": "<="}  # fmt: skip
+
+
+def _led(uri: str, inputs: dict[str, Any]) -> tuple[list[str], dict[str, Any]]:
+    """An LED display's channel and options: lit while ``value RELATION compare``
+    holds (``= 0`` inverts the lamp, ``= 1`` is the lamp's own rule, any other
+    comparison a formula channel), in its true/false colours."""
+    options: dict[str, Any] = {"compact": True}
+    for key, option in (("trueColor", "on_color"), ("falseColor", "off_color")):
+        if isinstance(inputs.get(key), str) and _HEX.match(inputs[key]):
+            options[option] = inputs[key].lower()
+    relation = _RELATIONS.get(str(inputs.get("relation") or "").strip())
+    compare = _number(inputs.get("compare"), math.nan)
+    if relation is None or math.isnan(compare):
+        return [uri], options
+    if relation == "==" and compare == 0:
+        return [uri], {**options, "invert": True}
+    if relation == "==" and compare == 1:
+        return [uri], options
+    number = int(compare) if compare.is_integer() else compare
+    return [f"=`{uri}` {relation} {number}"], options
+
+
 def _number(value: Any, default: float = 0.0) -> float:
     try:
         number = float(value)
@@ -123,6 +149,8 @@ class TarantaImporter:
             widget = {"type": target, "channels": [uri]}
             if target == "input":
                 widget["options"] = {"confirm": False}
+            elif kind == "LED_DISPLAY":
+                widget["channels"], widget["options"] = _led(uri, inputs)
             return self.report.mapped_as(kind, widget)
         if kind in TRENDS:
             attributes = inputs.get("attributes")

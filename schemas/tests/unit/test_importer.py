@@ -395,3 +395,36 @@ def test_taranta_boxes_prefixed_devices_and_commands() -> None:
     assert "no command path" in command["options"]["reason"]
     assert imported.report.mapped == {"BOX → section": 1,
                                       "ATTRIBUTE_WRITER_DROPDOWN → menu": 1}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("relation", "compare", "channel", "extra"),
+    [
+        ("=", "0", "tango://tg:10000/a/b/c/health", {"invert": True}),
+        ("=", "1", "tango://tg:10000/a/b/c/health", {}),
+        (">", "2.5", "=`tango://tg:10000/a/b/c/health` > 2.5", {}),
+        ("", "", "tango://tg:10000/a/b/c/health", {}),
+    ],
+)
+def test_taranta_leds_light_by_their_relation_in_their_colours(
+    relation: str, compare: str, channel: str, extra: dict[str, object]
+) -> None:
+    inputs = {"attribute": {"device": "a/b/c", "attribute": "health"},
+              "relation": relation, "compare": compare,
+              "trueColor": "#3AC73A", "falseColor": "red"}  # fmt: skip
+    doc = {"widget": [{"type": "LED_DISPLAY", "inputs": inputs}]}
+    (led,) = import_screen(
+        json.dumps(doc).encode(), "l.wj", tango_host="tg:10000"
+    ).screen["widgets"]
+    assert led["channels"] == [channel]
+    assert led["options"] == {"compact": True, "on_color": "#3ac73a", **extra}
+
+
+def test_bob_leds_keep_their_colours_as_hex() -> None:
+    bob = (b'<display version="2.0.0"><widget type="led"><pv_name>X</pv_name>'
+           b'<on_color><color name="On" red="0" green="255" blue="0"/></on_color>'
+           b'<off_color><color red="60" green="100" blue="60"/></off_color>'
+           b"</widget></display>")  # fmt: skip
+    (led,) = import_screen(bob, "l.bob").screen["widgets"]
+    assert led["options"] == {"compact": True, "on_color": "#00ff00",
+                              "off_color": "#3c643c"}  # fmt: skip
