@@ -41,7 +41,7 @@ REPO = Path(__file__).resolve().parents[1]
 ACCOUNTS = REPO / "k8s/base/nats/accounts.conf"
 NGINX = "/usr/sbin/nginx"
 STREAM_MODULE = "/usr/lib/nginx/modules/ngx_stream_module.so"
-ROLES = ("adapter", "gateway", "reader", "admin", "sys")
+ROLES = ("adapter", "gateway", "reader", "rollup", "admin", "sys")
 
 
 @dataclass

@@ -10,6 +10,9 @@ status 0 when healthy and 1 (with the reason on stderr) when not:
 - ``stream``: the last-value stream of ``SYNOPTIC_SUBJECT_PREFIX`` exists at
   ``SYNOPTIC_NATS_URL`` (an adapter's init container waits on it, so adapters
   never create it themselves with the wrong storage or replicas).
+- ``blocks``: the history-block stream (``synoptic rollup``) exists and, once it
+  holds blocks, got one within the last 30 s (the rollup republishes every
+  channel's growing block at least every 10 s).
 - ``ca PV``: a Channel Access read of PV on this host answers (the soft IOC).
 - ``pva PV``: a PV Access read of PV on this host answers (the simulated server).
 - ``tango DEVICE``: the Tango device answers a ping (the device server).
@@ -23,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import sys
 import time
@@ -73,6 +77,32 @@ async def probe_stream(url: str, prefix: str, timeout: float) -> None:
         await nc.close()
 
 
+async def probe_blocks(url: str, prefix: str, timeout: float) -> None:
+    """Raise unless the block stream of ``prefix`` exists and is being written."""
+    import nats
+
+    from synoptic_bus.history import parse_rfc3339
+    from synoptic_bus.rollup import rollup_stream_name
+
+    nc = await nats.connect(
+        url, connect_timeout=timeout, allow_reconnect=False, max_reconnect_attempts=0
+    )
+    try:
+        reply = await nc.request(
+            f"$JS.API.STREAM.INFO.{rollup_stream_name(prefix)}", b"", timeout=timeout
+        )
+    finally:
+        await nc.close()
+    info = json.loads(reply.data)
+    if "error" in info:
+        raise RuntimeError(info["error"].get("description", "no block stream"))
+    state = info.get("state", {})
+    if state.get("messages"):
+        age = time.time() - parse_rfc3339(state["last_ts"]) / 1e9
+        if age > 30:
+            raise RuntimeError(f"no history block written for {age:.0f} s")
+
+
 async def probe_ca(pv: str, timeout: float) -> None:
     """Raise unless the local IOC answers a read of ``pv`` in time."""
     os.environ.setdefault("EPICS_CA_ADDR_LIST", "127.0.0.1")
@@ -110,6 +140,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("http").add_argument("url")
     sub.add_parser("heartbeat")
     sub.add_parser("stream")
+    sub.add_parser("blocks")
     sub.add_parser("ca").add_argument("pv")
     sub.add_parser("pva").add_argument("pv")
     sub.add_parser("tango").add_argument("device")
@@ -129,6 +160,8 @@ def run_probe(args: argparse.Namespace) -> None:
         asyncio.run(probe_heartbeat(url, adapter_id, prefix, args.timeout))
     elif args.kind == "stream":
         asyncio.run(probe_stream(url, prefix, args.timeout))
+    elif args.kind == "blocks":
+        asyncio.run(probe_blocks(url, prefix, args.timeout))
     elif args.kind == "ca":
         asyncio.run(probe_ca(args.pv, args.timeout))
     elif args.kind == "pva":

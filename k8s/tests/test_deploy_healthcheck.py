@@ -18,10 +18,13 @@ import pytest
 from deploy_helpers import REPO
 
 from synoptic_bus.connect import NatsClient
+from synoptic_bus.history import HistoryConfig, ensure_history
 from synoptic_bus.natsserver import NatsServer
 from synoptic_bus.procs import Process, free_port, free_udp_tcp_port
+from synoptic_bus.rollup import start_rollup
 from synoptic_bus.store import StoreConfig, ensure_store
 from synoptic_schemas import SCHEMA_VERSION, Subjects, encode
+from synoptic_schemas.codec import encode_value
 
 PROBE = REPO / "docker" / "healthcheck.py"
 
@@ -130,6 +133,30 @@ async def test_stream_probe_waits_for_the_store(
     await ensure_store(nc, StoreConfig("waitx"))
     code, err = await asyncio.wait_for(waiting, timeout=25)
     assert code == 0, err
+
+
+async def test_blocks_probe_needs_the_rollup_writing(
+    nats_server: NatsServer, nc: NatsClient
+) -> None:
+    """The rollup's probe: its stream exists, and blocks keep coming."""
+    env = {"SYNOPTIC_NATS_URL": nats_server.url, "SYNOPTIC_SUBJECT_PREFIX": "rollx"}
+    code, err = await probe("blocks", env=env)
+    assert code == 1 and "not found" in err.lower()
+    await ensure_store(nc, StoreConfig("rollx"))
+    await ensure_history(nc, HistoryConfig("rollx"))
+    rollup = start_rollup(nats_server.url, "--prefix", "rollx")
+    try:
+        assert (await probe("blocks", env=env))[0] == 0  # created, empty
+        await nc.publish(
+            "rollx.val.ca.PROBE", encode_value(1.0, time.time_ns(), 0, "", 1, 1, True)
+        )
+        blocks = nc.jetstream()
+        async with asyncio.timeout(20):
+            while (await blocks.stream_info("ROLLX_ROLL")).state.messages == 0:  # noqa: ASYNC110 - a stream count has no event
+                await asyncio.sleep(0.1)
+        assert (await probe("blocks", env=env))[0] == 0
+    finally:
+        rollup.stop()
 
 
 def _ca_env(port: int) -> dict[str, str]:

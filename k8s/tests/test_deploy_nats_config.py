@@ -12,6 +12,7 @@ import ipaddress
 import os
 import shutil
 import sys
+import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -26,15 +27,20 @@ from deploy_helpers import REPO, run_tool
 
 from synoptic_bus.history import HistoryConfig, ensure_history, oldest, read_range
 from synoptic_bus.natsserver import NatsServer, nats_server_executable
+from synoptic_bus.rollup import Rollup, ensure_rollup
 from synoptic_bus.screens import ScreenBucket, ScreensConfig
 from synoptic_bus.store import StoreConfig, ensure_store, fetch_last, store_barrier
+from synoptic_gateway.history.blocks import read_blocks
 from synoptic_schemas import Subjects, decode_put_reply, encode, parse_channel
+from synoptic_schemas.codec import encode_value
+from synoptic_schemas.subjects import subject_tail
 
 NATS_DIR = REPO / "k8s/base/nats"
 PASSWORDS = {
     "NATS_ADAPTER_PASSWORD": "pw-adapter",
     "NATS_GATEWAY_PASSWORD": "pw-gateway",
     "NATS_READER_PASSWORD": "pw-reader",
+    "NATS_ROLLUP_PASSWORD": "pw-rollup",
     "NATS_ADMIN_PASSWORD": "pw-admin",
     "NATS_SYS_PASSWORD": "pw-sys",
 }
@@ -186,7 +192,8 @@ class Client:
 
 @pytest.fixture
 async def roles(accounts_server: NatsServer) -> AsyncIterator[dict[str, Client]]:
-    clients = {user: Client() for user in ("admin", "adapter", "gateway", "reader")}
+    users = ("admin", "adapter", "gateway", "reader", "rollup")
+    clients = {user: Client() for user in users}
     for user, client in clients.items():
         await client.connect(accounts_server, user)
     try:
@@ -275,6 +282,49 @@ async def test_roles_can_do_their_jobs(roles: dict[str, Client]) -> None:
     await gateway.flush()
     assert not roles["gateway"].errors, roles["gateway"].errors
     assert not roles["adapter"].errors, roles["adapter"].errors
+
+
+async def test_the_rollup_writes_blocks_that_a_gateway_reads(
+    roles: dict[str, Client],
+) -> None:
+    """Decision 0027: the rollup reads values and writes CS_ROLL (made by the
+    bus-init Job); a gateway reads the blocks; neither needs more."""
+    admin, adapter, gateway, writer = (
+        roles[u].nc for u in ("admin", "adapter", "gateway", "rollup")
+    )
+    assert admin and adapter and gateway and writer
+    history = HistoryConfig(storage="file")
+    await ensure_store(admin, StoreConfig(storage="file"))  # the bus-init Job
+    await ensure_history(admin, history)
+    await ensure_rollup(admin, history)
+    await ensure_rollup(writer, history, update=False)  # exists: info only
+    rollup = Rollup(writer, "cs", span=1.0)
+    await rollup.subscribe(["cs.val.>"])
+    channel = parse_channel("ca://DEMO:ROLLED")
+    tail = subject_tail(channel)
+    t = time.time_ns()
+    await adapter.publish(
+        Subjects().val(channel), encode_value(4.5, t, 1, "", 1, 1, True)
+    )
+    await adapter.flush()
+    published = 0
+    async with asyncio.timeout(10):
+        while rollup.values == 0:  # one tick after another until the value is in
+            published += await rollup.step()
+            await asyncio.sleep(0.05)
+    assert published >= 1  # its growing block
+    read = await read_blocks(
+        gateway, "CS_ROLL", "CS_HIST", "cs", [tail], t - 10**9, t + 10**9,
+        max_values=100, timeout=5,
+    )  # fmt: skip
+    assert read.columns[tail].v.tolist() == [4.5]
+    assert read.columns[tail].sev.tolist() == [1]
+    await rollup.close()
+    await writer.publish("cs.val.ca.FORGED", b"x")  # a rollup cannot forge values
+    await roles["rollup"].violation("cs.val.ca.FORGED")
+    await writer.publish("$JS.API.STREAM.DELETE.CS_ROLL", b"")  # nor manage streams
+    await roles["rollup"].violation("$JS.API.STREAM.DELETE.CS_ROLL")
+    assert not roles["gateway"].errors, roles["gateway"].errors
 
 
 async def test_roles_cannot_do_each_others_jobs(roles: dict[str, Client]) -> None:
