@@ -110,6 +110,23 @@ class BlockCutter:
             i = j
         return cut
 
+    def interrupt(self, now_ns: int) -> list[Cut]:
+        """The connection dropped: values from now on may be missed. Every growing
+        block closes, covering up to ``grace`` before now (or its last value), and
+        the next blocks of every channel cover only from what arrives after
+        :meth:`resume` (the raw history fills the gap)."""
+        cut = [
+            self._close(k, max(g.last_t + 1, min(now_ns - self.grace_ns, g.end), g.a))
+            for k, g in list(self._growing.items())
+        ]
+        self._ended.clear()
+        self.sure_ns = 2**63 - 1  # (until resumed: from each channel's first value)
+        return cut
+
+    def resume(self, now_ns: int) -> None:
+        """The connection is back: every value from ``grace`` after now arrives."""
+        self.sure_ns = now_ns + self.grace_ns
+
     def expire(self, now_ns: int) -> list[Cut]:
         """Blocks whose window ended more than ``grace`` ago."""
         late = [k for k, g in self._growing.items() if g.end + self.grace_ns < now_ns]

@@ -22,6 +22,7 @@ import sys
 import time
 
 from nats.aio.client import Client as NatsClient
+from nats.errors import Error as NatsError
 from nats.js.api import StreamConfig
 from nats.js.errors import NotFoundError
 from nats.protocol.command import sub_cmd, unsub_cmd
@@ -132,7 +133,8 @@ class Rollup:
         self.tick = tick
         self._pending: dict[bytes, list[bytes]] = {}
         self._n_pending = 0
-        self._sids: list[int] = []
+        self._subs: list[tuple[int, str]] = []
+        self._interrupted: list[Cut] = []
         self.values = 0
         self.dropped = 0
         self.bad = 0
@@ -151,22 +153,35 @@ class Rollup:
         self._n_pending += 1
 
     async def subscribe(self, subjects: list[str]) -> None:
+        """Subscribe raw (nats-py does not know these subscriptions: call
+        :meth:`reconnected` after a reconnect)."""
         table = _raw_subscriptions(self._nc)
         for subject in subjects:
             self._nc._sid += 1
             sid = self._nc._sid
             table[sid] = self._on_message
-            self._sids.append(sid)
+            self._subs.append((sid, subject))
+            await self._nc._send_command(sub_cmd(subject, "", sid))
+        await self._nc.flush()
+
+    def disconnected(self) -> None:
+        """Values may be missed from now on: close every growing block."""
+        self._interrupted.extend(self.cutter.interrupt(time.time_ns()))
+
+    async def reconnected(self) -> None:
+        """Subscribe again; blocks cover again from a grace after now."""
+        self.cutter.resume(time.time_ns())
+        for sid, subject in self._subs:
             await self._nc._send_command(sub_cmd(subject, "", sid))
         await self._nc.flush()
 
     async def close(self) -> None:
         table = _raw_subscriptions(self._nc)
-        for sid in self._sids:
+        for sid, _ in self._subs:
             table.pop(sid, None)
             if self._nc.is_connected:
                 await self._nc._send_command(unsub_cmd(sid, 0))
-        self._sids.clear()
+        self._subs.clear()
 
     def take(self) -> list[Cut]:
         """Cut what arrived since the last call; returns the closed blocks."""
@@ -198,11 +213,16 @@ class Rollup:
         """One tick: cut what arrived, publish closed, expired and open blocks;
         returns the blocks published."""
         now = time.time_ns() if now_ns is None else now_ns
-        closed = self.take() + self.cutter.expire(now)
+        closed, self._interrupted = self._interrupted, []
+        closed += self.take() + self.cutter.expire(now)
         opened = self.cutter.open_blocks(now, quiet_every=10 * self.tick)
         await self.publish(closed, "0")
         await self.publish(opened, "open")
-        await self._nc.flush()
+        if self._nc.is_connected:  # (while reconnecting nats-py keeps them pending)
+            try:
+                await self._nc.flush(timeout=5)
+            except (NatsError, TimeoutError) as exc:
+                log.warning("flushing blocks: %s", exc)
         return len(closed) + len(opened)
 
     async def run_forever(self) -> None:
@@ -213,13 +233,27 @@ class Rollup:
 
 
 async def run(args: argparse.Namespace) -> int:
-    nc = await connect(args.nats, name="synoptic-rollup")
+    rollups: list[Rollup] = []
+
+    async def on_disconnect() -> None:
+        for r in rollups:
+            r.disconnected()
+
+    async def on_reconnect() -> None:
+        for r in rollups:  # (a restarted server may have lost a memory stream)
+            await ensure_rollup(nc, HistoryConfig(args.prefix, window_s=args.window),
+                                update=False)  # fmt: skip
+            await r.reconnected()
+
+    nc = await connect(args.nats, name="synoptic-rollup", on_reconnect=on_reconnect,
+                       on_disconnect=on_disconnect)  # fmt: skip
     # (``synoptic bus init`` sizes it; the rollup only creates it where missing)
     await ensure_rollup(
         nc, HistoryConfig(args.prefix, window_s=args.window), update=False
     )
     rollup = Rollup(nc, args.prefix, span=args.span, max_values=args.max_values,
                     tick=args.tick)  # fmt: skip
+    rollups.append(rollup)
     subjects = args.subject or [f"{args.prefix}.val.>"]
     await rollup.subscribe(subjects)
     print(f"rollup ready: {', '.join(subjects)} into {rollup_stream_name(args.prefix)}",

@@ -10,11 +10,12 @@ import math
 import secrets
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from synoptic_bus.connect import NatsClient
+from synoptic_bus.connect import NatsClient, connect
 from synoptic_bus.history import HistoryConfig, ensure_history
 from synoptic_bus.natsserver import NatsServer
 from synoptic_bus.procs import Process
@@ -159,3 +160,41 @@ async def test_values_no_block_covers_come_from_the_raw_history(
                 np.testing.assert_array_equal(got.v[keep], want.v[inside])
     finally:
         fresh.stop()
+
+
+async def test_the_rollup_goes_on_after_nats_restarts(tmp_path: Path) -> None:
+    """kill -9 of nats-server: the rollup reconnects, subscribes again and writes
+    blocks of what comes after; the blocks read back what the raw history holds."""
+    server = NatsServer(store_dir=tmp_path / "js").start()
+    proc = None
+    try:
+        nc = await connect(server.url, name="test-restart")
+        history = HistoryConfig(storage="file")
+        await ensure_store(nc, StoreConfig(storage="file"))
+        await ensure_history(nc, history)
+        await ensure_rollup(nc, history)
+        proc = start_rollup(server.url, "--span", "1", "--tick", "0.2")
+        uris = ["ca://RESTART:A"]
+        await publish(nc, uris, 50)
+        await nc.close()
+        server.kill()
+        server.start()
+        proc.wait_for(r"NATS reconnected", timeout=30)
+        nc = await connect(server.url, name="test-restart")
+        try:
+            t_first, t_last = await publish(nc, uris, 300, seq0=50)
+            await blocks_hold(nc, uris, t_last)
+            by_blocks, by_raw, block_msgs, raw_msgs = await read_both(
+                server.url, request(uris, t_first, t_last + MS)
+            )
+        finally:
+            await nc.close()
+        got, want = by_blocks[uris[0]].cols, by_raw[uris[0]].cols
+        assert got is not None and want is not None and len(want) == 300
+        np.testing.assert_array_equal(got.t, want.t)
+        np.testing.assert_array_equal(got.v, want.v)
+        assert block_msgs < raw_msgs / 2  # written as blocks after the restart
+    finally:
+        if proc is not None:
+            proc.stop()
+        server.close()

@@ -93,3 +93,15 @@ def test_a_first_block_covers_only_from_when_the_cutter_sees_everything() -> Non
     cut.add("ca.C", cols([11 * S]))  # older than the start: from itself
     got = {c.key: c.a for c in cut.open_blocks(30 * S, 5)}
     assert got == {"ca.A": 13 * S, "ca.B": 20 * S, "ca.C": 11 * S}
+
+
+def test_a_lost_connection_closes_blocks_and_coverage_starts_again() -> None:
+    cut = BlockCutter(span=10.0, max_values=100, grace=1.0, started_ns=0)
+    cut.add("ca.X", cols([12 * S, 13 * S]))
+    (closed,) = cut.interrupt(15 * S)  # values from 14 s on may be missed
+    assert (closed.a, closed.b, len(closed.cols)) == (10 * S, 14 * S, 2)
+    cut.add("ca.X", cols([31 * S]))  # before resume: covers from its first value
+    cut.resume(40 * S)
+    cut.add("ca.Y", cols([45 * S]))  # after: from a grace after the reconnect
+    got = {c.key: c.a for c in cut.open_blocks(50 * S, 5)}
+    assert got == {"ca.X": 31 * S, "ca.Y": 41 * S}
