@@ -134,9 +134,14 @@ test('unsaved changes survive a reload and are named', async ({ page, stack }) =
   await page.evaluate(() => (globalThis as { __synopticEditor?: { flushDraft(): void } }).__synopticEditor!.flushDraft());
   page.once('dialog', (d) => d.accept()); // the browser's own "leave page?" prompt
   await page.reload();
-  await expect(page.getByTestId('draft-banner')).toContainText('You have unsaved changes');
+  await expect(page.getByTestId('draft-banner')).toContainText('You have unsaved changes (added 1 text)');
   await expect(page.locator('.ed-item')).toHaveCount(before + 1);
   await expect(page.locator('.ed-item[data-type="text"]').last()).toContainText('not saved yet');
+  // the screen list says where unsaved changes are kept
+  await page.goto(`${stack.baseUrl}/?access_token=${stack.token('alice', ['*'], ['*'])}#/`);
+  await page.getByTestId('draft-link').click(); // the only screen with a draft
+  await expect(page).toHaveURL(/#\/edit\/epics-demo$/);
+  await expect(page.getByTestId('draft-banner')).toContainText('You have unsaved changes (added 1 text)');
   await page.getByTestId('draft-banner').getByRole('button', { name: 'Discard them' }).click();
   await expect(page.locator('.ed-item')).toHaveCount(before);
   await expect(page.getByTestId('save-state')).not.toHaveText('unsaved changes');

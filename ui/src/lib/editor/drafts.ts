@@ -13,6 +13,8 @@ export interface Draft {
   screen: Screen;
   /** when the draft was written (ms since the epoch) */
   at: number;
+  /** what it changes, in words (ScreenEditor.changeSummary) */
+  summary?: string;
 }
 
 const PREFIX = 'synoptic.draft:';

@@ -43,6 +43,8 @@ export class ScreenEditor {
 
   readonly #opts: EditorOptions;
   #saved: EditorDoc | null = null;
+  /** what the opened draft said it changed */
+  #draftSummary = '';
   /** the name the last save went to (a new screen's is not its name until saved) */
   #target = '';
   #timer: ReturnType<typeof setTimeout> | null = null;
@@ -67,8 +69,13 @@ export class ScreenEditor {
     return canRedo(this.history);
   }
 
-  /** What changed since the store's copy, in words ('' for nothing): a save's default summary. */
+  /**
+   * What changed since the store's copy, in words ('' for nothing): a save's
+   * default summary, and the draft's. A draft restored on an older revision than
+   * the store's says what its own session recorded.
+   */
   changeSummary(): string {
+    if (!this.#saved && this.base > 0) return this.#draftSummary;
     return describeChanges(this.#saved, this.doc);
   }
 
@@ -88,7 +95,9 @@ export class ScreenEditor {
     this.#opened++;
     this.name = name;
     this.base = draft ? draft.base : base;
-    this.#saved = draft && draft.base !== base ? null : stored;
+    // a draft of a new screen, or of an older revision, is not compared with the store's copy
+    this.#saved = draft && (draft.base !== base || base === 0) ? null : stored;
+    this.#draftSummary = draft?.summary ?? '';
     this.history = reset(this.history, draft && restored ? restored : stored);
     this.selection = [];
     this.status = { kind: 'idle' };
@@ -133,7 +142,7 @@ export class ScreenEditor {
       clearDraft(this.#opts.storage, this.name);
       return;
     }
-    const draft: Draft = { name: this.name, base: this.base, screen: toScreen(this.doc), at: Date.now() };
+    const draft: Draft = { name: this.name, base: this.base, screen: toScreen(this.doc), at: Date.now(), summary: this.changeSummary() };
     this.draftFailed = !saveDraft(this.#opts.storage, draft);
   }
 

@@ -364,3 +364,30 @@ describe('ScreenEditor races between a save, the `screen` frames and edits', () 
     expect(loadDraft(storage, 's')).not.toBeNull();
   });
 });
+
+describe('a draft names its changes', () => {
+  it('the draft keeps what changed; restored on an older revision, that is the save’s summary', () => {
+    const { ed, store, storage } = setup();
+    ed.apply((d) => addWidgets(d, [label]).doc);
+    expect(loadDraft(storage, 's')!.summary).toBe('added 1 label');
+    store.put({ title: 'theirs', widgets: [] }, 'bob');
+    const again = new ScreenEditor({ store, storage, size, draftDelayMs: 0 });
+    again.open('s', store.revisions[1].screen, 2, loadDraft(storage, 's'));
+    expect(again.base).toBe(1);
+    expect(again.changeSummary()).toBe('added 1 label');
+  });
+
+  it('a restored draft of a new screen is a new screen of its widgets', () => {
+    const storage = window.localStorage;
+    storage.clear();
+    const ed = new ScreenEditor({ store: new MemoryStore(), storage, size, draftDelayMs: 0 });
+    ed.open('', { title: 'New', widgets: [] }, 0);
+    ed.apply((d) => addWidgets(d, [label, label]).doc);
+    const draft = loadDraft(storage, '')!;
+    expect(draft.summary).toBe('added 2 label');
+    const again = new ScreenEditor({ store: new MemoryStore(), storage, size, draftDelayMs: 0 });
+    again.open('', draft.screen, 0, draft);
+    expect(again.dirty).toBe(true);
+    expect(again.changeSummary()).toBe('new screen of 2 widgets');
+  });
+});
