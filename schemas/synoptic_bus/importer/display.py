@@ -25,7 +25,12 @@ from synoptic_bus.importer.common import (
     screen_name,
 )
 from synoptic_bus.importer.rules import rules_of
-from synoptic_bus.importer.shapes import SHAPES, line_colour, shape_options
+from synoptic_bus.importer.shapes import (
+    SHAPES,
+    line_colour,
+    picture_src,
+    shape_options,
+)
 from synoptic_bus.importer.style import hex_colour, style_of
 
 OPI_PREFIX = "org.csstudio.opibuilder.widgets."
@@ -410,6 +415,9 @@ class DisplayImporter:
         if kind in SHAPES:
             file = self._x(_text(el, "file") or _text(el, "image_file"), macros)
             options = shape_options(el, kind, self.kind, file)
+            beside = self.resolve(file) if self.resolve and file else None
+            if options["kind"] == "picture" and (src := picture_src(file, beside)):
+                options["src"] = src  # the image beside the display, carried along
             return self.report.mapped_as(kind, {"type": "shape", "options": options})
         if kind not in self.types:
             return self.report.placeholder_for(kind, "no Synoptic widget for this type", w, h,

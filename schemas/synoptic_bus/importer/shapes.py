@@ -6,7 +6,9 @@ as a labelled frame with the file's name."""
 
 from __future__ import annotations
 
+import base64
 import math
+from pathlib import PurePath
 from typing import Any
 from xml.etree.ElementTree import Element
 
@@ -19,6 +21,10 @@ SHAPES = {
     "picture": "picture", "Image": "picture",
 }  # fmt: skip
 MAX_POINTS = 2000
+#: Largest image put into a screen, and the image types a picture may hold.
+MAX_PICTURE_BYTES = 512 * 1024
+PICTURE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg",
+                 ".gif": "image/gif", ".svg": "image/svg+xml", ".webp": "image/webp"}  # fmt: skip
 
 
 def _float(text: str | None, default: float = 0.0) -> float:
@@ -50,6 +56,16 @@ def shape_options(
     elif shape == "picture":
         options["file"] = file[:1000]
     return options
+
+
+def picture_src(file: str, data: bytes | None) -> str | None:
+    """A picture's image as a data URL, when its bytes were found, it is an
+    image type and not larger than :data:`MAX_PICTURE_BYTES`; else None (the
+    picture is drawn as a frame naming its file)."""
+    kind = PICTURE_TYPES.get(PurePath(file).suffix.lower())
+    if data is None or kind is None or len(data) > MAX_PICTURE_BYTES:
+        return None
+    return f"data:{kind};base64,{base64.b64encode(data).decode('ascii')}"
 
 
 def line_colour(el: Element) -> str | None:

@@ -428,3 +428,21 @@ def test_bob_leds_keep_their_colours_as_hex() -> None:
     (led,) = import_screen(bob, "l.bob").screen["widgets"]
     assert led["options"] == {"compact": True, "on_color": "#00ff00",
                               "off_color": "#3c643c"}  # fmt: skip
+
+
+def test_pictures_beside_the_display_are_carried_as_data_urls(tmp_path: Path) -> None:
+    (tmp_path / "pic").mkdir()
+    (tmp_path / "pic" / "logo.png").write_bytes(b"\x89PNG")
+    (tmp_path / "pic" / "big.png").write_bytes(b"\0" * (512 * 1024 + 1))
+    (tmp_path / "pic" / "notes.txt").write_bytes(b"text")
+    bob = "".join(f'<widget type="picture"><file>pic/{f}</file></widget>'
+                  for f in ("logo.png", "big.png", "notes.txt", "gone.png"))  # fmt: skip
+    data = f'<display version="2.0.0">{bob}</display>'.encode()
+    widgets = import_screen(data, "p.bob", resolve=folder_resolver(tmp_path)).screen[
+        "widgets"
+    ]
+    assert widgets[0]["options"]["src"] == "data:image/png;base64,iVBORw=="
+    assert ["src" in w["options"] for w in widgets] == [True, False, False, False]
+    # without a folder (an upload), the picture is a frame naming its file
+    alone = import_screen(data, "p.bob").screen["widgets"][0]
+    assert alone["options"] == {"kind": "picture", "file": "pic/logo.png"}

@@ -35,3 +35,28 @@ test('a .bob uploaded on the screen list shows its coverage report, is saved und
   await page.getByRole('button', { name: 'Save' }).click();
   await expect(page.getByRole('alert')).toContainText('exists already');
 });
+
+test('the images chosen with a display fill its pictures, which open as images', async ({ page, stack }) => {
+  const token = stack.token('uploader', ['*'], ['*']);
+  await page.goto(`${stack.baseUrl}/?access_token=${token}#/`);
+  const bob = `<?xml version="1.0" encoding="UTF-8"?><display version="2.0.0"><name>Pictures</name><width>300</width><height>200</height>
+    <widget type="picture" version="2.0.0"><name>Logo</name><file>pic/logo.png</file><x>10</x><y>10</y><width>100</width><height>80</height></widget>
+    <widget type="picture" version="2.0.0"><name>Missing</name><file>pic/missing.png</file><x>150</x><y>10</y><width>100</width><height>80</height></widget></display>`;
+  const png = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64');
+  await page.getByTestId('import-file').setInputFiles([
+    { name: 'pictures.bob', mimeType: 'application/octet-stream', buffer: Buffer.from(bob) },
+    { name: 'logo.png', mimeType: 'image/png', buffer: png },
+  ]);
+  const report = page.getByTestId('import-report');
+  await expect(report).toContainText('2 of 2 widgets mapped');
+  await expect(report).toContainText('picture pic/logo.png: image attached');
+  await page.getByTestId('import-name').fill('uploaded-pictures');
+  await page.getByRole('button', { name: 'Save' }).click();
+  await page.getByRole('status').getByRole('link', { name: 'uploaded-pictures' }).click();
+  await expect(page.locator('.grid.canvas').first()).toHaveAttribute('data-ready', 'true');
+  const logo = page.locator('[data-widget=shape] img[data-file="pic/logo.png"]');
+  await expect(logo).toHaveAttribute('src', /^data:image\/png;base64,/);
+  await expect.poll(() => logo.evaluate((img: HTMLImageElement) => img.naturalWidth)).toBe(1); // decoded, CSP allows data: images
+  // the picture not given stays a frame naming its file
+  await expect(page.locator('[data-widget=shape] .w-picture[data-file="pic/missing.png"]')).toContainText('missing.png');
+});

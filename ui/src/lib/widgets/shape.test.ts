@@ -47,6 +47,16 @@ describe('shape widgets', () => {
     expect(view.container.querySelector('.t-placeholder')).toBeNull();
   });
 
+  it('a picture given with the import shows its image', () => {
+    const src = 'data:image/png;base64,iVBORw0KGgo=';
+    const withImage: Screen = { ...imported, widgets: [{ type: 'shape', box: { x: 0, y: 0, w: 80, h: 60 }, options: { kind: 'picture', file: 'pic/a.png', src } }] };
+    const view = render(ScreenHost, { props: { gateway: gateway(), screen: withImage } });
+    flushSync();
+    const img = view.container.querySelector('.t-shape img')!;
+    expect(img.getAttribute('src')).toBe(src);
+    expect(img.getAttribute('alt')).toBe('pic/a.png');
+  });
+
   it('arc paths: counter-clockwise from 3 o\'clock, large sweeps and whole circles', () => {
     expect(arcPath(100, 100, 90, 270)).toBe('M 50 50 L 50 0 A 50 50 0 1 0 100 50 Z');
     expect(arcPath(100, 100, 0, -90)).toBe('M 50 50 L 100 50 A 50 50 0 0 1 50 100 Z');
