@@ -9,8 +9,10 @@ instead of one message per value (ADR 0027).
 
 Values are taken raw from the connection's parser and decoded as columns a
 subject at a time (no message object or map per value): ~2 µs of CPU per
-value. Pending values are bounded: beyond :data:`MAX_PENDING` the oldest of a
-tick are dropped and counted (a reader takes those from the raw history).
+value. Pending values are bounded (:data:`MAX_PENDING`, :data:`MAX_PENDING_BYTES`):
+beyond, the rest of a tick is dropped and counted, and every growing block closes
+at the first drop, so that blocks never claim what they lack (the raw history
+fills the gap).
 """
 
 from __future__ import annotations
@@ -46,8 +48,10 @@ MAX_SPAN_S = 60.0
 DEFAULT_SPAN_S = 60.0
 DEFAULT_MAX_VALUES = 4096
 DEFAULT_MAX_BYTES = 256 << 20
-#: Values waiting for the next tick at most.
+#: Values waiting for the next tick at most, and their bytes (arrays and images
+#: are kept as NaN points: a trend draws numbers only).
 MAX_PENDING = 500_000
+MAX_PENDING_BYTES = 256 << 20
 #: The header that makes the stream keep only this message of its subject.
 ROLLUP_HEADER = {"Nats-Rollup": "sub"}
 
@@ -133,6 +137,9 @@ class Rollup:
         self.tick = tick
         self._pending: dict[bytes, list[bytes]] = {}
         self._n_pending = 0
+        self._pending_bytes = 0
+        #: when the first value of this tick was dropped
+        self._dropped_at: int | None = None
         self._subs: list[tuple[int, str]] = []
         self._interrupted: list[Cut] = []
         self.values = 0
@@ -143,9 +150,12 @@ class Rollup:
     def _on_message(
         self, subject: bytes, _reply: bytes, data: bytes, _headers: bytes | None
     ) -> None:
-        if self._n_pending >= MAX_PENDING:
+        if self._n_pending >= MAX_PENDING or self._pending_bytes >= MAX_PENDING_BYTES:
             self.dropped += 1
+            if self._dropped_at is None:
+                self._dropped_at = time.time_ns()
             return
+        self._pending_bytes += len(data)
         bucket = self._pending.get(subject)
         if bucket is None:
             bucket = self._pending[subject] = []
@@ -186,6 +196,7 @@ class Rollup:
     def take(self) -> list[Cut]:
         """Cut what arrived since the last call; returns the closed blocks."""
         pending, self._pending, self._n_pending = self._pending, {}, 0
+        self._pending_bytes = 0
         closed: list[Cut] = []
         for raw, payloads in pending.items():
             subject = raw.decode()
@@ -198,6 +209,10 @@ class Rollup:
                 cols = type(cols).concat([cols])  # (sorted by time)
             key = subject[len(self._val_head) :]
             closed.extend(self.cutter.add(key, cols))
+        if self._dropped_at is not None:  # blocks promise nothing past a drop
+            closed.extend(self.cutter.interrupt(self._dropped_at))
+            self.cutter.resume(time.time_ns())
+            self._dropped_at = None
         return closed
 
     async def publish(self, cuts: list[Cut], level: str) -> None:

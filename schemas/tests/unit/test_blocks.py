@@ -3,13 +3,16 @@ the cutter that makes them."""
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pytest
 
+from synoptic_bus import rollup as rollup_module
 from synoptic_bus.blockcut import BlockCutter
 from synoptic_schemas import Subjects, decode, encode, parse_channel
 from synoptic_schemas.blocks import decode_block, encode_block
-from synoptic_schemas.codec import to_json_view
+from synoptic_schemas.codec import encode_value, to_json_view
 from synoptic_schemas.errors import ChannelError, DecodeError
 from synoptic_schemas.jsonschemas import validator
 from synoptic_schemas.series import Columns
@@ -105,3 +108,29 @@ def test_a_lost_connection_closes_blocks_and_coverage_starts_again() -> None:
     cut.add("ca.Y", cols([45 * S]))  # after: from a grace after the reconnect
     got = {c.key: c.a for c in cut.open_blocks(50 * S, 5)}
     assert got == {"ca.X": 31 * S, "ca.Y": 41 * S}
+
+
+def test_values_dropped_under_overload_end_what_blocks_promise(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(rollup_module, "MAX_PENDING", 3)
+    rollup = rollup_module.Rollup(None, span=60.0)  # type: ignore[arg-type]  # (no I/O here)
+    now = time.time_ns()
+    for i in range(5):
+        payload = encode_value(
+            float(i), now - (5 - i) * 1_000_000, 0, "", i + 1, 1, True
+        )
+        rollup._on_message(b"cs.val.ca.X", b"", payload, None)
+    assert rollup.dropped == 2
+    (closed,) = rollup.take()  # the block closes at the first drop
+    assert closed.cols.v.tolist() == [0.0, 1.0, 2.0]
+    assert closed.b <= time.time_ns()
+    rollup._on_message(
+        b"cs.val.ca.X",
+        b"",
+        encode_value(9.0, time.time_ns() + S, 0, "", 9, 1, True),
+        None,
+    )
+    assert rollup.take() == []
+    (growing,) = rollup.cutter.open_blocks(time.time_ns() + 3 * S, 5)
+    assert growing.a >= closed.b and growing.cols.v.tolist() == [9.0]
