@@ -113,6 +113,7 @@ BOB: dict[str, tuple[str, Mapper]] = {
     "textentry": ("input", _input),
     "led": ("led", _led),
     "multi_state_led": ("led", _led),
+    "byte_monitor": ("led", _led),
     "progressbar": ("bar", _range_options()),
     "meter": ("gauge", _range_options(False)),
     "gauge": ("gauge", _range_options(False)),
@@ -136,6 +137,7 @@ OPI: dict[str, tuple[str, Mapper]] = {
     "TextInput": ("input", _input),
     "LED": ("led", _led),
     "ImageBoolIndicator": ("led", _led),
+    "bytemonitor": ("led", _led),
     "progressbar": ("bar", _range_options()),
     "MeterWidget": ("gauge", _range_options(False)),
     "gauge": ("gauge", _range_options(False)),
@@ -168,10 +170,32 @@ NAVTABS = {"navtabs"}
 #: Macro names the screen schema accepts.
 _MACRO_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]{0,63}$")
 XY = {"xyplot", "xyGraph", "stripchart"}
+#: Byte monitors: one LED per bit, side by side in the widget's box.
+BYTE_MONITORS = {"byte_monitor", "bytemonitor"}
+MAX_BITS = 64
 #: Tabbed containers: each tab holds its own widgets.
 TABBED = {"tabs", "tab"}
 #: Height of a tabbed container's tab bar, when the display does not say.
 TAB_BAR_PX = 30
+
+
+def _bits(el: Element, led: dict[str, Any], x: float, y: float, w: float,
+          h: float) -> Iterator[dict[str, Any]]:  # fmt: skip
+    """A byte monitor's LEDs, one per bit in its box (highest bit first, left to
+    right or top to bottom, unless ``bitReverse``); the first is ``led`` itself."""
+    start = max(0, min(63, int(_num(el, "startBit", 0))))
+    count = max(1, min(MAX_BITS - start, int(_num(el, "numBits", 8))))
+    bits = list(range(start + count - 1, start - 1, -1))
+    if _bool(el, "bitReverse"):
+        bits.reverse()
+    across = _bool(el, "horizontal", True)
+    step = (w if across else h) / count
+    for k, bit in enumerate(bits):
+        one = led if k == 0 else {**led, "options": dict(led.get("options", {}))}
+        one["options"] = {**one.get("options", {}), "bit": bit}
+        one["box"] = (box(x + k * step, y, step, h) if across
+                      else box(x, y + k * step, w, step))  # fmt: skip
+        yield one
 
 
 def parse_xml(data: bytes, file: str) -> Element:
@@ -310,6 +334,9 @@ class DisplayImporter:
                 widget = self._one(el, kind, name, local, w, h)
             widget["box"] = box(x, y, w, h)
             self._look(el, kind, name, local, widget)
+            if kind in BYTE_MONITORS and widget["type"] == "led":
+                yield from _bits(el, widget, x, y, w, h)
+                continue
             yield widget
             if kind in GROUPS:
                 yield from self._widgets(el, x, y, local)

@@ -446,3 +446,26 @@ def test_pictures_beside_the_display_are_carried_as_data_urls(tmp_path: Path) ->
     # without a folder (an upload), the picture is a frame naming its file
     alone = import_screen(data, "p.bob").screen["widgets"][0]
     assert alone["options"] == {"kind": "picture", "file": "pic/logo.png"}
+
+
+def test_a_byte_monitor_is_one_led_per_bit_in_its_box() -> None:
+    bob = (b'<display version="2.0.0"><widget type="byte_monitor"><pv_name>S</pv_name>'
+           b"<x>10</x><y>5</y><width>80</width><height>20</height>"
+           b"<startBit>2</startBit><numBits>4</numBits></widget></display>")  # fmt: skip
+    imported = import_screen(bob, "b.bob")
+    leds = imported.screen["widgets"]
+    assert [w["options"]["bit"] for w in leds] == [5, 4, 3, 2]  # highest bit first
+    assert [w["box"]["x"] for w in leds] == [10, 30, 50, 70]
+    assert all(w["channels"] == ["ca://S"] and w["box"]["w"] == 20 for w in leds)
+    assert imported.report.mapped == {"byte_monitor → led": 1}  # one source widget
+    opi = (b'<display typeId="org.csstudio.opibuilder.Display" version="1.0.0">'
+           b'<widget typeId="org.csstudio.opibuilder.widgets.bytemonitor">'
+           b"<pv_name>S</pv_name><height>30</height><numBits>3</numBits>"
+           b"<horizontal>false</horizontal><bitReverse>true</bitReverse></widget>"
+           b"</display>")  # fmt: skip
+    leds = import_screen(opi, "b.opi").screen["widgets"]
+    assert [(w["options"]["bit"], w["box"]["y"]) for w in leds] == [
+        (0, 0),
+        (1, 10),
+        (2, 20),
+    ]
