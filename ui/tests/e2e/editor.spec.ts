@@ -476,6 +476,8 @@ test('several selected widgets: the panel sets what they have in common for all,
   const props = page.getByRole('complementary', { name: 'properties' });
   await props.locator('input[data-option="prec"]').fill('3'); // the bar alone
   await props.locator('input[data-option="prec"]').press('Enter');
+  await props.locator('select[data-style="align"]').selectOption('right');
+  await props.locator('input[data-style="transparent"]').check();
   await page.locator('.ed-item[data-type="label"]').click();
   await page.keyboard.press('Control+a');
   await expect(props.getByRole('heading', { name: '3 widgets' })).toBeVisible();
@@ -487,6 +489,12 @@ test('several selected widgets: the panel sets what they have in common for all,
   await expect(prec).toHaveValue('');
   await expect(props.getByRole('combobox', { name: 'channel 1' })).toHaveAttribute('placeholder', 'mixed');
   await expect(props.locator('input[data-prop="w"]')).toHaveAttribute('placeholder', 'mixed'); // 2, 3 and 3 cells wide
+  const align = props.locator('select[data-style="align"]');
+  await expect(align).toHaveValue('\u0000mixed');
+  await expect(align.locator('option:checked')).toHaveText('(mixed)');
+  expect(await props.locator('input[data-style="transparent"]').evaluate((e) => (e as HTMLInputElement).indeterminate)).toBe(true);
+  await align.selectOption('center');
+  await expect(align).toHaveValue('center');
 
   await prec.fill('1');
   await prec.press('Enter');
@@ -494,7 +502,7 @@ test('several selected widgets: the panel sets what they have in common for all,
   await expect(prec).not.toHaveAttribute('data-mixed');
   await props.locator('input[data-option="unit"]').fill('mm');
   await props.locator('input[data-option="unit"]').press('Enter');
-  expect((await specs()).map((s) => [s.options?.prec, s.options?.unit, s.title])).toEqual([[1, 'mm', undefined], [1, 'mm', undefined], [1, 'mm', undefined]]);
+  expect((await specs()).map((s) => [s.options?.prec, s.options?.unit, s.title, (s as { style?: { align?: string } }).style?.align])).toEqual(Array(3).fill([1, 'mm', undefined, 'center']));
   await page.getByRole('button', { name: 'Undo' }).click(); // the units, on all three
   expect((await specs()).map((s) => s.options?.unit)).toEqual([undefined, undefined, undefined]);
   await page.getByRole('button', { name: 'Undo' }).click(); // the precision, on all three
