@@ -112,7 +112,6 @@ BOB: dict[str, tuple[str, Mapper]] = {
     "textupdate": ("label", _label_options),
     "textentry": ("input", _input),
     "led": ("led", _led),
-    "multi_state_led": ("led", _led),
     "byte_monitor": ("led", _led),
     "progressbar": ("bar", _range_options()),
     "meter": ("gauge", _range_options(False)),
@@ -170,6 +169,8 @@ NAVTABS = {"navtabs"}
 #: Macro names the screen schema accepts.
 _MACRO_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]{0,63}$")
 XY = {"xyplot", "xyGraph", "stripchart"}
+#: Rules a widget may hold (the screen schema's limit).
+MAX_RULES = 50
 #: Byte monitors: one LED per bit, side by side in the widget's box.
 BYTE_MONITORS = {"byte_monitor", "bytemonitor"}
 MAX_BITS = 64
@@ -347,7 +348,7 @@ class DisplayImporter:
     def _look(self, el: Element, kind: str, name: str, macros: dict[str, str],
               widget: dict[str, Any]) -> None:  # fmt: skip
         """Style, simple rules (the others reported) and the base visibility."""
-        style = style_of(el)
+        style = {**style_of(el), **widget.get("style", {})}
         if widget["type"] == "shape" and (stroke := line_colour(el)):
             style["fg"] = stroke
         if style:
@@ -362,8 +363,10 @@ class DisplayImporter:
             return expand(text, {**self.defaults, **macros}, self.file)[0]
 
         rules, skipped = rules_of(el, channel_of, self.kind, expand_text)
-        if rules:
-            widget["rules"] = rules[:100]
+        if rules := rules + widget.get(
+            "rules", []
+        ):  # the display's rules first: they win
+            widget["rules"] = rules[:MAX_RULES]
         self.report.skipped += [f"{s} of {kind} {name!r}" for s in skipped]
 
     def _embed(
@@ -439,6 +442,8 @@ class DisplayImporter:
             return self._tabs(el, kind, name, macros, w, h)
         if kind in TABBED:
             return self._tabbed(el, kind, name, macros, w, h)
+        if kind == "multi_state_led":
+            return self._states(el, kind, name, macros, w, h)
         if kind in SHAPES:
             file = self._x(_text(el, "file") or _text(el, "image_file"), macros)
             options = shape_options(el, kind, self.kind, file)
@@ -532,6 +537,32 @@ class DisplayImporter:
             options["target"] = "tab"
         title = text or self._x(_text(action, "description"), macros) or raw
         return {"type": "link", "title": title[:200] or "Open", "options": options}
+
+    def _states(self, el: Element, kind: str, name: str, macros: dict[str, str],
+                w: float, h: float) -> dict[str, Any]:  # fmt: skip
+        """A multi-state LED: a lamp (ellipse, or square) filled with the colour of
+        the state its value equals (one rule per state), else its fallback."""
+        uri, why = self._pv(el, "pv_name", macros)
+        if uri is None:
+            return self.report.placeholder_for(kind, why, w, h, name)
+        rules: list[dict[str, Any]] = []
+        for state in el.iterfind("states/state"):
+            value, fill = (
+                _num(state, "value", math.nan),
+                hex_colour(state.find("color/color")),
+            )
+            if math.isfinite(value) and fill is not None:
+                number = int(value) if value.is_integer() else value
+                rules.append({"channel": uri, "op": "==", "value": number,
+                              "set": {"bg": fill}})  # fmt: skip
+        options: dict[str, Any] = {"kind": "ellipse"}
+        if _bool(el, "square"):
+            options = {"kind": "polygon", "points": [[0, 0], [w, 0], [w, h], [0, h]]}
+        widget: dict[str, Any] = {"type": "shape", "options": options,
+                                  "rules": rules[:MAX_RULES]}  # fmt: skip
+        if fallback := hex_colour(el.find("fallback_color/color")):
+            widget["style"] = {"bg": fallback}
+        return self.report.mapped_as(kind, widget)
 
     def _tabbed(self, el: Element, kind: str, name: str, macros: dict[str, str],
                 w: float, h: float) -> dict[str, Any]:  # fmt: skip

@@ -469,3 +469,18 @@ def test_a_byte_monitor_is_one_led_per_bit_in_its_box() -> None:
         (1, 10),
         (2, 20),
     ]
+
+
+def test_a_multi_state_led_is_a_lamp_filled_by_state() -> None:
+    bob = (b'<display version="2.0.0"><widget type="multi_state_led"><pv_name>M</pv_name>'
+           b"<states><state><value>0</value><color><color red=\"60\" green=\"100\" "
+           b'blue="60"/></color></state><state><value>2</value><color><color red="255" '
+           b'green="255" blue="0"/></color></state></states><fallback_color><color red="0"'
+           b' green="0" blue="0"/></fallback_color></widget></display>')  # fmt: skip
+    (lamp,) = import_screen(bob, "m.bob").screen["widgets"]
+    assert lamp["type"] == "shape" and lamp["options"] == {"kind": "ellipse"}
+    assert lamp["style"] == {"bg": "#000000"}  # the fallback
+    assert lamp["rules"] == [
+        {"channel": "ca://M", "op": "==", "value": 0, "set": {"bg": "#3c643c"}},
+        {"channel": "ca://M", "op": "==", "value": 2, "set": {"bg": "#ffff00"}},
+    ]

@@ -64,7 +64,11 @@ test('a third-party Phoebus screen (monitors_led.bob) imports whole and its LEDs
   await openImported(page, stack, name);
   const ramp = 'sim://ramp(0, 4, 1)';
   const leds = page.locator(`[data-widget=led][data-channel="${ramp}"]`);
-  await expect(leds).toHaveCount(18); // 16 LEDs and 2 multi-state LEDs
+  await expect(leds).toHaveCount(16);
+  await expect(page.locator('.abs.t-shape ellipse')).toHaveCount(2); // the multi-state LEDs: lamps filled by state
+  const lampFill = () => page.locator('.abs.t-shape').first().evaluate((el) => (el as HTMLElement).style.getPropertyValue('--w-bg'));
+  const fill = await lampFill();
+  await expect.poll(lampFill, { timeout: 10_000 }).not.toBe(fill); // the state, and its colour, follow the ramp
   const value = page.locator(`[data-widget=label][data-channel="${ramp}"]`).locator('[data-role=value]').or(page.locator(`[data-widget=label][data-channel="${ramp}"][data-role=value]`)).first();
   await expect(value).toHaveAttribute('data-stale', 'false');
   const first = await value.textContent();

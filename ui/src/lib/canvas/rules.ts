@@ -48,6 +48,9 @@ function compare<T extends number | string>(op: string, a: T, b: T): boolean {
  */
 export function watchRules(el: HTMLElement, rules: Rule[], channels: ChannelState[], visible: boolean): () => void {
   const textEl = el.querySelector<HTMLElement>('.w-text, .w-link');
+  const shape = el.classList.contains('t-shape');
+  const baseFg = el.style.getPropertyValue('--w-fg');
+  const baseBg = el.style.getPropertyValue('--w-bg');
   const ownText = textEl?.textContent ?? null;
   let shown = '';
   const apply = () => {
@@ -66,10 +69,21 @@ export function watchRules(el: HTMLElement, rules: Rule[], channels: ChannelStat
     if (key === shown) return; // DOM writes only on a change
     shown = key;
     el.hidden = hidden ?? !visible;
-    el.style.color = cssColour(fg) ?? '';
-    el.style.backgroundColor = cssColour(bg) ?? '';
+    if (shape) {
+      // a shape is filled and stroked from its style's colours, not its box's
+      setVar(el, '--w-fg', cssColour(fg) ?? baseFg);
+      setVar(el, '--w-bg', cssColour(bg) ?? baseBg);
+    } else {
+      el.style.color = cssColour(fg) ?? '';
+      el.style.backgroundColor = cssColour(bg) ?? '';
+    }
     if (textEl && ownText !== null) textEl.textContent = text ?? ownText;
   };
   const stops = [...new Set(channels)].map((ch) => ch.watch(apply));
   return () => stops.forEach((stop) => stop());
+}
+
+function setVar(el: HTMLElement, name: string, value: string): void {
+  if (value) el.style.setProperty(name, value);
+  else el.style.removeProperty(name);
 }

@@ -47,6 +47,24 @@ describe('shape widgets', () => {
     expect(view.container.querySelector('.t-placeholder')).toBeNull();
   });
 
+  it('a rule colours a shape\'s fill, not its box, and gives its own colour back', () => {
+    const gw = gateway();
+    const lamp: Screen = { ...imported, widgets: [{ type: 'shape', box: { x: 0, y: 0, w: 20, h: 20 }, options: { kind: 'ellipse' }, style: { bg: '#000000' },
+      rules: [{ channel: 'ca://M', op: '==', value: 2, set: { bg: '#ffff00' } }] }] };
+    const view = render(ScreenHost, { props: { gateway: gw, screen: lamp } });
+    flushSync();
+    const box = view.container.querySelector('.abs.t-shape') as HTMLElement;
+    const sub = Socket.last.sent.find((f) => f.op === 'sub' && f.ch?.includes('ca://M'))!;
+    const val = (v: number) => ({ v, t: Date.now() * 1e6, sev: 0, c: true });
+    gw.handle({ op: 'snap', id: sub.id, sid: 7, ch: ['ca://M'], val: [val(2)], meta: [null] });
+    flushSync();
+    expect(box.style.getPropertyValue('--w-bg')).toBe('#ffff00');
+    expect(box.style.backgroundColor).toBe('');
+    gw.handle({ op: 'snap', id: sub.id, sid: 7, ch: ['ca://M'], val: [val(0)], meta: [null] });
+    flushSync();
+    expect(box.style.getPropertyValue('--w-bg')).toBe('#000000');
+  });
+
   it('a picture given with the import shows its image', () => {
     const src = 'data:image/png;base64,iVBORw0KGgo=';
     const withImage: Screen = { ...imported, widgets: [{ type: 'shape', box: { x: 0, y: 0, w: 80, h: 60 }, options: { kind: 'picture', file: 'pic/a.png', src } }] };
