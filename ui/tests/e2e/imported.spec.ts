@@ -1,6 +1,6 @@
 /** Imported displays, live: a Phoebus .bob over the simulated IOC and a Taranta .wj over the simulated Tango
  * device, converted by the gateway (POST /api/import), saved, opened as canvas screens. */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { expect, test, widget } from './fixtures';
 import { BOB, WJ, importAndSave, openImported } from './importing';
 
@@ -75,4 +75,19 @@ test('a third-party Phoebus screen (monitors_led.bob) imports whole and its LEDs
   await expect.poll(() => value.textContent(), { timeout: 10_000 }).not.toBe(first); // the ramp steps every second
   // every LED is live, and some are lit at some point of the ramp
   await expect.poll(async () => leds.evaluateAll((els) => els.filter((e) => (e.closest('[data-on]') ?? e.querySelector('[data-on]'))?.getAttribute('data-on') === 'true').length), { timeout: 10_000 }).toBeGreaterThan(0);
+});
+
+test('every third-party screen of the real corpus imports through the gateway and draws all its widgets', async ({ page, stack }) => {
+  const root = new URL('../../../schemas/tests/importer/realworld/', import.meta.url);
+  const files = readdirSync(root, { recursive: true, encoding: 'utf8' }).filter((f) => /\.(bob|opi|wj)$/.test(f)).sort();
+  expect(files.length).toBeGreaterThanOrEqual(16);
+  const errors: string[] = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  for (const file of files) {
+    const base = file.split('/').pop()!;
+    const { name, screen } = await importAndSave(page, stack, `real-${base}`, readFileSync(new URL(file, root), 'utf8'), '&tango_host=127.0.0.1%3A10000');
+    await page.goto(`${stack.baseUrl}/#/screen/${name}`);
+    await expect(page.locator('.grid.canvas').first().locator(':scope > .abs'), file).toHaveCount(screen.widgets.length);
+  }
+  expect(errors).toEqual([]);
 });
