@@ -175,8 +175,11 @@ class Rollup:
         await self._nc.flush()
 
     def disconnected(self) -> None:
-        """Values may be missed from now on: close every growing block."""
-        self._interrupted.extend(self.cutter.interrupt(time.time_ns()))
+        """Values may be missed from now on: cut what arrived, then close every
+        growing block."""
+        now = time.time_ns()
+        self._interrupted.extend(self.take())
+        self._interrupted.extend(self.cutter.interrupt(now))
 
     async def reconnected(self) -> None:
         """Subscribe again; blocks cover again from a grace after now."""
@@ -255,10 +258,10 @@ async def run(args: argparse.Namespace) -> int:
             r.disconnected()
 
     async def on_reconnect() -> None:
-        for r in rollups:  # (a restarted server may have lost a memory stream)
+        for r in rollups:  # subscribe first; a restarted server may have lost
+            await r.reconnected()  # a memory stream: make it again
             await ensure_rollup(nc, HistoryConfig(args.prefix, window_s=args.window),
                                 update=False)  # fmt: skip
-            await r.reconnected()
 
     nc = await connect(args.nats, name="synoptic-rollup", on_reconnect=on_reconnect,
                        on_disconnect=on_disconnect)  # fmt: skip
