@@ -121,7 +121,24 @@ test('history lists who saved what; a preview shows an old revision; revert make
   await page.getByRole('button', { name: 'Delete screen' }).click();
   await expect(page).toHaveURL(/#\/$/);
   const history = await page.request.get(`${stack.baseUrl}/api/screens/e2e-history/history`, { headers: { Authorization: `Bearer ${stack.token('alice', ['*'], ['*'])}` } });
-  expect((await history.json()).revisions.map((r: { op: string }) => r.op)).toEqual(['delete', 'put', 'put', 'put']);
+  const kept = (await history.json()).revisions as { op: string; revision: number }[];
+  expect(kept.map((r) => r.op)).toEqual(['delete', 'put', 'put', 'put']);
+  // the kept history brings it back: the last revision, as a new one
+  await page.goto(`${stack.baseUrl}/?access_token=${stack.token('alice', ['*'], ['*'])}#/edit/e2e-history`);
+  const deleted = page.getByTestId('deleted-screen');
+  await expect(deleted).toContainText(`Its last revision, #${kept[1].revision}`);
+  await expect(deleted).toContainText(`revert to ${h1}`);
+  await deleted.getByRole('button', { name: `Restore revision ${kept[1].revision}` }).click();
+  await expect(page.getByTestId('editor')).toBeVisible();
+  await expect(page.locator('.ed-item')).toHaveCount(1);
+  await expect(page.getByTestId('save-state')).toHaveText(/^saved · revision \d+$/);
+  // (a history read on a loaded machine can come back short: asked again until whole)
+  await expect
+    .poll(async () => {
+      const again = await page.request.get(`${stack.baseUrl}/api/screens/e2e-history/history`, { headers: { Authorization: `Bearer ${stack.token('alice', ['*'], ['*'])}` } });
+      return again.ok() ? ((await again.json()).revisions as { op: string }[]).map((r) => r.op) : await again.text();
+    })
+    .toEqual(['put', 'delete', 'put', 'put', 'put']);
 });
 
 test('unsaved changes survive a reload and are named', async ({ page, stack }) => {
