@@ -5,9 +5,10 @@ Guarantees:
 - a batch is encoded once (:class:`~synoptic_gateway.batch.Batch`) and the same
   bytes go to every member;
 - batches leave at most every ``batch_s``, an idle group's update at once, a batch
-  that reaches ``batch_max`` updates (a burst still being read) at once, and the
-  rest of such a burst once it is read (a turn of the event loop that brought the
-  group nothing new), not at the end of the window;
+  that reaches ``batch_max`` updates (a burst) at once; a burst lasts until one
+  window has passed since its last full batch, and meanwhile what the group holds
+  leaves at the first turn of the event loop that brings it nothing new (the
+  reader has read what there was), however many reads NATS splits the burst into;
 - handing a batch or a control frame to a member never awaits.
 """
 
@@ -69,8 +70,9 @@ class Group:
         self._handle: asyncio.Handle | None = None
         self._last_flush = 0.0
         self._loop = asyncio.get_running_loop()
-        #: the last flush was a full batch (``batch_max``): a burst is being read
-        self._bursting = False
+        #: until when (loop time) the group is reading a burst: one window after its
+        #: last full batch (``batch_max``)
+        self._burst_until = float("-inf")
 
     # ----------------------------------------------------------- updates
 
@@ -89,7 +91,7 @@ class Group:
         self._val_t.append(t)
         if len(indexes) >= self._batch_max:  # a burst: send what is in
             self.flush()
-            self._bursting = True
+            self._burst_until = self._last_flush + self._batch_s
         elif self._handle is None:  # (else a flush is already due)
             self._schedule()
 
@@ -101,21 +103,21 @@ class Group:
     def _schedule(self) -> None:
         if self._handle is not None:
             return
-        delay = self._last_flush + self._batch_s - self._loop.time()
+        now = self._loop.time()
+        delay = self._last_flush + self._batch_s - now
         if delay <= 0:  # idle group: out on the next loop turn
             self._handle = self._loop.call_soon(self.flush)
-        elif self._bursting:  # the rest of a burst: out once it is all read
+        elif now < self._burst_until:  # the rest of a burst: out once it is read
             pending = len(self._val_i) + len(self._meta_i)
             self._handle = self._loop.call_soon(self._flush_once_read, pending)
         else:
             self._handle = self._loop.call_later(delay, self.flush)
 
     def _flush_once_read(self, pending: int) -> None:
-        """After a full batch: flush when a turn of the loop brought the group
-        nothing new (the reader has read what there was: the burst's end, or a
-        pause in it), at the latest at the end of the batch window. Before, the
-        rest of a burst waited for the window (up to ``batch_ms`` more for the
-        burst's last updates, the tail of its latency)."""
+        """Inside a burst: flush when a turn of the loop brought the group nothing
+        new (the reader has read what there was: the burst's end, or a pause in
+        it), at the latest at the end of the batch window. A pause does not end
+        the burst: what comes after it leaves the same way (ADR 0013)."""
         self._handle = None
         now_pending = len(self._val_i) + len(self._meta_i)
         if (
@@ -131,7 +133,6 @@ class Group:
         if self._handle is not None:
             self._handle.cancel()
             self._handle = None
-        self._bursting = False
         if not self._val_i and not self._meta_i:
             return
         self._last_flush = self._loop.time()
