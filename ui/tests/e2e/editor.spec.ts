@@ -565,5 +565,11 @@ test('several selected widgets: the panel sets what they have in common for all,
   const rev = await save(page, 'three widgets set together');
   const stored = await page.request.get(`${stack.baseUrl}/api/screens/e2e-multi`, { headers: { Authorization: `Bearer ${stack.token('alice', ['*'], ['*'])}` } });
   expect(((await stored.json()).widgets as Spec[]).map((s) => [s.w, s.options?.prec, s.rules?.[0].set.bg])).toEqual(Array(3).fill([3, 1, 'MAJOR']));
-  expect(rev).toBeGreaterThan(0);
+  // Ctrl+S from a field: what was typed there is committed and saved
+  await props.locator('input[data-prop="title"]').fill('pressure');
+  await props.locator('input[data-prop="title"]').press('Control+s');
+  await savedRevision(page, rev);
+  await expect(page.getByTestId('save-state')).toHaveText(/^saved · revision \d+$/);
+  const again = await page.request.get(`${stack.baseUrl}/api/screens/e2e-multi`, { headers: { Authorization: `Bearer ${stack.token('alice', ['*'], ['*'])}` } });
+  expect(((await again.json()).widgets as Spec[]).map((s) => s.title)).toEqual([undefined, 'pressure', undefined]);
 });
