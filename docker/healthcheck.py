@@ -13,12 +13,15 @@ status 0 when healthy and 1 (with the reason on stderr) when not:
 - ``blocks``: the history-block stream (``synoptic rollup``) exists and, once it
   holds blocks, got one within the last 30 s (the rollup republishes every
   channel's growing block at least every 10 s).
+- ``archive``: the HDB++ database at ``SYNOPTIC_ARCHIVE_DSN`` answers and holds
+  the HDB++ tables (the archiver's; its init step creates them).
 - ``ca PV``: a Channel Access read of PV on this host answers (the soft IOC).
 - ``pva PV``: a PV Access read of PV on this host answers (the simulated server).
 - ``tango DEVICE``: the Tango device answers a ping (the device server).
 
 Environment: ``SYNOPTIC_NATS_URL`` (default ``nats://nats:4222``),
-``SYNOPTIC_ADAPTER_ID``, ``SYNOPTIC_SUBJECT_PREFIX`` (default ``cs``).
+``SYNOPTIC_ADAPTER_ID``, ``SYNOPTIC_SUBJECT_PREFIX`` (default ``cs``),
+``SYNOPTIC_ARCHIVE_DSN``.
 ``--wait SECONDS`` retries a failing probe until it passes or the time is up.
 """
 
@@ -103,6 +106,16 @@ async def probe_blocks(url: str, prefix: str, timeout: float) -> None:
             raise RuntimeError(f"no history block written for {age:.0f} s")
 
 
+def probe_archive(dsn: str, timeout: float) -> None:
+    """Raise unless the database at ``dsn`` answers and has the HDB++ tables."""
+    import psycopg
+
+    with psycopg.connect(dsn, connect_timeout=max(1, round(timeout))) as conn:
+        found = conn.execute("SELECT to_regclass('att_conf')").fetchone()
+        if found is None or found[0] is None:
+            raise RuntimeError("no HDB++ tables (att_conf) in the archive database")
+
+
 async def probe_ca(pv: str, timeout: float) -> None:
     """Raise unless the local IOC answers a read of ``pv`` in time."""
     os.environ.setdefault("EPICS_CA_ADDR_LIST", "127.0.0.1")
@@ -141,6 +154,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("heartbeat")
     sub.add_parser("stream")
     sub.add_parser("blocks")
+    sub.add_parser("archive")
     sub.add_parser("ca").add_argument("pv")
     sub.add_parser("pva").add_argument("pv")
     sub.add_parser("tango").add_argument("device")
@@ -162,6 +176,11 @@ def run_probe(args: argparse.Namespace) -> None:
         asyncio.run(probe_stream(url, prefix, args.timeout))
     elif args.kind == "blocks":
         asyncio.run(probe_blocks(url, prefix, args.timeout))
+    elif args.kind == "archive":
+        dsn = os.environ.get("SYNOPTIC_ARCHIVE_DSN", "")
+        if not dsn:
+            raise RuntimeError("SYNOPTIC_ARCHIVE_DSN is not set")
+        probe_archive(dsn, args.timeout)
     elif args.kind == "ca":
         asyncio.run(probe_ca(args.pv, args.timeout))
     elif args.kind == "pva":

@@ -32,7 +32,9 @@ def compose_commands(composecheck: Path) -> list[tuple[str, list[str]]]:
     assert result.returncode == 0, result.stderr
     services = json.loads(result.stdout)["services"]
     return [
-        (f"compose:{n}", s["command"]) for n, s in services.items() if "command" in s
+        (f"compose:{n}", s["command"])
+        for n, s in services.items()
+        if s.get("command")  # (null for an image's own command)
     ]
 
 

@@ -1,7 +1,8 @@
 """docker-compose.yml: valid against the Compose Specification (compose-go, the
 loader Docker Compose uses, schema + consistency checks) and true to our policy:
-every service health-checked, start order gated on health, images pinned,
-hardened containers, build targets that exist."""
+every service health-checked (a one-shot init step: its exit status), start order
+gated on health, images pinned, hardened containers, build targets that exist,
+one HDB++ archive for the archiver and the gateway."""
 
 from __future__ import annotations
 
@@ -31,13 +32,24 @@ def test_compose_has_the_whole_system(project: dict[str, Any]) -> None:
         "adapter-epics",
         "adapter-pva",
         "adapter-tango",
+        "archive-db",
+        "archive-init",
+        "archiver",
         "gateway",
         "rollup",
     }
 
 
+def one_shot(service: dict[str, Any]) -> bool:
+    """An init step that runs once and exits (its dependents wait for success)."""
+    return service.get("restart") == "no"
+
+
 def test_every_service_is_health_checked(project: dict[str, Any]) -> None:
     for name, service in project["services"].items():
+        if one_shot(service):  # no image healthcheck while it runs
+            assert service["healthcheck"]["disable"] is True, name
+            continue
         check = service.get("healthcheck")
         assert check and check.get("test"), f"{name} has no healthcheck"
         assert check["test"][0] == "CMD", f"{name}: exec-form healthcheck expected"
@@ -48,12 +60,47 @@ def test_start_order_waits_for_health(project: dict[str, Any]) -> None:
     services = project["services"]
     for name, service in services.items():
         for dep, spec in service.get("depends_on", {}).items():
-            assert spec["condition"] == "service_healthy", f"{name} → {dep}"
+            wanted = (
+                "service_completed_successfully"
+                if one_shot(services[dep])
+                else "service_healthy"
+            )
+            assert spec["condition"] == wanted, f"{name} → {dep}"
     assert set(services["adapter-epics"]["depends_on"]) == {"nats", "sim-ioc"}
     assert set(services["adapter-pva"]["depends_on"]) == {"nats", "sim-pva"}
     assert set(services["adapter-tango"]["depends_on"]) == {"nats", "sim-tango"}
+    assert set(services["archive-init"]["depends_on"]) == {"archive-db"}
+    assert set(services["archiver"]["depends_on"]) == {"nats", "archive-init"}
     assert set(services["gateway"]["depends_on"]) == {"nats"}
     assert set(services["rollup"]["depends_on"]) == {"nats"}
+
+
+def test_the_archive_is_official_postgres_with_one_dsn(
+    project: dict[str, Any],
+) -> None:
+    """The official PostgreSQL image, pinned, its volume kept; the archiver, its
+    init step and the gateway share one DSN naming that database and user."""
+    services = project["services"]
+    db = services["archive-db"]
+    repo, _, tag = db["image"].partition(":")
+    assert repo == "postgres"
+    assert tag[:1].isdigit() and tag.count(".") >= 1, f"unpinned tag {tag!r}"
+    assert any(v["target"] == "/var/lib/postgresql/data" for v in db["volumes"])
+    assert db["environment"]["PGDATA"].startswith("/var/lib/postgresql/data/")
+    dsns = {services[n]["environment"]["SYNOPTIC_ARCHIVE_DSN"]
+            for n in ("archive-init", "archiver", "gateway")}  # fmt: skip
+    assert len(dsns) == 1
+    (dsn,) = dsns
+    fields = dict(part.split("=", 1) for part in dsn.split())
+    env = db["environment"]
+    assert fields["host"] == "archive-db"
+    assert fields["dbname"] == env["POSTGRES_DB"]
+    assert fields["user"] == env["POSTGRES_USER"]
+    assert fields["password"] == env["POSTGRES_PASSWORD"]
+    assert services["archiver"]["healthcheck"]["test"][-1] == "archive"
+    assert services["archive-init"]["command"] == [
+        "synoptic", "archiver", "--schema-only",
+    ]  # fmt: skip
 
 
 def test_nats_is_the_official_image_pinned_with_jetstream(
@@ -78,7 +125,9 @@ def test_our_containers_are_hardened(project: dict[str, Any]) -> None:
 
 def test_build_targets_exist_and_run_as_non_root(project: dict[str, Any]) -> None:
     built = {n: s for n, s in project["services"].items() if "build" in s}
-    assert len(built) == 8  # every service but nats (the rollup runs the gateway image)
+    # every service but nats and archive-db (the rollup, the archiver and its
+    # init step run the gateway image)
+    assert len(built) == 10
     for name, service in built.items():
         build = service["build"]
         dockerfile = Path(build["context"]) / build["dockerfile"]

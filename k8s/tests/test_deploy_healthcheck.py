@@ -1,6 +1,7 @@
 """docker/healthcheck.py, the containers' health probes, against real servers:
-an HTTP endpoint that is ready or not, and an adapter heartbeat on a real
-nats-server that is present, absent, or from another adapter."""
+an HTTP endpoint that is ready or not, an adapter heartbeat on a real
+nats-server that is present, absent, or from another adapter, the HDB++ tables on
+a real PostgreSQL."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from deploy_helpers import REPO
 from synoptic_bus.connect import NatsClient
 from synoptic_bus.history import HistoryConfig, ensure_history
 from synoptic_bus.natsserver import NatsServer
+from synoptic_bus.postgres import PostgresServer
 from synoptic_bus.procs import Process, free_port, free_udp_tcp_port
 from synoptic_bus.rollup import start_rollup
 from synoptic_bus.store import StoreConfig, ensure_store
@@ -218,3 +220,26 @@ async def test_tango_probe_pings_the_simulated_device() -> None:
         assert "unhealthy" in err
     finally:
         server.stop()
+
+
+async def test_archive_probe_wants_the_hdbpp_tables(postgres: PostgresServer) -> None:
+    """The archiver's probe, against a real PostgreSQL before and after the init
+    step (``synoptic archiver --schema-only``) made the HDB++ tables."""
+    env = {"SYNOPTIC_ARCHIVE_DSN": postgres.dsn}
+    code, err = await probe("archive", env=env)
+    assert code == 1
+    assert "att_conf" in err
+    synoptic = str(Path(sys.executable).parent / "synoptic")
+    init = await asyncio.create_subprocess_exec(
+        synoptic, "archiver", "--schema-only", env={**os.environ, **env}
+    )
+    assert await asyncio.wait_for(init.wait(), timeout=60) == 0
+    code, err = await probe("archive", env=env)
+    assert code == 0, err
+    gone = f"host=127.0.0.1 port={free_port()} user=postgres dbname=hdb"
+    code, err = await probe("archive", env={"SYNOPTIC_ARCHIVE_DSN": gone})
+    assert code == 1
+    assert "unhealthy" in err
+    code, err = await probe("archive", env={"SYNOPTIC_ARCHIVE_DSN": ""})
+    assert code == 1
+    assert "SYNOPTIC_ARCHIVE_DSN" in err

@@ -260,3 +260,67 @@ def test_production_talks_to_nats_over_tls_only(kustomize: Path) -> None:
     )["data"]
     assert "cert_file" in config["tls.conf"]
     assert "verify: true" in config["cluster-tls.conf"]
+
+
+def test_the_archive_is_reached_by_its_clients_only(
+    objects: list[dict[str, Any]],
+) -> None:
+    """Every pod given the HDB++ DSN (archiver, its init Job, gateways) carries
+    the label the archive database admits, takes the DSN from the Secret
+    `hdbpp`, and gateways may leave for it (their egress is otherwise closed)."""
+    policies = {
+        o["metadata"]["name"]: o for o in objects if o["kind"] == "NetworkPolicy"
+    }
+    (rule,) = policies["archive-db"]["spec"]["ingress"]
+    client_label = rule["from"][0]["podSelector"]["matchLabels"]
+    assert rule["ports"] == [{"port": 5432, "protocol": "TCP"}]
+    clients = set()
+    for name, template in pod_specs(objects):
+        for container in all_containers(template):
+            for var in container.get("env", []):
+                if var["name"] != "SYNOPTIC_ARCHIVE_DSN":
+                    continue
+                assert var["valueFrom"]["secretKeyRef"]["name"] == "hdbpp", name
+                labels = template["metadata"]["labels"]
+                assert client_label.items() <= labels.items(), f"{name} cut off"
+                clients.add(name)
+    assert clients == {
+        "Deployment/archiver", "Job/archive-init", "Deployment/gateway",
+    }  # fmt: skip
+    egress = policies["gateway"]["spec"]["egress"]
+    assert any(
+        to.get("podSelector", {}).get("matchLabels")
+        == {"app.kubernetes.io/name": "archive-db"}
+        and {"port": 5432, "protocol": "TCP"} in e["ports"]
+        for e in egress
+        for to in e["to"]
+    ), "gateways cannot reach the archive"
+
+
+def test_archive_database_init_job_and_one_archiver(
+    objects: list[dict[str, Any]],
+) -> None:
+    db = find(objects, "StatefulSet", "archive-db")
+    assert db["spec"]["replicas"] == 1
+    (container,) = db["spec"]["template"]["spec"]["containers"]
+    assert container["image"].split(":")[0] == "postgres"
+    env = {v["name"]: v for v in container["env"]}
+    assert env["PGDATA"]["value"].startswith(container["volumeMounts"][0]["mountPath"])
+    assert env["POSTGRES_PASSWORD"]["valueFrom"]["secretKeyRef"]["name"] == "hdbpp"
+    (claim,) = db["spec"]["volumeClaimTemplates"]
+    assert claim["metadata"]["name"] == container["volumeMounts"][0]["name"]
+    service = find(objects, "Service", "archive-db")
+    assert service["spec"]["ports"][0]["port"] == 5432
+    job = find(objects, "Job", "archive-init")
+    command = job["spec"]["template"]["spec"]["containers"][0]["command"]
+    assert command == ["synoptic", "archiver", "--schema-only"]
+    archiver = find(objects, "Deployment", "archiver")
+    assert archiver["spec"]["replicas"] == 1
+    assert archiver["spec"]["strategy"]["type"] == "Recreate"
+    pod = archiver["spec"]["template"]["spec"]
+    (wait,) = pod["initContainers"]
+    assert wait["command"][-1] == "archive"
+    (main,) = pod["containers"]
+    assert main["command"] == ["synoptic", "archiver"]
+    url = next(v["value"] for v in main["env"] if v["name"] == "SYNOPTIC_NATS_URL")
+    assert "//reader:" in url, "the archiver reads the bus as the read-only user"

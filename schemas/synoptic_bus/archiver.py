@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import os
 import sys
 import time
 from collections import deque
@@ -36,10 +37,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("archiver", help="write bus values into HDB++ tables")
     p.add_argument("--nats", help="NATS URL (default $SYNOPTIC_NATS_URL)")
     p.add_argument("--prefix", default="cs")
-    p.add_argument("--dsn", required=True, help="PostgreSQL connection string")
+    p.add_argument("--dsn", default=os.environ.get("SYNOPTIC_ARCHIVE_DSN"),
+                   help="PostgreSQL connection string (default $SYNOPTIC_ARCHIVE_DSN)")  # fmt: skip
     p.add_argument("--subject", action="append", default=[],
                    help="value subjects to archive (repeat; default PREFIX.val.tango.>)")  # fmt: skip
     p.add_argument("--flush", type=float, default=1.0, help="seconds between writes")
+    p.add_argument("--schema-only", action="store_true",
+                   help="create the HDB++ tables (idempotent) and exit")  # fmt: skip
     p.set_defaults(func=run)
 
 
@@ -171,8 +175,15 @@ async def ensure_schema(conn: psycopg.AsyncConnection[Any]) -> None:
 
 
 async def run(args: argparse.Namespace) -> int:
+    if not args.dsn:
+        print("synoptic archiver: give --dsn or $SYNOPTIC_ARCHIVE_DSN", file=sys.stderr)
+        return 2
     conn = await psycopg.AsyncConnection.connect(args.dsn, autocommit=True)
     await ensure_schema(conn)
+    if args.schema_only:
+        await conn.close()
+        print("HDB++ tables ready", flush=True)
+        return 0
     archiver = Archiver(conn, args.prefix)
     nc = await connect(args.nats, name="synoptic-archiver")
 

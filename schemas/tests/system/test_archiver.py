@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
 import sys
 import time
 
@@ -92,3 +94,39 @@ async def test_archiver_writes_hdbpp_rows(
         raise
     finally:
         archiver.stop()
+
+
+def test_schema_only_creates_the_tables_once_from_the_environment_dsn(
+    postgres: PostgresServer,
+) -> None:
+    """What a deployment's init step runs before the archiver and the gateways:
+    ``synoptic archiver --schema-only`` with the DSN in ``$SYNOPTIC_ARCHIVE_DSN``
+    (a Secret), no NATS needed; again on every apply, changing nothing."""
+    admin = f"host=127.0.0.1 port={postgres.port} user=postgres dbname=postgres"
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute("CREATE DATABASE hdb_init")
+    dsn = f"host=127.0.0.1 port={postgres.port} user=postgres dbname=hdb_init"
+    argv = [sys.executable, "-m", "synoptic_bus.cli", "archiver", "--schema-only"]
+    env = {k: v for k, v in os.environ.items() if k != "SYNOPTIC_ARCHIVE_DSN"}
+
+    def tables() -> set[str]:
+        with psycopg.connect(dsn) as conn:
+            found = conn.execute(
+                "SELECT table_name FROM information_schema.tables "
+                "WHERE table_schema = 'public'"
+            ).fetchall()
+        return {name for (name,) in found}
+
+    for _ in range(2):
+        done = subprocess.run(
+            argv, env={**env, "SYNOPTIC_ARCHIVE_DSN": dsn},
+            capture_output=True, text=True, timeout=60, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        assert "HDB++ tables ready" in done.stdout
+        assert {"att_conf", "att_error_desc", "att_scalar_devdouble"} <= tables()
+    missing = subprocess.run(
+        argv, env=env, capture_output=True, text=True, timeout=60, check=False
+    )
+    assert missing.returncode == 2
+    assert "SYNOPTIC_ARCHIVE_DSN" in missing.stderr
