@@ -113,6 +113,10 @@ MAPPED: dict[str, frozenset[str]] = {
         ]
     ),
 }
+#: The browser's formula engine: its functions are read from its source.
+FORMULA_TS = CORPUS.parents[3] / "ui/src/lib/transport/local/formula.ts"
+_FUNCTION = re.compile(r"([A-Za-z_]\w*)\s*\(")
+_STRINGS = re.compile(r"`[^`]*`|'[^']*'|\"[^\"]*\"")
 _MACRO = re.compile(r"\$\(([^()$=]*)(=[^()$]*)?\)|\$\{([^{}$=]*)(=[^{}$]*)?\}")
 _QUOTED = re.compile(r"`([^`]*)`|'([^']*)'")
 
@@ -122,13 +126,31 @@ def _opened(text: str) -> str:
     return _MACRO.sub(lambda m: f"{m.group(1) or m.group(3) or 'M'}1", text)
 
 
+def formula_functions(source: Path = FORMULA_TS) -> frozenset[str] | None:
+    """The function names the browser's formulas know (None: no UI source here)."""
+    try:
+        text = source.read_text()
+    except OSError:
+        return None
+    body = text[
+        text.index("const FUNCTIONS") : text.index("};", text.index("const FUNCTIONS"))
+    ]
+    return frozenset(re.findall(r"(\w+):\s*(?:math1|\()", body))
+
+
+_FUNCTIONS = formula_functions()
+
+
 def channel_resolves(uri: str) -> bool:
     """Whether a channel is live once its macros have values: a URI the
     gateway accepts, or a browser-side one (local, simulated function, formula
-    whose channels resolve)."""
+    whose channels resolve and whose functions the browser knows)."""
     uri = _opened(uri)
     if uri.startswith(("=", "eq://")):
         names = [a or b for a, b in _QUOTED.findall(uri)]
+        calls = set(_FUNCTION.findall(_STRINGS.sub("", uri)))
+        if _FUNCTIONS is not None and not calls <= _FUNCTIONS:
+            return False  # a function the browser's formulas do not know
         return all(channel_resolves(n if "://" in n else f"ca://{n}") for n in names)
     if uri.startswith("loc://") or (uri.startswith("sim://") and "(" in uri):
         return True

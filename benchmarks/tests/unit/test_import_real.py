@@ -62,6 +62,8 @@ def test_every_source_widget_becomes_a_widget_or_a_placeholder(path: Path) -> No
         ("=round(rnd(100)) + 'sim://flipflop'", True),
         ("=`ca://A` > 1 && `tango://h:1/a/b/c/d`", True),
         ("=`tango://nohost` > 1", False),
+        ("=noSuchFunction(`ca://A`)", False),  # the browser's formulas would fail
+        ("=indexOf(highestSeverity('sim://ramp'))", True),
         ("tango://h:1/too/short", False),
     ],
 )

@@ -4,7 +4,7 @@
  * backquotes (`` `sim://sine` ``; single quotes as in older formulas). Operators:
  * `+ - * / % ^ **`, comparisons, `&& || !` (`and or not`), `? :`. Functions: the
  * Java Math ones (abs, sqrt, sin, atan2, pow, min, max, …), `round`, `rnd(x)`
- * (random in [0, x)), `if(c, a, b)`, `highestSeverity(…)` (the highest alarm
+ * (random in [0, x)), `if(c, a, b)`, `indexOf(e)` (an enum's index), `highestSeverity(…)` (the highest alarm
  * severity of its arguments, 0-3) and `majorAlarm(c, v)` / `minorAlarm(c, v)`
  * (`v` with a MAJOR / MINOR alarm while `c` is true). A result carries the highest
  * severity of the values it was computed from.
@@ -223,6 +223,7 @@ const FUNCTIONS: Record<string, Fn> = {
   rnd: (a) => Math.random() * num(a[0] ?? { v: 1, sev: 0 }),
   if: (a) => (num(a[0]) ? a[1] : a[2]) ?? NaN,
   highestSeverity: (a) => ({ v: sevOf(a), sev: sevOf(a) }),
+  indexOf: (a) => ({ v: num(a[0]), sev: a[0]?.sev ?? 0 }), // an enum's index: our enums are their index
   majorAlarm: (a) => ({ v: a[1]?.v ?? num(a[0]), sev: num(a[0]) ? 2 : 0 }),
   minorAlarm: (a) => ({ v: a[1]?.v ?? num(a[0]), sev: num(a[0]) ? 1 : 0 }),
 };

@@ -33,6 +33,7 @@ describe('formulas', () => {
     const vals = { 'ca://A': { v: 1, sev: 1 }, 'loc://b': { v: 2, sev: 2 } };
     expect(calc('highestSeverity(`ca://A`, `loc://b`)', vals)).toEqual({ v: 2, sev: 2 });
     expect(calc('majorAlarm(`ca://A` > 0, 42)', vals)).toEqual({ v: 42, sev: 2 });
+    expect(calc('indexOf(highestSeverity(`ca://A`, `loc://b`))', vals)).toEqual({ v: 2, sev: 2 }); // Phoebus's enum index
     expect(calc('minorAlarm(0, 42)', vals)).toEqual({ v: 42, sev: 0 });
     expect(calc('if(`ca://A`, 5, 6)', vals)!.v).toBe(5);
   });
