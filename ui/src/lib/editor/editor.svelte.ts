@@ -27,6 +27,8 @@ export interface EditorOptions {
   size: (type: string) => [number, number];
   /** how long after the last change the draft is written (ms) */
   draftDelayMs?: number;
+  /** how long a read of the store may hold the queue of store calls (ms; default 20 s) */
+  loadTimeoutMs?: number;
 }
 
 export class ScreenEditor {
@@ -188,7 +190,7 @@ export class ScreenEditor {
   async #ownWrite(name: string, screen: Screen, conflict: WriteResult & { error: 'conflict' }): Promise<WriteResult> {
     let stored: Awaited<ReturnType<Store['load']>>;
     try {
-      stored = await this.#opts.store.load(name);
+      stored = await this.#load(name);
     } catch {
       return conflict;
     }
@@ -208,7 +210,7 @@ export class ScreenEditor {
   }
 
   async #reload(): Promise<boolean> {
-    const loaded = await this.#opts.store.load(this.name);
+    const loaded = await this.#load(this.name);
     if (!loaded) return false;
     clearDraft(this.#opts.storage, this.name);
     this.open(this.name, loaded.screen, loaded.revision);
@@ -233,7 +235,7 @@ export class ScreenEditor {
       const before = this.history;
       let loaded: Awaited<ReturnType<Store['load']>>;
       try {
-        loaded = await this.#opts.store.load(this.name);
+        loaded = await this.#load(this.name);
       } catch {
         return 'announce';
       }
@@ -262,6 +264,16 @@ export class ScreenEditor {
       } else this.status = statusOf(result);
       return result;
     });
+  }
+
+  /** A read of the store, bounded: a read that never answers must not hold the saves queued behind it. */
+  #load(name: string): ReturnType<Store['load']> {
+    const ms = this.#opts.loadTimeoutMs ?? 20_000;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`the screen store did not answer within ${ms / 1000} s`)), ms);
+    });
+    return Promise.race([this.#opts.store.load(name), late]).finally(() => clearTimeout(timer));
   }
 
   /** Run `op` after every store operation called before it. */

@@ -391,3 +391,18 @@ describe('a draft names its changes', () => {
     expect(again.changeSummary()).toBe('new screen of 2 widgets');
   });
 });
+
+describe('a store read that never answers', () => {
+  it('does not hold the saves queued behind it', async () => {
+    const { store, storage } = setup();
+    const ed = new ScreenEditor({ store, storage, size, draftDelayMs: 0, loadTimeoutMs: 30 });
+    ed.open('s', structuredClone(store.revisions[0].screen), 1);
+    store.put({ title: 'theirs', widgets: [] }, 'bob');
+    store.loadGate = new Promise(() => {}); // hangs
+    const seen = ed.external(2);
+    const saving = ed.save('mine');
+    expect(await seen).toBe('announce');
+    expect(await saving).toMatchObject({ ok: false, error: 'conflict', revision: 2 });
+    await expect(ed.reload()).rejects.toThrow('did not answer within 0.03 s');
+  });
+});
