@@ -132,6 +132,7 @@ class LocalCluster:
         self.nginx: Process | None = None
         self.sims: dict[str, Process] = {}
         self.adapters: dict[str, Process] = {}
+        self.rollup: Process | None = None
         self._router: threading.Thread | None = None
         self._stopping = threading.Event()
         self._routing = threading.Event()  # cleared: the router leaves nginx be
@@ -187,10 +188,15 @@ class LocalCluster:
                 self.start_adapter(proto, wait=False)
             for gateway in self.gateways:
                 self.start_gateway(gateway, wait=False)
+            self.rollup = Process(  # history blocks (decision 0027), its own user
+                "rollup", [*self.synoptic, "rollup"],
+                env={"SYNOPTIC_NATS_URL": self.nats_url("rollup")},
+            )  # fmt: skip
             for proto in self.protocols:
                 self.start_adapter(proto, wait=True)
             for gateway in self.gateways:
                 self.start_gateway(gateway, wait=True)
+            self.rollup.wait_for(r"rollup ready", 60)
             wait_port(self.plan.http_port)
             self._router = threading.Thread(
                 target=self._route, daemon=True, name="health-router"
@@ -209,6 +215,8 @@ class LocalCluster:
         for gateway in self.gateways:
             if gateway.process:
                 gateway.process.stop()
+        if self.rollup:
+            self.rollup.stop()
         for process in [*self.adapters.values(), *self.sims.values()]:
             process.stop()
         if self.nginx:

@@ -47,7 +47,6 @@ log = logging.getLogger(__name__)
 MAX_SPAN_S = 60.0
 DEFAULT_SPAN_S = 60.0
 DEFAULT_MAX_VALUES = 4096
-DEFAULT_MAX_BYTES = 256 << 20
 #: Values waiting for the next tick at most, and their bytes (arrays and images
 #: are kept as NaN points: a trend draws numbers only).
 MAX_PENDING = 500_000
@@ -62,15 +61,17 @@ def rollup_stream_name(prefix: str) -> str:
 
 
 def rollup_stream_config(
-    history: HistoryConfig, max_bytes: int = DEFAULT_MAX_BYTES
+    history: HistoryConfig, max_bytes: int | None = None
 ) -> StreamConfig:
-    """The block stream beside ``history``'s: its window, storage and replicas."""
+    """The block stream beside ``history``'s: its window, storage and replicas,
+    and by default a quarter of its bytes (a block costs ~17 bytes a value, a
+    raw history message ~250: four times the values ``history`` holds)."""
     config = history.stream_config()
     config.name = rollup_stream_name(history.prefix)
     config.description = "Synoptic history blocks: many values of a channel a message"
     config.subjects = [f"{history.prefix}.roll.>"]
     config.max_msgs_per_subject = -1
-    config.max_bytes = max_bytes
+    config.max_bytes = history.max_bytes // 4 if max_bytes is None else max_bytes
     config.allow_rollup_hdrs = True
     return config
 
@@ -78,7 +79,7 @@ def rollup_stream_config(
 async def ensure_rollup(
     nc: NatsClient,
     history: HistoryConfig,
-    max_bytes: int = DEFAULT_MAX_BYTES,
+    max_bytes: int | None = None,
     *,
     update: bool = True,
 ) -> None:
