@@ -26,7 +26,6 @@ from nats.js.api import KeyValueConfig, StorageType
 from nats.js.errors import (
     APIError,
     BucketNotFoundError,
-    NoKeysError,
     NoStreamResponseError,
     NotFoundError,
 )
@@ -56,6 +55,8 @@ EXPECTED_LAST = "Nats-Expected-Last-Subject-Sequence"
 WRONG_LAST = (10071, 10164)
 #: Room left in a message for headers under the server's max_payload
 HEADROOM = 1024
+#: The most revisions one history read returns (a bucket keeps ``history`` of them)
+MAX_HISTORY_READ = 1000
 
 
 class StoreUnavailableError(RuntimeError):
@@ -238,20 +239,28 @@ class ScreenBucket:
         return entry_from(name, revision, msg.data or b"", _is_delete(msg.headers))
 
     async def history(self, name: str) -> list[Entry]:
-        """Every kept revision of ``name``, newest first (empty: none)."""
-        check_name(name)
-        try:
-            entries = await self.kv.history(name)
-        except NoKeysError:
-            return []
-        except (NoRespondersError, NatsTimeoutError, ConnectionClosedError) as exc:
-            raise StoreUnavailableError(f"history of {name!r}: {exc}") from None
-        out = [
-            entry_from(
-                name, e.revision or 0, e.value or b"", e.operation in ("DEL", "PURGE")
+        """Every kept revision of ``name``, newest first (empty: none).
+
+        Read message by message (Direct Get, next by subject) rather than with
+        nats-py's ``KeyValue.history``: its watcher can report "no keys" when the
+        consumer has delivered everything before its first message is handled."""
+        subject = self._subject(name)
+        out: list[Entry] = []
+        seq = 1
+        while len(out) < MAX_HISTORY_READ:
+            try:
+                msg = await self._js.get_msg(
+                    self.config.stream, seq=seq, subject=subject, next=True
+                )
+            except NotFoundError:
+                break
+            except (NoRespondersError, NatsTimeoutError, ConnectionClosedError) as exc:
+                raise StoreUnavailableError(f"history of {name!r}: {exc}") from None
+            revision = msg.seq or 0
+            out.append(
+                entry_from(name, revision, msg.data or b"", _is_delete(msg.headers))
             )
-            for e in entries
-        ]
+            seq = revision + 1
         return sorted(out, key=lambda e: e.revision, reverse=True)
 
     async def entries(self, timeout: float = 10.0) -> list[Entry]:

@@ -3,6 +3,7 @@ delete markers, seeding, and bad input."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import secrets
 from pathlib import Path
@@ -152,3 +153,22 @@ async def test_a_bucket_removed_under_an_open_handle_refuses_writes_clearly(
     await nc.jetstream().delete_key_value(name)
     with pytest.raises(StoreUnavailableError, match="no stream answers"):
         await bucket.put("x", SCREEN, 0, "alice")
+
+
+async def test_history_is_whole_on_every_read_and_keeps_only_the_kept(
+    nc: NatsClient,
+) -> None:
+    """Many reads at once each see every kept revision (never an empty answer
+    while revisions exist), and a bucket keeping 3 revisions returns 3."""
+    bucket = await ScreenBucket.ensure(
+        nc, ScreensConfig(f"hist{secrets.token_hex(3)}", history=3)
+    )
+    revision = 0
+    for n in range(5):
+        revision = (await bucket.put("h", {**SCREEN, "title": f"t{n}"}, revision,
+                                     "x")).revision  # fmt: skip
+    reads = await asyncio.gather(*(bucket.history("h") for _ in range(50)))
+    for history in reads:
+        assert [e.rev.by for e in history] == ["x"] * 3
+        assert history[0].revision == revision
+        assert [e.screen["title"] for e in history if e.screen] == ["t4", "t3", "t2"]
