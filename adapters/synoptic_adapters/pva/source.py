@@ -350,7 +350,9 @@ class PvaSource:
         try:
             result = await asyncio.wait_for(done, timeout)
         except TimeoutError:
-            if reached.is_set():
+            monitor = self.monitors.get(channel)
+            if reached.is_set() or (monitor is not None and monitor.layout is not None):
+                # the server answered the get, or is connected and answers nothing
                 return _reply(
                     False, PutError.TIMEOUT,
                     f"{channel.name}: no completion within {timeout:g} s",

@@ -31,7 +31,8 @@ def pva_extra_names(prefix: str) -> list[str]:
         f"{prefix}{name}"
         for name in (
             "SINE", "NOISE", "WALK", "WF1K", "WF100K", "STATE", "MODE", "MSG",
-            "MSG:SP", "SP", "SP:RO", "TABLE", "IMAGE", "MOTOR", "SWAP", "SWAP:CTL",
+            "MSG:SP", "SP", "SP:RO", "TABLE", "IMAGE", "MOTOR", "HISTOGRAM", "SWAP",
+            "SWAP:CTL",
             *(f"IMAGE:{codec.upper()}" for codec in CODEC_IMAGES),
         )
     ]  # fmt: skip

@@ -12,10 +12,11 @@ It serves the simulated IOC's channels as normative types, under a prefix ``P``:
 - PV Access only: ``TABLE`` (NTTable of four columns, one row per counter up to
   8, changing every second), ``IMAGE`` (NTNDArray, 1024×1024 unsigned 16-bit,
   a moving pattern at the image rate), ``MOTOR`` (a structure of an unknown
-  normative type, ``synoptic:sim/Motor:1.0``) and ``SWAP``, a double that
-  becomes a string (and back) whenever ``SWAP:CTL`` is written: the server
-  closes it and opens it with the other type, as an IOC restarted with a changed
-  database would;
+  normative type, ``synoptic:sim/Motor:1.0``), ``HISTOGRAM`` (an NTHistogram,
+  a normative type the adapter does not map, in MINOR alarm) and ``SWAP``, whose
+  type is the one ``SWAP:CTL`` names (0 double, 1 string, 2 array of doubles,
+  3 NTTable): writing ``SWAP:CTL`` closes it and opens it with that type, as an
+  IOC restarted with a changed database would;
 - ``IMAGE:LZ4``, ``IMAGE:BSLZ4``, ``IMAGE:BLOSC`` (96×128 unsigned 16-bit) and
   ``IMAGE:JPEG`` (96×128 RGB, 8-bit) compressed as areaDetector's codec plugin
   sends them, and ``IMAGE:ZFP``, compressed with a codec the adapter does not
@@ -40,6 +41,7 @@ from typing import Any
 import numpy as np
 from p4p import Type, Value
 from p4p.nt import NTEnum, NTNDArray, NTScalar, NTTable
+from p4p.nt import common as nt_common
 from p4p.nt.common import alarm as alarm_t
 from p4p.server import Server
 from p4p.server.thread import SharedPV
@@ -53,6 +55,14 @@ READY = "sim pva ready"
 IMAGE_SIZE = 1024
 TABLE_ROWS = 8
 MOTOR_ID = "synoptic:sim/Motor:1.0"
+HISTOGRAM_ID = "epics:nt/NTHistogram:1.0"
+#: ``SWAP``'s types, by the value written to ``SWAP:CTL``: (normative type, value).
+SWAP_TYPES: tuple[tuple[Any, Any], ...] = (
+    (NTScalar("d"), 0.0),
+    (NTScalar("s"), "text"),
+    (NTScalar("ad"), np.array([1.0, 2.0, 3.0])),
+    (NTTable([("name", "s"), ("x", "d")]), [{"name": "a", "x": 1.0}]),
+)
 CODEC_IMAGE_SHAPE = (96, 128)
 
 
@@ -182,13 +192,12 @@ class SimServer:
         self.image_base = _image_base(IMAGE_SIZE)
         self.image = self._add(f"{p}IMAGE", self.image_nt, self._image(0))
         self._add(f"{p}MOTOR", None, _motor(0))
+        self._add(f"{p}HISTOGRAM", None, _histogram())
         self.codec_images = {
             codec: self._add(f"{p}IMAGE:{codec.upper()}", None, compressed(codec, 0))
             for codec in CODEC_IMAGES
         }
-        self.swap_name = f"{p}SWAP"
-        self.swap_is_text = False
-        self.swap = self._add(self.swap_name, NTScalar("d"), 0.0)
+        self.swap = self._add(f"{p}SWAP", *SWAP_TYPES[0])
         self._add(f"{p}SWAP:CTL", NTScalar("i"), 0, handler=_Put(self._swap))
 
     def _add(self, name: str, nt: Any, initial: Any, handler: Any = None) -> SharedPV:
@@ -201,15 +210,16 @@ class SimServer:
         return pv
 
     def _swap(self, _pv: SharedPV, value: Any) -> Any:
-        """Reopen ``SWAP`` with the other type: its clients are disconnected and
-        find a different structure when they reconnect."""
-        self.swap_is_text = not self.swap_is_text
+        """Reopen ``SWAP`` with the type :data:`SWAP_TYPES` holds at the value
+        written: its clients are disconnected and find that structure when they
+        reconnect."""
+        index = int(value["value"])
+        if not 0 <= index < len(SWAP_TYPES):
+            raise ValueError(f"SWAP:CTL is 0..{len(SWAP_TYPES) - 1}, not {index}")
+        nt, initial = SWAP_TYPES[index]
         self.swap.close(destroy=True, sync=True, timeout=5.0)
-        if self.swap_is_text:
-            self.swap.open("text", nt=NTScalar("s"))
-        else:
-            self.swap.open(0.0, nt=NTScalar("d"))
-        return value["value"]
+        self.swap.open(initial, nt=nt)
+        return index
 
     # -- moving values ----------------------------------------------------------------
 
@@ -348,6 +358,25 @@ def _motor(tick: int) -> Value:
         motor_type,
         {"position": 1.5 + tick, "moving": False, "name": "sim motor",
          "limits": {"low": -10.0, "high": 10.0}},
+    )  # fmt: skip
+
+
+def _histogram() -> Value:
+    """An NTHistogram: a normative type with no mapping of its own in the adapter."""
+    histogram_type = Type(
+        [
+            ("ranges", "ad"), ("value", "ai"), ("descriptor", "s"),
+            ("alarm", alarm_t), ("timeStamp", nt_common.timeStamp),
+        ],
+        id=HISTOGRAM_ID,
+    )  # fmt: skip
+    return Value(
+        histogram_type,
+        {"ranges": np.array([0.0, 1.0, 2.0, 4.0]),
+         "value": np.array([5, 12, 3], dtype=np.int32),
+         "descriptor": "beam loss per bin",
+         "alarm": {"severity": 1, "status": 0, "message": "few counts"},
+         "timeStamp": {"secondsPastEpoch": int(time.time())}},
     )  # fmt: skip
 
 

@@ -38,7 +38,7 @@ pytestmark = pytest.mark.system
 SUBJECTS = Subjects()
 EXTRAS = [
     "SINE", "WF1K", "WF100K", "STATE", "MODE", "MSG", "MSG:SP", "SP", "SP:RO",
-    "TABLE", "IMAGE", "MOTOR", "SWAP",
+    "TABLE", "IMAGE", "MOTOR", "HISTOGRAM", "SWAP",
     *(f"IMAGE:{codec.upper()}" for codec in CODEC_IMAGES),
 ]  # fmt: skip
 
@@ -155,6 +155,24 @@ async def test_enum_table_image_and_unknown_structure(
     assert values["WF100K"]["v"].shape == (100_000,)
 
 
+async def test_an_unknown_normative_type_is_a_generic_structure_with_its_alarm(
+    nc: NatsClient, adapter: EpicsAdapter, sim: SimPva
+) -> None:
+    """NTHistogram has no mapping of its own: a map of its fields (typed arrays
+    kept), its id as ``native``, alarm and timeStamp read as for any value."""
+    value = (await _values(nc, sim, ["HISTOGRAM"]))["HISTOGRAM"]
+    meta = (await _meta(nc, sim, ["HISTOGRAM"]))["HISTOGRAM"]
+    v = value["v"]
+    assert sorted(v) == ["descriptor", "ranges", "value"]  # alarm, timeStamp apart
+    np.testing.assert_array_equal(v["ranges"], [0.0, 1.0, 2.0, 4.0])
+    assert v["value"].dtype == np.int32 and list(v["value"]) == [5, 12, 3]
+    assert v["descriptor"] == "beam loss per bin"
+    assert (value["sev"], value["st"], value["c"]) == (1, "few counts", True)
+    assert abs(time.time_ns() - value["t"]) < 3600e9  # the server's stamp
+    assert (meta["dt"], meta["native"]) == ("struct", "epics:nt/NTHistogram:1.0")
+    assert adapter.process is not None and adapter.process.alive()
+
+
 async def test_compressed_images_are_published_decompressed(
     nc: NatsClient, adapter: EpicsAdapter, sim: SimPva
 ) -> None:
@@ -222,27 +240,45 @@ async def test_an_unknown_pv_is_reported_never_connected(
 async def test_a_structure_that_changes_type_across_a_reconnect(
     nc: NatsClient, adapter: EpicsAdapter, sim: SimPva
 ) -> None:
+    """SWAP is reopened as a string, an array, a table and a double again: each
+    new structure is published with its own type and metadata, never decoded
+    with the old one; the other channels do not notice."""
     tap = await Tap().start(nc, "cs.val.pva.>")
     swap = sim.uri("SWAP")
     meta_sub = await nc.subscribe(SUBJECTS.meta(parse_channel(swap)))
-    assert (await bus_put(nc, sim.uri("SWAP:CTL"), 1))["ok"]  # now a string
-    text = await eventually(
-        lambda: next((v for v in tap.values[swap] if v["v"] == "text"), None)
-    )
-    assert (text["c"], text["sev"]) == (True, 0)
-    assert any(not v["c"] for v in tap.values[swap])  # the reconnect was seen
-    async with asyncio.timeout(10):
-        while (meta := decode_meta((await meta_sub.next_msg(10)).data))["dt"] != "str":
-            pass
+
+    async def reopened_as(kind: int, dt: str) -> tuple[dict, dict]:
+        count = len(tap.values[swap])
+        assert (await bus_put(nc, sim.uri("SWAP:CTL"), kind))["ok"]
+        async with asyncio.timeout(20):
+            while (meta := decode_meta((await meta_sub.next_msg(20)).data))["dt"] != dt:
+                pass
+        value = await eventually(
+            lambda: next((v for v in tap.values[swap][count:] if v["c"]
+                          and v["v"] is not None), None), timeout=20,
+        )  # fmt: skip
+        assert any(not v["c"] for v in tap.values[swap][count:])  # the reconnect
+        return value, meta
+
+    text, meta = await reopened_as(1, "str")
+    assert (text["v"], text["sev"]) == ("text", 0)
     assert meta["native"] == "epics:nt/NTScalar:1.0"
-    assert (await bus_put(nc, sim.uri("SWAP:CTL"), 0))["ok"]  # a double again
-    back = await eventually(lambda: tap.latest(swap) if tap.latest(swap)["v"] == 0.0
-                            and not isinstance(tap.latest(swap)["v"], str) else None)  # fmt: skip
-    assert back["c"]
+    array, meta = await reopened_as(2, "f8")
+    assert list(array["v"]) == [1.0, 2.0, 3.0] and meta["shape"] == [3]
+    assert meta["native"] == "epics:nt/NTScalarArray:1.0"
+    table, meta = await reopened_as(3, "table")
+    assert table["v"]["name"] == ["a"] and list(table["v"]["x"]) == [1.0]
+    assert [c["name"] for c in meta["cols"]] == ["name", "x"]
+    double, meta = await reopened_as(0, "f8")
+    assert double["v"] == 0.0 and meta["shape"] == []
     await meta_sub.unsubscribe()
-    # the counters did not notice
+    reply = await bus_put(nc, sim.uri("SWAP:CTL"), 9)  # no such type: refused
+    assert (reply["ok"], reply["err"]) == (False, "failed")
+    # the counters did not notice, and nothing was published that failed
     counter = tap.values[sim.uri("CNT:00000")]
     assert all(v["c"] for v in counter)
+    assert not [v for v in tap.values[swap] if v["c"] and v["sev"] == 3]
+    assert adapter.process is not None and adapter.process.alive()
 
 
 async def test_heartbeat_and_demand(
@@ -255,19 +291,28 @@ async def test_heartbeat_and_demand(
     assert beat["conn"] >= 2 + len(EXTRAS) - 1
     tap = await Tap().start(nc, "cs.val.pva.>")
     uri = sim.uri("CNT:00002")  # not configured
-    want = {"ver": SCHEMA_VERSION, "ch": [uri], "lease": 1.0, "by": "test-gateway"}
+    want = {"ver": SCHEMA_VERSION, "ch": [uri], "lease": 1.5, "by": "test-gateway"}
     await nc.publish(SUBJECTS.want("pva"), encode(want))
     await eventually(lambda: len(tap.values[uri]) >= 3)
+    for _ in range(3):  # renewals keep it monitored past the first lease
+        await asyncio.sleep(0.7)
+        await nc.publish(SUBJECTS.want("pva"), encode(want))
+    assert tap.latest(uri)["c"] and time.time_ns() - tap.latest(uri)["t"] < 1e9
     released = await eventually(
         lambda: tap.latest(uri) if not tap.latest(uri)["c"] else None, timeout=10
     )
-    assert released["st"] == "released: no demand"
+    assert released["st"] == "released: no demand" and released["sev"] == 3
+    count = len(tap.values[uri])
+    await asyncio.sleep(1.0)
+    assert len(tap.values[uri]) == count  # no updates after the release
+    # configured channels are never released
+    assert tap.latest(sim.uri("CNT:00000"))["c"]
 
 
 async def test_arrays_over_the_limit_get_a_status_and_nothing_half(
     nats_server: NatsServer, nc: NatsClient, sim: SimPva
 ) -> None:
-    names = ["WF1K", "IMAGE", "TABLE", "CNT:00000"]
+    names = ["WF1K", "IMAGE", "IMAGE:LZ4", "TABLE", "CNT:00000"]
     limited = EpicsAdapter(
         nats_server.url, sim, [sim.uri(n) for n in names], protocol="pva",
         extra={"pva": {"connect_timeout": 2.0, "max_array_bytes": 4096},
@@ -277,10 +322,15 @@ async def test_arrays_over_the_limit_get_a_status_and_nothing_half(
         limited.start()
         subjects = [Subjects("lim").val(parse_channel(sim.uri(n))) for n in names]
         got = await fetch_all(nc, subjects, timeout=20, prefix="lim")
-        wf1k, image, table, counter = (decode_value(got[s]) for s in subjects)
+        wf1k, image, lz4, table, counter = (decode_value(got[s]) for s in subjects)
         assert (wf1k["v"], wf1k["sev"], wf1k["c"]) == (None, 3, True)
         assert wf1k["st"] == "array of 8000 bytes exceeds the limit of 4096 bytes"
         assert image["v"] is None and "exceeds the limit of 4096" in image["st"]
+        # a compressed image is measured uncompressed, before it is decompressed
+        assert (lz4["v"], lz4["sev"]) == (None, 3)
+        assert lz4["st"] == (
+            "image of 24576 bytes (uncompressed) exceeds the limit of 4096 bytes"
+        )
         assert list(table["v"]) == ["name", "position", "current", "ok"]
         assert counter["c"] and counter["sev"] == 0
     finally:

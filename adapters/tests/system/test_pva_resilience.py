@@ -1,8 +1,11 @@
-"""The PV Access adapter when its server disappears mid-stream and comes back, and
-split over two shards."""
+"""The PV Access adapter when its server disappears mid-stream and comes back, when
+one of two servers goes, when a server stops answering a put, and split over two
+shards."""
 
 from __future__ import annotations
 
+import signal
+import time
 from typing import Any
 
 import pytest
@@ -52,6 +55,74 @@ async def test_a_server_gone_mid_stream_is_published_and_followed_back(
         assert adapter.process is not None and adapter.process.alive()
     finally:
         adapter.close()
+        sim.stop()
+
+
+async def test_one_of_two_servers_gone_leaves_the_others_channels_alone(
+    nats_server: NatsServer, nc: NatsClient
+) -> None:
+    """Two servers behind one adapter: the killed one's channels are published
+    disconnected, the other's keep counting without a gap, and they come back."""
+    first = SimPva(records=1, image_rate=0, extras=False).start()
+    second = SimPva(records=1, image_rate=0, extras=False).start()
+    gone, kept = first.uri("CNT:00000"), second.uri("CNT:00000")
+    addresses = f"127.0.0.1:{first.port} 127.0.0.1:{second.port}"
+    adapter = EpicsAdapter(
+        nats_server.url, first, [gone, kept], protocol="pva",
+        extra={"pva": {"connect_timeout": 2.0, "addr_list": addresses}},
+    )  # fmt: skip
+    try:
+        adapter.start()
+        tap = await Tap().start(nc, "cs.val.pva.>")
+        await eventually(lambda: len(tap.values[gone]) >= 3, timeout=30)
+        await eventually(lambda: len(tap.values[kept]) >= 3, timeout=30)
+        first.kill()
+        down = await eventually(
+            lambda: tap.latest(gone) if not tap.latest(gone)["c"] else None, 60
+        )
+        assert (down["sev"], down["st"]) == (3, "disconnected")
+        count = len(tap.values[kept])
+        await eventually(lambda: len(tap.values[kept]) >= count + 10, timeout=30)
+        seqs = [v["seq"] for v in tap.values[kept]]
+        assert seqs == list(range(seqs[0], seqs[0] + len(seqs)))  # never a gap
+        assert all(v["c"] and v["sev"] == 0 for v in tap.values[kept])
+        first.start()
+        await eventually(lambda: tap.latest(gone)["c"], timeout=60)
+        assert adapter.process is not None and adapter.process.alive()
+    finally:
+        adapter.close()
+        first.stop()
+        second.stop()
+
+
+async def test_a_put_the_server_never_answers_times_out(
+    nats_server: NatsServer, nc: NatsClient
+) -> None:
+    """A server stopped (SIGSTOP) while connected: the put is answered ``timeout``
+    within its own timeout, and the adapter stays responsive."""
+    sim = SimPva(records=1, image_rate=0).start()
+    adapter = EpicsAdapter(
+        nats_server.url, sim, [sim.uri("SP"), sim.uri("CNT:00000")], protocol="pva"
+    )
+    assert sim.process is not None
+    try:
+        adapter.start()
+        tap = await Tap().start(nc, "cs.val.pva.>")
+        await eventually(lambda: tap.latest(sim.uri("SP")), timeout=30)
+        sim.process.signal(signal.SIGSTOP)  # connected, but answers nothing
+        started = time.monotonic()
+        # (whether the server had answered the put's get before it stopped or not)
+        reply = await bus_put(nc, sim.uri("SP"), 7.0, timeout=1.0)
+        assert time.monotonic() - started < 5
+        assert (reply["ok"], reply["err"]) == (False, "timeout")
+        assert "no completion within 1 s" in reply["msg"]
+        sim.process.signal(signal.SIGCONT)
+        assert (await bus_put(nc, sim.uri("SP"), 8.0, timeout=10.0))["ok"]
+        await eventually(lambda: tap.latest(sim.uri("SP"))["v"] == 8.0, timeout=30)
+        assert adapter.process is not None and adapter.process.alive()
+    finally:
+        adapter.close()
+        sim.process.signal(signal.SIGCONT)
         sim.stop()
 
 
