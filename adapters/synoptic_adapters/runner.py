@@ -3,7 +3,7 @@
 ``run_adapter(source, config)`` connects to NATS (endless reconnects), creates the
 last-value stream if needed, starts the publisher and the source, monitors the
 configured channels this instance owns, follows demand leases, answers put
-requests for owned channels, publishes a heartbeat every period, prints
+requests for owned channels (and command requests, for a source with commands), publishes a heartbeat every period, prints
 ``adapter <id> ready`` when it serves, and shuts down cleanly on SIGTERM/SIGINT
 (its channels are published as disconnected, "adapter stopped", before it exits).
 """
@@ -26,7 +26,7 @@ from synoptic_adapters.demand import Demand
 from synoptic_adapters.metrics import serve_metrics
 from synoptic_adapters.publisher import Publisher
 from synoptic_adapters.sharding import Shard
-from synoptic_adapters.source import Source
+from synoptic_adapters.source import CommandSource, Source
 from synoptic_bus.connect import connect
 from synoptic_bus.store import StoreConfig, ensure_store
 from synoptic_schemas import (
@@ -34,9 +34,11 @@ from synoptic_schemas import (
     ContractError,
     PutError,
     Subjects,
+    decode_cmd,
     decode_put,
     encode,
 )
+from synoptic_schemas.subjects import Kind
 
 log = logging.getLogger(__name__)
 
@@ -115,11 +117,9 @@ class Adapter:
         if self.config.demand_enabled:
             await self.demand.start()
         if self.config.put_enabled:
-            self._subs.append(
-                await self.nc.subscribe(
-                    self.subjects.all_of("put", self.source.proto), cb=self.handle_put
-                )
-            )
+            for kind in self.request_kinds:
+                subject = self.subjects.all_of(kind, self.source.proto)
+                self._subs.append(await self.nc.subscribe(subject, cb=self.handle_put))
         await self.nc.flush()
         self._tasks.append(asyncio.create_task(self._heartbeat(), name="heartbeat"))
         if self.config.metrics_port:
@@ -188,10 +188,18 @@ class Adapter:
             f", merged at source {merged}" if merged is not None else "",
         )  # fmt: skip
 
+    @property
+    def request_kinds(self) -> tuple[Kind, ...]:
+        """The request subjects this adapter answers: ``put``, and ``cmd`` when its
+        source has commands. Both follow the ``put`` settings (enabled, timeouts,
+        in-flight limit): a command is a write."""
+        commands = isinstance(self.source, CommandSource)
+        return ("put", "cmd") if commands else ("put",)
+
     async def handle_put(self, msg: Any) -> None:
-        """Answer one put request (``cs.put.…`` with a reply subject): the
-        adapter's put path, also used by a Tango worker for puts its supervisor
-        relays."""
+        """Answer one put or command request (``cs.put.…``/``cs.cmd.…`` with a
+        reply subject): the adapter's request path, also used by a Tango worker
+        for requests its supervisor relays."""
         if not msg.reply:
             return
         try:
@@ -199,39 +207,43 @@ class Adapter:
         except ContractError as exc:
             await self._respond(msg, put_reply(False, PutError.BAD_REQUEST, str(exc)))
             return
-        if kind != "put" or not self.shard.owns(channel):
+        if kind not in self.request_kinds or not self.shard.owns(channel):
             return  # another replica answers
         if len(self._puts) >= self.config.max_puts_in_flight:
             await self._respond(
                 msg, put_reply(False, PutError.FAILED, "too many puts in flight")
             )
             return
-        task = asyncio.create_task(self._put(msg, channel))
+        task = asyncio.create_task(self._serve(msg, channel, kind))
         self._puts.add(task)
         task.add_done_callback(self._puts.discard)
 
-    async def _put(self, msg: Any, channel: Any) -> None:
+    async def _serve(self, msg: Any, channel: Any, kind: Kind) -> None:
+        """Answer one put or command request; the source's reply, or why not."""
         try:
-            request = decode_put(msg.data)
+            request = (decode_put if kind == "put" else decode_cmd)(msg.data)
         except ContractError as exc:
             await self._respond(msg, put_reply(False, PutError.BAD_REQUEST, str(exc)))
             return
         timeout = request.get("timeout", self.config.put_timeout)
         timeout = min(max(float(timeout), 0.001), self.config.max_put_timeout)
+        what = "put" if kind == "put" else "command"
         try:
-            reply = await self.source.put(channel, request["v"], timeout)
+            if kind == "put":
+                reply = await self.source.put(channel, request["v"], timeout)
+            else:
+                assert isinstance(self.source, CommandSource)
+                arg = request.get("v")
+                reply = await self.source.command(channel, arg, timeout)  # type: ignore[assignment]
         except (
             Exception
         ) as exc:  # a source must reply, but never leave a caller hanging
-            log.exception("put on %s raised", channel.uri)
+            log.exception("%s on %s raised", what, channel.uri)
             reply = put_reply(False, PutError.FAILED, f"{type(exc).__name__}: {exc}")  # type: ignore[assignment]
-        who = request.get("who", "?")
         log.info(
-            "put %s by %s: %s",
-            channel.uri,
-            who,
+            "%s %s by %s: %s", what, channel.uri, request.get("who", "?"),
             "ok" if reply["ok"] else reply.get("err"),
-        )
+        )  # fmt: skip
         await self._respond(msg, dict(reply))
 
     async def _respond(self, msg: Any, reply: dict[str, Any]) -> None:

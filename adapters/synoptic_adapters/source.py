@@ -9,10 +9,10 @@ touches a control-system library.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from synoptic_schemas import Channel
-from synoptic_schemas.messages import PutReplyMsg
+from synoptic_schemas.messages import CmdReplyMsg, PutReplyMsg
 
 
 class ChannelSink(Protocol):
@@ -50,3 +50,13 @@ class Source(Protocol):
 
     async def stop(self) -> None:
         """Release everything."""
+
+
+@runtime_checkable
+class CommandSource(Protocol):
+    """A source whose protocol has commands (Tango): the runner serves
+    ``cs.cmd.<proto>.…`` requests for sources that have this method. It never
+    raises, it replies, within ``timeout`` per call to the device."""
+
+    async def command(self, channel: Channel, arg: Any, timeout: float) -> CmdReplyMsg:
+        """Run a command with an argument (``None``: none); reply with its output."""

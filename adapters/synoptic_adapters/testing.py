@@ -27,6 +27,7 @@ from synoptic_bus.store import fetch_last, stream_name
 from synoptic_schemas import (
     SCHEMA_VERSION,
     Subjects,
+    decode_cmd_reply,
     decode_put_reply,
     decode_value,
     encode,
@@ -284,6 +285,18 @@ async def bus_put(nc: Any, uri: str, value: Any, timeout: float = 5.0) -> dict:
         _SUBJECTS.put(parse_channel(uri)), encode(request), timeout=timeout + 5
     )
     return dict(decode_put_reply(msg.data))
+
+
+async def bus_command(nc: Any, uri: str, arg: Any = None, timeout: float = 5.0) -> dict:
+    """A command request through the bus, as a gateway makes it (``arg`` None:
+    none); the decoded reply."""
+    request = {"ver": SCHEMA_VERSION, "who": "test", "timeout": timeout}
+    if arg is not None:
+        request["v"] = arg
+    msg = await nc.request(
+        _SUBJECTS.cmd(parse_channel(uri)), encode(request), timeout=timeout + 5
+    )
+    return dict(decode_cmd_reply(msg.data))
 
 
 async def fetch_all(

@@ -8,6 +8,8 @@ from synoptic_schemas.channels import Channel, parse_channel
 from synoptic_schemas.codec import (
     decode,
     decode_audit,
+    decode_cmd,
+    decode_cmd_reply,
     decode_heartbeat,
     decode_meta,
     decode_put,
@@ -36,6 +38,8 @@ __all__ = [  # noqa: RUF022 - grouped by concern
     "Severity",
     "decode",
     "decode_audit",
+    "decode_cmd",
+    "decode_cmd_reply",
     "decode_heartbeat",
     "decode_meta",
     "decode_put",

@@ -53,6 +53,7 @@ CHANNELS: tuple[BusChannel, ...] = (
     BusChannel("value", "{prefix}.val.{tail}", "value", "receive", "Every change of a channel's value (the last one kept per subject in the CS_LAST stream)."),
     BusChannel("meta", "{prefix}.meta.{tail}", "meta", "receive", "A channel's metadata, published on connect and whenever it changes (the last one kept per subject in the CS_LAST stream)."),
     BusChannel("put", "{prefix}.put.{tail}", "put", "send", "Write a channel's value: a NATS request answered by the adapter that owns the channel; no responders means no adapter owns it.", reply="put-reply"),
+    BusChannel("cmd", "{prefix}.cmd.{tail}", "cmd", "send", "Run a Tango command, named like an attribute (device + command name): a NATS request answered by the adapter that owns the device, with the command's output; no responders means no adapter owns it.", reply="cmd-reply"),
     BusChannel("want", "{prefix}.want.{proto}", "want", "send", "Demand: the channels a consumer needs for a lease period; adapters monitor them until the lease lapses."),
     BusChannel("heartbeat", "{prefix}.hb.{adapter}", "heartbeat", "receive", "An adapter instance's heartbeat, every `period` seconds; 3 missed periods mean its channels are stale."),
     BusChannel("audit", "{prefix}.audit.{proto}", "audit", "receive", "Every write that passed through a gateway: who, channel, value, result, time."),

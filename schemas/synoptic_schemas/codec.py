@@ -19,6 +19,8 @@ from synoptic_schemas.errors import DecodeError, VersionError
 from synoptic_schemas.messages import (
     SCHEMA_VERSION,
     AuditMsg,
+    CmdMsg,
+    CmdReplyMsg,
     HeartbeatMsg,
     MetaMsg,
     PutMsg,
@@ -172,6 +174,18 @@ def decode_put_reply(data: bytes) -> PutReplyMsg:
     return cast(PutReplyMsg, _checked(data, "put reply", {"ok": (bool,)}, spec))
 
 
+def decode_cmd(data: bytes) -> CmdMsg:
+    """Decode a ``cs.cmd`` request."""
+    spec: _Spec = {"v": (), "who": (str,), "timeout": _NUM}
+    return cast(CmdMsg, _checked(data, "cmd", {}, spec))
+
+
+def decode_cmd_reply(data: bytes) -> CmdReplyMsg:
+    """Decode the reply to a command request."""
+    spec: _Spec = {"v": (), "err": (str,), "msg": (str,)}
+    return cast(CmdReplyMsg, _checked(data, "cmd reply", {"ok": (bool,)}, spec))
+
+
 def decode_want(data: bytes) -> WantMsg:
     """Decode a ``cs.want`` announcement."""
     req: _Spec = {"ch": (list,), "lease": _NUM, "by": (str,)}
@@ -195,7 +209,8 @@ def decode_audit(data: bytes) -> AuditMsg:
     req: _Spec = {
         "who": (str,), "ch": (str,), "v": (), "ok": (bool,), "t": _INT, "by": (str,),
     }  # fmt: skip
-    return cast(AuditMsg, _checked(data, "audit", req, {"err": (str,), "msg": (str,)}))
+    opt: _Spec = {"err": (str,), "msg": (str,), "op": (str,)}
+    return cast(AuditMsg, _checked(data, "audit", req, opt))
 
 
 def to_json_view(obj: object) -> object:

@@ -77,8 +77,29 @@ class PutReplyMsg(TypedDict):
     msg: NotRequired[str]  # human-readable detail
 
 
+class CmdMsg(TypedDict):
+    """``cs.cmd.*`` request: run a Tango command, with argument ``v`` when the
+    command takes one (converted to its declared argument type by the adapter)."""
+
+    ver: int
+    v: NotRequired[Any]
+    who: NotRequired[str]
+    timeout: NotRequired[float]
+
+
+class CmdReplyMsg(TypedDict):
+    """Reply to a command request: a put reply plus the command's output ``v``
+    (encoded like values; absent for a command without output)."""
+
+    ver: int
+    ok: bool
+    v: NotRequired[Any]
+    err: NotRequired[str]  # PutError code when not ok
+    msg: NotRequired[str]
+
+
 class PutError:
-    """Codes of ``PutReplyMsg.err``."""
+    """Codes of ``PutReplyMsg.err`` and ``CmdReplyMsg.err``."""
 
     TYPE = "type"  # value cannot be converted to the channel's type
     ACCESS = "access"  # channel is read-only or write not permitted
@@ -113,13 +134,14 @@ class HeartbeatMsg(TypedDict):
 
 
 class AuditMsg(TypedDict):
-    """``cs.audit.<proto>``: one write that passed through a gateway."""
+    """``cs.audit.<proto>``: one write (or command) that passed through a gateway."""
 
     ver: int
     who: str
     ch: str
     v: Any
     ok: bool
+    op: NotRequired[str]  # "cmd" for a command (``ch`` names it); absent: a put
     err: NotRequired[str]
     msg: NotRequired[str]
     t: int

@@ -6,6 +6,8 @@ Layout (prefix ``cs`` by default)::
     cs.val.tango.<host:port>.<dom>.<fam>.<mem>.<attr>
     cs.meta.<same tail>                              metadata
     cs.put.<same tail>                               write requests (request/reply)
+    cs.cmd.tango.<host:port>.<dom>.<fam>.<mem>.<command>
+                                                     Tango command requests (request/reply)
     cs.want.<proto>                                  demand announcements
     cs.hb.<adapter id>                               adapter heartbeats
     cs.audit.<proto>                                 write audit records
@@ -28,8 +30,8 @@ from urllib.parse import unquote
 from synoptic_schemas.channels import FLAT_PROTOCOLS, PROTOCOLS, Channel, parse_channel
 from synoptic_schemas.errors import ChannelError
 
-Kind = Literal["val", "meta", "put"]
-KINDS: tuple[Kind, ...] = ("val", "meta", "put")
+Kind = Literal["val", "meta", "put", "cmd"]
+KINDS: tuple[Kind, ...] = ("val", "meta", "put", "cmd")
 DEFAULT_PREFIX = "cs"
 
 _MUST_ESCAPE = re.compile(r"[.*>%\s\x00-\x1f\x7f]")
@@ -67,7 +69,7 @@ class Subjects:
             raise ValueError(f"invalid subject prefix {self.prefix!r}")
 
     def of(self, kind: Kind, channel: Channel) -> str:
-        """The ``val``/``meta``/``put`` subject of a channel."""
+        """The ``val``/``meta``/``put``/``cmd`` subject of a channel."""
         return f"{self.prefix}.{kind}.{subject_tail(channel)}"
 
     def val(self, channel: Channel) -> str:
@@ -78,6 +80,11 @@ class Subjects:
 
     def put(self, channel: Channel) -> str:
         return self.of("put", channel)
+
+    def cmd(self, channel: Channel) -> str:
+        """The request subject of a Tango command, named like an attribute:
+        ``tango://HOST:PORT/domain/family/member/command`` (ADR 0028)."""
+        return self.of("cmd", channel)
 
     def hist(self, channel: Channel) -> str:
         """The subject a channel's values are kept under in the history stream
@@ -116,7 +123,7 @@ class Subjects:
         return f"{self.prefix}.audit.{proto}"
 
     def parse(self, subject: str) -> tuple[Kind, Channel]:
-        """Map a ``val``/``meta``/``put`` subject back to its kind and channel."""
+        """Map a ``val``/``meta``/``put``/``cmd`` subject back to its kind and channel."""
         head = self.prefix + "."
         if not subject.startswith(head):
             raise ChannelError(f"subject {subject[:80]!r} is not under {self.prefix!r}")

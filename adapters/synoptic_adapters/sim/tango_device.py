@@ -16,7 +16,11 @@ Every device of class ``SynopticSim`` has:
 - ``slow`` (every read takes 2 s) and ``timeout`` (every read takes 6 s, longer
   than the default 3 s client timeout);
 - ``bulk_0000`` … : a configurable number of doubles, each counting up by 1 per
-  poll with change events (a skipped count is a lost event), for benchmarks.
+  poll with change events (a skipped count is a lost event), for benchmarks;
+- commands: ``Reset`` (no argument, no output: written values are forgotten),
+  ``SetLevel(double) -> double`` (writes ``double``, refusing values outside its
+  limits with a DevFailed), ``Sleep(double) -> string`` (sleeps that many seconds,
+  at most 10, for timeouts) and ``Reverse(long array) -> long array``.
 
 Change events come from Tango's own polling (period 1/R, ``abs_change``
 criteria), not from ``push_change_event`` in a user thread: the server runs with
@@ -43,7 +47,7 @@ from dataclasses import dataclass
 import numpy as np
 import tango
 from tango import AttrQuality, AttrWriteType, DevState
-from tango.server import Device, attribute, run
+from tango.server import Device, attribute, command, run
 
 #: Environment variables that carry the settings into the server process.
 ENV_RATE = "SYNOPTIC_TANGO_RATE"
@@ -63,6 +67,7 @@ TIMEOUT_READ_S = 6.0
 SPECTRUM_LEN = 128
 IMAGE_SHAPE = (24, 32)
 DOUBLE_LIMITS = (-1000.0, 1000.0)
+MAX_SLEEP_S = 10.0
 WRITE_HOLD_TICKS = 50  # a written value is read back for this many ticks
 
 
@@ -238,6 +243,34 @@ class SynopticSim(Device):
     polled_string = attribute(dtype=tango.DevString, fget="_read_polled_string")
     slow = attribute(dtype=tango.DevDouble, fget="_read_slow")
     timeout = attribute(dtype=tango.DevDouble, fget="_read_timeout")
+
+    @command
+    def Reset(self) -> None:  # noqa: N802 - Tango command names are CamelCase
+        """Forget written values: attributes follow the simulation again."""
+        with self._lock:
+            self._written.clear()
+
+    @command(dtype_in=tango.DevDouble, dtype_out=tango.DevDouble)
+    def SetLevel(self, level: float) -> float:  # noqa: N802
+        """Write ``double`` (within its limits) and return the value written."""
+        low, high = DOUBLE_LIMITS
+        if not low <= level <= high:
+            tango.Except.throw_exception(
+                "SIM_OutOfRange", f"level {level} outside [{low}, {high}]", "SetLevel"
+            )
+        self._write_scalar("double", level)
+        return level
+
+    @command(dtype_in=tango.DevDouble, dtype_out=tango.DevString)
+    def Sleep(self, seconds: float) -> str:  # noqa: N802
+        """Sleep ``seconds`` (at most 10): a command slower than its caller waits."""
+        time.sleep(min(max(seconds, 0.0), MAX_SLEEP_S))
+        return f"slept {seconds:g} s"
+
+    @command(dtype_in=(tango.DevLong,), dtype_out=(tango.DevLong,))
+    def Reverse(self, values: np.ndarray) -> np.ndarray:  # noqa: N802
+        """The array, last element first."""
+        return np.asarray(values)[::-1]
 
     def init_device(self) -> None:
         super().init_device()

@@ -22,6 +22,7 @@ import tango.asyncio
 from tango import asyncio_executor
 
 from synoptic_adapters.source import ChannelSink
+from synoptic_adapters.tango.commands import argument, output
 from synoptic_adapters.tango.convert import metadata
 from synoptic_adapters.tango.device import DeviceLink
 from synoptic_adapters.tango.events import EventInbox, EventItem
@@ -29,7 +30,7 @@ from synoptic_adapters.tango.settings import TangoSettings
 from synoptic_adapters.tango.unsubscriber import Unsubscriber
 from synoptic_adapters.tango.writes import WriteTypeError, coerce, failure
 from synoptic_schemas import SCHEMA_VERSION, Channel, PutError
-from synoptic_schemas.messages import PutReplyMsg
+from synoptic_schemas.messages import CmdReplyMsg, PutReplyMsg
 
 #: omniORB opens at most this many connections to one server per client process
 #: (default 5); slow reads hold one each, so allow more.
@@ -47,13 +48,14 @@ STOP_TIMEOUT = 5.0
 log = logging.getLogger(__name__)
 
 
-def _reply(ok: bool, err: str | None = None, msg: str | None = None) -> PutReplyMsg:
+def _reply(ok: bool, err: str | None = None, msg: str | None = None) -> Any:
+    """A put (or command) reply without output."""
     reply: dict[str, Any] = {"ver": SCHEMA_VERSION, "ok": ok}
     if err is not None:
         reply["err"] = err
     if msg is not None:
         reply["msg"] = msg
-    return reply  # type: ignore[return-value]
+    return reply
 
 
 class TangoSource:
@@ -169,6 +171,35 @@ class TangoSource:
         except TimeoutError:
             return _reply(False, PutError.TIMEOUT, f"no answer in {timeout:g} s")
         return _reply(True)
+
+    async def command(self, channel: Channel, arg: Any, timeout: float) -> CmdReplyMsg:
+        """Run the command ``channel`` names (device + command name) with ``arg``
+        converted to its declared argument type (``None``: no argument), through
+        the same proxies and thread pool as puts, each call bounded by
+        ``timeout``; reply with its output."""
+        _, _, _, _, name = channel.tango_parts
+        try:
+            proxy = await self._proxy_for(channel.tango_device)
+            info = await asyncio.wait_for(proxy.get_command_config(name), timeout)
+            try:
+                converted = argument(arg, info.in_type)
+            except WriteTypeError as exc:
+                return _reply(False, PutError.TYPE, f"{info.cmd_name}: {exc}")
+            call = (
+                proxy.command_inout(name)
+                if converted is None
+                else proxy.command_inout(name, converted)
+            )
+            result = await asyncio.wait_for(call, timeout)
+        except tango.DevFailed as exc:
+            code, text = failure(exc)
+            return _reply(False, code, text)
+        except TimeoutError:
+            return _reply(False, PutError.TIMEOUT, f"no answer in {timeout:g} s")
+        reply = _reply(True)
+        if result is not None:
+            reply["v"] = output(result)
+        return reply  # type: ignore[no-any-return]
 
     async def _proxy_for(self, device: str) -> Any:
         link = self.links.get(device)

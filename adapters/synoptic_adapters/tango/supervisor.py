@@ -10,7 +10,7 @@ no channel itself. Guarantees:
   first ``want``/``put`` arrives. The supervisor hands the device to its worker (a
   request on the worker's control subject, with the demand). Every later want of
   the device is served by its worker directly.
-- Every put of the instance is answered exactly once: the supervisor alone
+- Every put (and command) of the instance is answered exactly once: the supervisor alone
   subscribes the put subjects, waits until the device's worker holds the device
   (its hand-over, started by this put or by a want just before, has been
   answered), relays the request to that worker's private put subject
@@ -67,7 +67,7 @@ from synoptic_schemas import (
     encode,
     parse_channel,
 )
-from synoptic_schemas.codec import decode_put, decode_want
+from synoptic_schemas.codec import decode, decode_want
 
 log = logging.getLogger(__name__)
 
@@ -172,10 +172,11 @@ class Supervisor:
         await self.publisher.start()
         if self.config.demand_enabled:
             await self.nc.subscribe(self.subjects.want("tango"), cb=self._on_want)
-        if self.config.put_enabled:
-            await self.nc.subscribe(
-                self.subjects.all_of("put", "tango"), cb=self._on_put
-            )
+        if self.config.put_enabled:  # commands are relayed like puts
+            for kind in ("put", "cmd"):
+                await self.nc.subscribe(
+                    self.subjects.all_of(kind, "tango"), cb=self._on_put
+                )
         await self.nc.flush()
         for worker in self.workers:
             self._spawn(worker)
@@ -419,7 +420,7 @@ class Supervisor:
         except ContractError as exc:
             await self._respond(msg, put_reply(False, PutError.BAD_REQUEST, str(exc)))
             return
-        if kind != "put" or not self.shard.owns(channel):
+        if kind not in ("put", "cmd") or not self.shard.owns(channel):
             return  # another replica answers
         self.assignment.deal([channel])  # before any await: one owner
         task = asyncio.create_task(self._relay(msg, channel))
@@ -427,16 +428,15 @@ class Supervisor:
         task.add_done_callback(self._puts.discard)
 
     async def _relay(self, msg: Any, channel: Channel) -> None:
-        """Answer one put: the worker's reply, or an error of the supervisor."""
+        """Answer one put or command: the worker's reply, or an error of the
+        supervisor."""
         worker = self.workers[self.assignment.owner[channel.tango_device]]
         error = await self._holding(worker, channel.tango_device)
         if error is not None:
             await self._respond(msg, put_reply(False, PutError.DISCONNECTED, error))
             return
         try:
-            timeout = float(
-                decode_put(msg.data).get("timeout", self.config.put_timeout)
-            )
+            timeout = float(decode(msg.data).get("timeout", self.config.put_timeout))
         except (DecodeError, TypeError, ValueError):
             timeout = self.config.put_timeout  # the worker answers bad_request
         timeout = min(max(timeout, 0.001), self.config.max_put_timeout)

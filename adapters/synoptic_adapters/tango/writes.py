@@ -1,4 +1,4 @@
-"""Put values → Tango write values, and DevFailed → put replies."""
+"""Put values → Tango write values, and DevFailed → put (and command) replies."""
 
 from __future__ import annotations
 
@@ -30,8 +30,13 @@ _DISCONNECTED_REASONS = frozenset(
         "API_CantConnectToDatabase",
     }
 )
-_UNKNOWN_REASONS = frozenset({"API_AttrNotFound", "API_AttrNotAllowed"})
-_ACCESS_REASONS = frozenset({"API_AttrNotWritable", "API_WAttrNotAllowed"})
+_UNKNOWN_REASONS = frozenset(
+    {"API_AttrNotFound", "API_AttrNotAllowed", "API_CommandNotFound"}
+)
+_ACCESS_REASONS = frozenset(
+    {"API_AttrNotWritable", "API_WAttrNotAllowed", "API_CommandNotAllowed"}
+)
+_TYPE_REASONS = frozenset({"API_IncompatibleCmdArgumentType"})
 
 
 class WriteTypeError(ValueError):
@@ -131,6 +136,8 @@ def failure(exc: tango.DevFailed) -> tuple[str, str]:
         code = PutError.UNKNOWN
     elif reason in _ACCESS_REASONS:
         code = PutError.ACCESS
+    elif reason in _TYPE_REASONS:
+        code = PutError.TYPE
     else:
         code = PutError.FAILED
     return code, f"{reason}: {desc}"

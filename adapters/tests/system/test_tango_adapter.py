@@ -17,6 +17,7 @@ import pytest
 from tango_support import SimServer, start_sim
 
 from synoptic_adapters.testing import Tap, eventually, synoptic_command
+from synoptic_adapters.testing import bus_command as command
 from synoptic_adapters.testing import bus_put as put
 from synoptic_bus.connect import NatsClient
 from synoptic_bus.natsserver import NatsServer
@@ -151,6 +152,42 @@ async def test_puts_over_nats(nc: NatsClient, adapter: str, sim: SimServer) -> N
     assert (await put(nc, sim.channel("mode").uri, "FAULT"))["ok"] is True
     mode = sim.channel("mode").uri
     await eventually(lambda: any(v["v"] == 3 for v in tap.values[mode]))
+
+
+async def test_commands_over_nats(
+    nc: NatsClient, adapter: str, sim: SimServer, spare_port: int
+) -> None:
+    tap = await Tap().start(nc)
+    double = sim.channel("double").uri
+    device = double.rsplit("/", 1)[0]
+    level = await command(nc, f"{device}/SetLevel", 12.5)
+    assert level == {"ver": SCHEMA_VERSION, "ok": True, "v": 12.5}
+    await eventually(lambda: any(v["v"] == 12.5 for v in tap.values[double]))
+    assert (await command(nc, f"{device}/SetLevel", "7.25"))["v"] == 7.25
+    assert await command(nc, f"{device}/Reset") == {"ver": SCHEMA_VERSION, "ok": True}
+    reversed_ = (await command(nc, f"{device}/Reverse", [1, 2, 3]))["v"]
+    assert reversed_.dtype == np.int32 and reversed_.tolist() == [3, 2, 1]
+
+    refused = await command(nc, f"{device}/SetLevel", 1e6)
+    assert refused["err"] == "failed" and refused["msg"].startswith("SIM_OutOfRange")
+    wrong = await command(nc, f"{device}/SetLevel", "high")
+    assert wrong["err"] == "type" and "'high' is not a number" in wrong["msg"]
+    missing = await command(nc, f"{device}/SetLevel")
+    assert missing["err"] == "type" and "needs a DevDouble" in missing["msg"]
+    extra = await command(nc, f"{device}/Reset", 1)
+    assert extra["err"] == "type" and "takes no argument" in extra["msg"]
+    unknown = await command(nc, f"{device}/NoSuchCommand")
+    assert unknown["err"] == "unknown" and "API_CommandNotFound" in unknown["msg"]
+    down = await command(nc, f"tango://127.0.0.1:{spare_port}/sim/test/1/Reset")
+    assert down["ok"] is False and down["err"] == "disconnected", down
+
+    # a command slower than its timeout: answered in time, reads go on meanwhile
+    before = len(tap.values[double])
+    started = time.monotonic()
+    slow = await command(nc, f"{device}/Sleep", 4.0, timeout=1.0)
+    assert slow["err"] == "timeout" and time.monotonic() - started < 3.0
+    await eventually(lambda: len(tap.values[double]) >= before + 5, timeout=5)
+    assert (await command(nc, f"{device}/Sleep", 0.1))["v"] == "slept 0.1 s"
 
 
 async def test_demand_then_device_server_killed_and_restarted(

@@ -21,7 +21,7 @@ import psutil
 import pytest
 from tango_support import Bus, SimServer, start_sim
 
-from synoptic_adapters.testing import eventually, synoptic_command
+from synoptic_adapters.testing import bus_command, eventually, synoptic_command
 from synoptic_bus.connect import NatsClient
 from synoptic_bus.natsserver import NatsServer
 from synoptic_bus.procs import Process
@@ -134,6 +134,17 @@ async def test_put_reaches_the_worker_of_a_new_device(
     msg = await nc.request(SUBJECTS.put(parse_channel(uri)), encode(request), 10)
     refused = decode_put_reply(msg.data)
     assert refused["ok"] is False and refused["msg"].startswith("API_WAttrOutside")
+
+
+async def test_command_is_relayed_to_the_worker_of_its_device(
+    nc: NatsClient, adapter: Process, sim: SimServer
+) -> None:
+    uri = sim.channel("double", 4).uri.rsplit("/", 1)[0] + "/setlevel"
+    mark = adapter.mark()
+    reply = await bus_command(nc, uri, 3.5)
+    assert reply == {"ver": SCHEMA_VERSION, "ok": True, "v": 3.5}
+    line = re.escape(f"command {uri} by test: ok")
+    adapter.wait_for(rf"w\d synoptic_adapters.runner: {line}", 5, since=mark)
 
 
 async def test_killed_worker_comes_back_with_its_channels(

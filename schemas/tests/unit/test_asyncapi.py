@@ -80,6 +80,7 @@ def test_every_row_names_known_schemas_and_parameters() -> None:
         ("value", "ca://SR:DCCT.HIHI", lambda s, c: s.val(c)),
         ("meta", "tango://tcs:10000/sr/d-ct/1/current", lambda s, c: s.meta(c)),
         ("put", "ca://SR:SP", lambda s, c: s.put(c)),
+        ("cmd", "tango://tcs:10000/sr/d-ct/1/Reset", lambda s, c: s.cmd(c)),
     ],
 )
 def test_addresses_match_the_subjects_the_code_makes(

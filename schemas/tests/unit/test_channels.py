@@ -30,7 +30,7 @@ tango_part = st.text(
 def test_any_pv_name_round_trips_through_its_subject(name: str) -> None:
     channel = parse_channel(f"ca://{name}")
     assert channel.name == name
-    for kind in ("val", "meta", "put"):
+    for kind in ("val", "meta", "put", "cmd"):
         subject = SUBJECTS.of(kind, channel)
         assert " " not in subject and "*" not in subject and ">" not in subject
         assert subject.count(".") == 3  # prefix.kind.proto.<one escaped token>

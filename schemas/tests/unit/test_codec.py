@@ -16,6 +16,8 @@ from synoptic_schemas import (
     VersionError,
     decode,
     decode_audit,
+    decode_cmd,
+    decode_cmd_reply,
     decode_heartbeat,
     decode_meta,
     decode_put,
@@ -40,6 +42,11 @@ SAMPLES = {
         {"ver": 1, "ok": False, "err": "access", "msg": "read-only"},
         decode_put_reply,
     ),
+    "cmd": ({"ver": 1, "v": 2.5, "who": "op1", "timeout": 2.0}, decode_cmd),
+    "cmd-reply": (
+        {"ver": 1, "ok": False, "v": None, "err": "type", "msg": "expected a number"},
+        decode_cmd_reply,
+    ),
     "heartbeat": (
         {
             "ver": 1,
@@ -62,6 +69,7 @@ SAMPLES = {
             "ok": True,
             "t": 7,
             "by": "gw-1",
+            "op": "cmd",
         },
         decode_audit,
     ),
