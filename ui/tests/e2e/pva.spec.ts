@@ -54,3 +54,53 @@ test('the EPICS 7 screen shows the 1024×1024 image live, zooms it, and the tabl
   await expect(motor.locator('tbody tr').first()).toHaveText(/position\s*1\.500/);
   await expect(motor.locator('tbody')).toContainText('limits.high');
 });
+
+/** RGBA of `n` × `n` evenly spread pixels of a widget's canvas, as painted. */
+async function samples(canvas: import('@playwright/test').Locator, n = 5): Promise<number[][]> {
+  return canvas.evaluate((c: HTMLCanvasElement, k: number) => {
+    const ctx = c.getContext('2d')!;
+    const out: number[][] = [];
+    for (let i = 0; i < k; i++) {
+      for (let j = 0; j < k; j++) {
+        const x = Math.floor(((i + 0.5) * c.width) / k);
+        const y = Math.floor(((j + 0.5) * c.height) / k);
+        out.push([...ctx.getImageData(x, y, 1, 1).data]);
+      }
+    }
+    return out;
+  }, n);
+}
+
+test('compressed images (lz4 grey, jpeg RGB) show live, decompressed by the adapter; a click picks the profile row', async ({ page, stack }) => {
+  await openScreen(page, stack, 'epics7-demo');
+  const lz4 = widget(page, 'image', stack.pva('IMAGE:LZ4'));
+  const jpeg = widget(page, 'image', stack.pva('IMAGE:JPEG'));
+  const big = widget(page, 'image', stack.pva('IMAGE'));
+  // 128×96 images, never binned (smaller than their widgets), a new one each second
+  await expect(lz4.locator('[data-role=info]')).toHaveText(/^128×96 · auto \d+\.\.\d+$/);
+  await expect(jpeg.locator('[data-role=info]')).toHaveText(/^128×96 rgb · auto \d+\.\.\d+$/);
+  const lz4Canvas = lz4.locator('canvas[role=img]');
+  await expect(lz4Canvas).toHaveAttribute('data-drawn', '128x96');
+  const frames = async () => Number(await lz4Canvas.getAttribute('data-frames'));
+  const first = await frames();
+  await expect.poll(frames, { timeout: 20_000 }).toBeGreaterThan(first + 1);
+  // the grey map paints r = g = b, and the pattern, not one flat colour
+  const grey = await samples(lz4Canvas);
+  expect(grey.every(([r, g, b, a]) => r === g && g === b && a === 255)).toBe(true);
+  expect(new Set(grey.map(([r]) => r)).size).toBeGreaterThan(3);
+  // the RGB image keeps its colours: blue is the constant middle channel, red and green ramp against each other
+  const rgb = await samples(jpeg.locator('canvas[role=img]'));
+  expect(rgb.some(([r, g]) => Math.abs(r - g) > 40)).toBe(true);
+  // viridis on the detector image: never grey
+  const viridis = await samples(big.locator('canvas[role=img]'), 3);
+  expect(viridis.every(([r, g, b]) => !(r === g && g === b))).toBe(true);
+  // a click picks the profile's row (image pixels), by default the middle one
+  const profile = lz4.locator('canvas.profile');
+  await expect(profile).toHaveAttribute('data-row', '48');
+  await lz4Canvas.scrollIntoViewIfNeeded(); // the last row of the screen
+  const box = (await lz4Canvas.boundingBox())!;
+  const scale = Math.min(box.width / 128, box.height / 96);
+  const top = box.y + (box.height - 96 * scale) / 2;
+  await page.mouse.click(box.x + box.width / 2, top + 20.5 * scale);
+  await expect(profile).toHaveAttribute('data-row', '20');
+});
