@@ -141,13 +141,56 @@ class SimPva(SimIoc):
         return self
 
 
+class SimTango:
+    """``synoptic sim tango`` (database-less) on a free loopback port."""
+
+    env: dict[str, str] | None = None
+
+    def __init__(self, *, rate: float = 10.0, devices: int = 1) -> None:
+        self.port = free_udp_tcp_port()
+        self.rate = rate
+        self.devices = devices
+        self.process: Process | None = None
+
+    @property
+    def hostport(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    def uri(self, name: str, device: int = 1) -> str:
+        """The URI of an attribute (or command) of device ``sim/test/<device>``."""
+        return f"tango://{self.hostport}/sim/test/{device}/{name}"
+
+    def start(self, timeout: float = 60.0) -> SimTango:
+        argv = [
+            sys.executable, "-m", "synoptic_adapters.sim.tango_command",
+            "--port", str(self.port), "--rate", f"{self.rate:g}",
+            "--devices", str(self.devices),
+        ]  # fmt: skip
+        self.process = Process("sim-tango", argv)
+        self.process.wait_for(r"Ready to accept request", timeout)
+        return self
+
+    def stop(self) -> None:
+        if self.process:
+            self.process.stop()
+            self.process = None
+
+    def adapter(self, nats_url: str, channels: Sequence[str] = ()) -> EpicsAdapter:
+        """A Tango adapter for this server (not started)."""
+        tango = {"no_database_hosts": [self.hostport]}
+        return EpicsAdapter(
+            nats_url, self, channels, protocol="tango", extra={"tango": tango}
+        )
+
+
 class EpicsAdapter:
-    """``synoptic adapter epics`` (or ``pva``) with a generated configuration file."""
+    """``synoptic adapter epics`` (or ``pva``, ``tango``) with a generated
+    configuration file."""
 
     def __init__(
         self,
         nats_url: str,
-        ioc: SimIoc,
+        ioc: SimIoc | SimTango,
         channels: Sequence[str],
         *,
         protocol: str = "epics",

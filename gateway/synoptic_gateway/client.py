@@ -553,6 +553,14 @@ class GatewayClient:
         """Write a value; returns the ``put`` reply (``ok``, ``err``, ``msg``)."""
         return await self._request(frames.put(next(self._ids), uri, value), timeout)
 
+    async def command(
+        self, uri: str, arg: Any = None, timeout: float = 10.0
+    ) -> dict[str, Any]:
+        """Run a Tango command (``tango://…/device/Command``, ``arg`` None: no
+        argument); returns the ``cmd`` reply (``ok``, ``v``, ``err``, ``msg``)."""
+        frame = frames.cmd(next(self._ids), uri, arg)
+        return await self._request(frame, timeout)
+
     async def history(
         self,
         uris: Sequence[str],

@@ -36,6 +36,7 @@ from synoptic_schemas import (
     SCHEMA_VERSION,
     ChannelError,
     PutError,
+    decode_cmd_reply,
     decode_put_reply,
     encode,
     frames,
@@ -409,7 +410,7 @@ class Session:
                 await self._subscribe(frame)
             elif op == Op.UNSUB:
                 self._unsubscribe(frame)
-            elif op == Op.PUT:
+            elif op in (Op.PUT, Op.CMD):
                 self._start_put(frame)
             elif op == Op.HIST:
                 self._start_history(frame)
@@ -549,6 +550,8 @@ class Session:
     # ------------------------------------------------------------ writes
 
     def _start_put(self, frame: dict[str, Any]) -> None:
+        """Start a ``put`` or a ``cmd`` (a Tango command: authorised, limited and
+        audited as a write; ADR 0028)."""
         if len(self._puts) >= MAX_PUTS_IN_FLIGHT:
             raise FrameError(
                 ErrorCode.RATE_LIMITED,
@@ -564,56 +567,75 @@ class Session:
                 req_id=frame["id"],
                 ch=frame["ch"][:200],
             ) from None
-        task = asyncio.create_task(self._put(frame["id"], channel, frame["v"]))
+        command = frame["op"] == Op.CMD
+        write = self._put(frame["id"], channel, frame.get("v"), command=command)
+        task = asyncio.create_task(write)
         self._puts.add(task)
         task.add_done_callback(self._puts.discard)
 
-    async def _put(self, req_id: Any, channel: Any, value: Any) -> None:
+    async def _put(
+        self, req_id: Any, channel: Any, value: Any, *, command: bool = False
+    ) -> None:
         self._stats.puts += 1
         uri = channel.uri
         who = self.principal.name
-        if not self.principal.may_write(uri):
+        out = None
+        if command and channel.proto != "tango":
+            ok, err, msg = False, PutError.BAD_REQUEST, "only Tango has commands"
+        elif not self.principal.may_write(uri):
             ok, err, msg = False, PutError.DENIED, f"{who} has no write grant for {uri}"
-        elif not _put_value_ok(value):
+        elif not (command and value is None) and not _put_value_ok(value):
             ok, err, msg = False, PutError.BAD_REQUEST, "unsupported value type"
         else:
-            ok, err, msg = await self._forward_put(channel, value)
-        self.send_frame(frames.put_reply(req_id, ok, err, msg))
-        await self._audit(channel, value, ok, err, msg)
+            ok, err, msg, out = await self._forward_put(channel, value, command)
+        if command:
+            self.send_frame(frames.cmd_reply(req_id, ok, err, msg, out))
+        else:
+            self.send_frame(frames.put_reply(req_id, ok, err, msg))
+        await self._audit(channel, value, ok, err, msg, command=command)
 
-    async def _forward_put(self, channel: Any, value: Any) -> tuple[bool, Any, Any]:
+    async def _forward_put(
+        self, channel: Any, value: Any, command: bool
+    ) -> tuple[bool, Any, Any, Any]:
+        """Send a put (or command) request to the owning adapter; its answer:
+        ok, error code, message and the command's output."""
         from nats.errors import NoRespondersError
         from nats.errors import TimeoutError as NatsTimeoutError
 
         timeout = self._settings.put_timeout
-        request = {"ver": SCHEMA_VERSION, "v": value, "who": self.principal.name,
-                   "timeout": timeout}  # fmt: skip
+        request: dict[str, Any] = {"ver": SCHEMA_VERSION, "who": self.principal.name,
+                                   "timeout": timeout}  # fmt: skip
+        if value is not None or not command:
+            request["v"] = value
+        subject = (self.hub.subjects.cmd if command else self.hub.subjects.put)(channel)
         try:
-            reply = await self.hub.bus.request(
-                self.hub.subjects.put(channel), encode(request), timeout + 1.0
-            )
-            answer = decode_put_reply(reply.data)
+            reply = await self.hub.bus.request(subject, encode(request), timeout + 1.0)
+            answer = (decode_cmd_reply if command else decode_put_reply)(reply.data)
         except NoRespondersError:
-            return False, PutError.UNKNOWN, f"no adapter owns {channel.uri}"
+            return False, PutError.UNKNOWN, f"no adapter owns {channel.uri}", None
         except NatsTimeoutError:
-            return False, PutError.TIMEOUT, "the adapter did not answer in time"
+            return False, PutError.TIMEOUT, "the adapter did not answer in time", None
         except Exception as exc:  # bus down, undecodable reply
-            return False, PutError.FAILED, f"{type(exc).__name__}: {exc}"
-        return bool(answer["ok"]), answer.get("err"), answer.get("msg")
+            return False, PutError.FAILED, f"{type(exc).__name__}: {exc}", None
+        out = answer.get("v")
+        return bool(answer["ok"]), answer.get("err"), answer.get("msg"), out
 
     async def _audit(
-        self, channel: Any, value: Any, ok: bool, err: Any, msg: Any
-    ) -> None:
+        self, channel: Any, value: Any, ok: bool, err: Any, msg: Any,
+        *, command: bool = False,
+    ) -> None:  # fmt: skip
         record: dict[str, Any] = {
             "ver": SCHEMA_VERSION, "who": self.principal.name, "ch": channel.uri,
             "v": value, "ok": ok, "t": time.time_ns(), "by": self.hub.gateway_id,
         }  # fmt: skip
+        if command:
+            record["op"] = "cmd"
         if not ok:
             record["err"] = err or PutError.FAILED
             if msg:
                 record["msg"] = msg
         audit_log.info(
-            "write by %s to %s = %r: %s",
+            "%s by %s to %s = %r: %s", "command" if command else "write",
             record["who"], record["ch"], value if not isinstance(value, np.ndarray)
             else f"array{value.shape}", "ok" if ok else f"{err} ({msg})",
         )  # fmt: skip

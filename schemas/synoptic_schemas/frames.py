@@ -41,6 +41,7 @@ class Op:
     SUB = "sub"
     UNSUB = "unsub"
     PUT = "put"
+    CMD = "cmd"  # both ways: a Tango command request and its answer
     PING = "ping"
     HIST = "hist"  # both ways: the request and its answer
     WATCH = "watch"  # both ways: the request and its acknowledgement
@@ -57,7 +58,9 @@ class Op:
     SRC = "src"
 
 
-CLIENT_OPS: Final = frozenset({Op.SUB, Op.UNSUB, Op.PUT, Op.PING, Op.HIST, Op.WATCH})
+CLIENT_OPS: Final = frozenset(
+    {Op.SUB, Op.UNSUB, Op.PUT, Op.CMD, Op.PING, Op.HIST, Op.WATCH}
+)
 #: The most screen names one ``watch`` may name.
 MAX_WATCH_SCREENS: Final = 64
 
@@ -209,6 +212,10 @@ def validate_client_frame(frame: Any) -> dict[str, Any]:
             )
         if "v" not in frame:
             raise FrameError(ErrorCode.BAD_FRAME, "'put' needs 'v'", req_id=req_id)
+    elif op == Op.CMD and not isinstance(frame.get("ch"), str):
+        raise FrameError(
+            ErrorCode.BAD_FRAME, "'cmd.ch' must be a command URI", req_id=req_id
+        )
     return frame
 
 
@@ -471,6 +478,23 @@ def src(sid: int, indexes: Sequence[int], up: bool) -> dict[str, Any]:
     return {"op": Op.SRC, "sid": sid, "i": list(indexes), "up": up}
 
 
+def cmd(req_id: Any, command: str, arg: Any = None) -> dict[str, Any]:
+    """A ``cmd`` request: run a Tango command (``arg`` None: no argument)."""
+    frame = {"op": Op.CMD, "id": req_id, "ch": command}
+    return frame if arg is None else {**frame, "v": arg}
+
+
+def cmd_reply(
+    req_id: Any, ok: bool, err: str | None = None, msg: str | None = None,
+    v: Any = None,
+) -> dict[str, Any]:  # fmt: skip
+    """The answer to a ``cmd``: a put reply plus the output ``v`` (if any)."""
+    frame = {**put_reply(req_id, ok, err, msg), "op": Op.CMD}
+    if ok and v is not None:
+        frame["v"] = v
+    return frame
+
+
 def put_reply(
     req_id: Any, ok: bool, err: str | None = None, msg: str | None = None
 ) -> dict[str, Any]:
@@ -667,6 +691,8 @@ __all__ = [
     "FrameError",
     "Op",
     "bus",
+    "cmd",
+    "cmd_reply",
     "err",
     "from_json",
     "hello",
