@@ -19,6 +19,7 @@ from typing import Any
 
 from synoptic_benchmarks.peers.reference import (
     CASE_CPU_PCT,
+    PVWS_CASES,
     SCREEN_OPEN_S,
     TANGOGQL_FIRST_VALUES_S,
     UPDATES_PER_CORE_S,
@@ -465,6 +466,7 @@ def pva(r: Report) -> str:
                 _pair(x["latency_ms"]["p50"], x["latency_ms"]["p99"]),
                 _num(per_core, 0), _times(per_core, UPDATES_PER_CORE_S["PVWS"]),
             ])  # fmt: skip
+    rows += _pvws_rows()
     header = ["PVs × rate", "adapter", "published/s", "gaps", "seq gaps",
               "adapter CPU", "µs CPU per update", "CPU per update vs CA",
               "latency p50 / p99 ms", "updates per core-second",
@@ -476,6 +478,24 @@ def pva(r: Report) -> str:
           "≤ 1 s"] for f in r["first_values"]],
     )  # fmt: skip
     return provenance(r) + _table(header, rows) + "\n" + first
+
+
+def _pvws_rows() -> list[list[str]]:
+    """PVWS's own figures (peers.md), in the columns of :func:`pva`: its whole
+    server per delivered update, where ours is the adapter alone."""
+    rows = []
+    for case, (delivered, cpu, p50) in PVWS_CASES.items():
+        clients, pvs = case.split("x")
+        per_update = (cpu[0] * 1e4 / delivered, cpu[1] * 1e4 / delivered)
+        per_core = (delivered / (cpu[1] / 100), delivered / (cpu[0] / 100))
+        rows.append([
+            f"{clients} clients × {pvs} PVs × 10 Hz (peers' workload)",
+            "PVWS (whole server)", f"{_num(delivered, 0)} delivered", "–", "–",
+            _range(cpu, " %"), "–".join(dict.fromkeys(_num(x) for x in per_update)),
+            "–", f"{_range(p50)} / –",
+            _range((round(per_core[0], -2), round(per_core[1], -2))), "1",
+        ])  # fmt: skip
+    return rows
 
 
 def pva_image(r: Report) -> str:

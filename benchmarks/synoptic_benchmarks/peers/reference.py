@@ -27,6 +27,14 @@ CASE_CPU_PCT: dict[str, dict[str, tuple[Range, str]]] = {
     },
 }
 
+#: PVWS (throttle off), whole server (CA/PVA client, JSON, WebSocket), per case
+#: "clients x PVs" at 10 Hz: (delivered updates/s, server CPU % of a core, latency
+#: p50 ms over all its cases).
+PVWS_CASES: dict[str, tuple[float, Range, Range]] = {
+    "10x100": (10_000, (26, 33), (4, 23)),
+    "5x500": (25_000, (56, 56), (4, 23)),
+}
+
 #: Socket open → first value of every PV (s): cold, warm.
 SCREEN_OPEN_S: dict[str, dict[int, tuple[float, float]]] = {
     "Coniql 0.4.2": {100: (0.18, 0.18), 1000: (1.75, 1.63)},
