@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+import urllib.request
 from collections.abc import Iterator
 from typing import Any
 
@@ -22,6 +23,7 @@ from synoptic_adapters.testing import (
 )
 from synoptic_bus.connect import NatsClient
 from synoptic_bus.natsserver import NatsServer
+from synoptic_bus.procs import free_port
 from synoptic_schemas import (
     SCHEMA_VERSION,
     Subjects,
@@ -67,7 +69,7 @@ def adapter(nats_server: NatsServer, sim: SimPva) -> Iterator[EpicsAdapter]:
     channels += [sim.uri(name) for name in EXTRAS] + [sim.uri("NO:SUCH:PV")]
     running = EpicsAdapter(
         nats_server.url, sim, channels, protocol="pva",
-        extra={"demand": {"sweep_period": 0.2}},
+        extra={"demand": {"sweep_period": 0.2}}, metrics_port=free_port(),
     ).start()  # fmt: skip
     try:
         yield running
@@ -121,6 +123,19 @@ async def test_scalars_arrive_in_order_with_alarms_and_limits(
     assert meta["SP"]["ctrl"] == [0.0, 100.0] and meta["SP"]["unit"] == "A"
     assert (meta["CNT:00000"]["dt"], meta["MSG"]["dt"]) == ("f8", "str")
     assert (meta["WF1K"]["dt"], meta["WF1K"]["shape"]) == ("f8", [1000])
+    # an NTScalarArray's display as a scalar's
+    assert (meta["WF1K"]["unit"], meta["WF1K"]["prec"]) == ("mm", 3)
+    assert meta["WF1K"]["disp"] == [-10.0, 10.0]
+    # an NTEnum's alarm: STATE is MAJOR with its message while it says Fault
+    state = sim.uri("STATE")
+    fault = await eventually(
+        lambda: next((v for v in tap.values[state] if v["v"] == 2), None), timeout=20
+    )
+    assert (fault["sev"], fault["st"]) == (2, "STATE")
+    idle = await eventually(
+        lambda: next((v for v in tap.values[state] if v["v"] == 0), None), timeout=20
+    )
+    assert (idle["sev"], idle["st"]) == (0, "NO_ALARM")
 
 
 async def test_enum_table_image_and_unknown_structure(
@@ -286,9 +301,12 @@ async def test_heartbeat_and_demand(
 ) -> None:
     sub = await nc.subscribe(SUBJECTS.hb(adapter.id))
     beat = decode_heartbeat((await sub.next_msg(timeout=5)).data)
+    second = decode_heartbeat((await sub.next_msg(timeout=5)).data)
     await sub.unsubscribe()
-    assert (beat["proto"], beat["n"]) == ("pva", 2 + len(EXTRAS) + 1)
+    assert (beat["id"], beat["proto"], beat["period"]) == (adapter.id, "pva", 1.0)
+    assert beat["n"] == 2 + len(EXTRAS) + 1
     assert beat["conn"] >= 2 + len(EXTRAS) - 1
+    assert 0.5e9 <= second["t"] - beat["t"] <= 3e9 and second["ep"] == beat["ep"]
     tap = await Tap().start(nc, "cs.val.pva.>")
     uri = sim.uri("CNT:00002")  # not configured
     want = {"ver": SCHEMA_VERSION, "ch": [uri], "lease": 1.5, "by": "test-gateway"}
@@ -373,3 +391,24 @@ async def test_writes_through_a_gateway_are_granted_and_audited_as_for_ca(
     by_channel = {a["ch"]: a for a in audits}
     assert by_channel[sp]["ok"] is True and by_channel[sp]["who"] == "alice"
     assert by_channel[ro]["err"] == "access" and by_channel[mode]["err"] == "denied"
+
+
+async def test_prometheus_metrics(
+    nc: NatsClient, adapter: EpicsAdapter, sim: SimPva
+) -> None:
+    """The CA adapter's metrics, labelled ``proto="pva"``."""
+    await bus_put(nc, sim.uri("SP:RO"), 1.0)  # one refused put, counted by result
+    assert adapter.metrics_url is not None
+    text = await asyncio.to_thread(
+        lambda: urllib.request.urlopen(adapter.metrics_url, timeout=10).read().decode()
+    )
+    labels = f'adapter="{adapter.id}",proto="pva"'
+    samples = {
+        line.rsplit(" ", 1)[0]: float(line.rsplit(" ", 1)[1])
+        for line in text.splitlines()
+        if line.startswith("synoptic_adapter_")
+    }
+    assert samples[f"synoptic_adapter_published_total{{{labels}}}"] > 10
+    assert samples[f"synoptic_adapter_monitored{{{labels}}}"] >= 2 + len(EXTRAS)
+    assert samples[f'synoptic_adapter_puts_total{{{labels},result="access"}}'] >= 1
+    assert f"synoptic_adapter_source_merged_total{{{labels}}}" in samples

@@ -1,9 +1,10 @@
 """The PV Access adapter when its server disappears mid-stream and comes back, when
-one of two servers goes, when a server stops answering a put, and split over two
-shards."""
+one of two servers goes, when a server stops answering a put, split over two
+shards (configured and wanted channels), and stopped by SIGTERM."""
 
 from __future__ import annotations
 
+import asyncio
 import signal
 import time
 from typing import Any
@@ -13,9 +14,10 @@ import pytest
 from synoptic_adapters.testing import EpicsAdapter, SimPva, Tap, bus_put, eventually
 from synoptic_bus.connect import NatsClient
 from synoptic_bus.natsserver import NatsServer
-from synoptic_schemas import decode_heartbeat
+from synoptic_schemas import SCHEMA_VERSION, Subjects, decode_heartbeat, encode
 
 pytestmark = pytest.mark.system
+SUBJECTS = Subjects()
 
 
 async def test_a_server_gone_mid_stream_is_published_and_followed_back(
@@ -126,15 +128,21 @@ async def test_a_put_the_server_never_answers_times_out(
         sim.stop()
 
 
-async def test_two_shards_split_the_channels_and_each_beats(
+async def test_two_shards_split_the_channels_and_the_demand_and_each_beats(
     nats_server: NatsServer, nc: NatsClient
 ) -> None:
+    """Configured channels and channels wanted later are each owned by one shard:
+    both shards hear every announcement, only the owner monitors."""
     sim = SimPva(records=12, image_rate=0, extras=False).start()
     uris = [sim.uri(f"CNT:{i:05d}") for i in range(12)]
+    configured, wanted = uris[:8], uris[8:]
     shards = [
-        EpicsAdapter(nats_server.url, sim, uris, protocol="pva", shard=f"{i}/2")
+        EpicsAdapter(
+            nats_server.url, sim, configured, protocol="pva", shard=f"{i}/2",
+            extra={"demand": {"sweep_period": 0.2}},
+        )
         for i in range(2)
-    ]
+    ]  # fmt: skip
     try:
         for shard in shards:
             shard.start()
@@ -146,18 +154,42 @@ async def test_two_shards_split_the_channels_and_each_beats(
             beats[beat["id"]] = beat
 
         await nc.subscribe("cs.hb.*", cb=on_beat)
-        await eventually(lambda: all(len(tap.values[u]) >= 3 for u in uris), 30)
+        await eventually(lambda: all(len(tap.values[u]) >= 3 for u in configured), 30)
         await eventually(
             lambda: all(s.id in beats and beats[s.id]["conn"] > 0 for s in shards), 30
         )
         counts = [beats[s.id]["n"] for s in shards]
-        assert sum(counts) == len(uris) and all(n > 0 for n in counts)
+        assert sum(counts) == len(configured) and all(n > 0 for n in counts)
         assert all(beats[s.id]["proto"] == "pva" for s in shards)
+        want = {"ver": SCHEMA_VERSION, "ch": wanted, "lease": 30.0, "by": "test-gw"}
+        await nc.publish(SUBJECTS.want("pva"), encode(want))
+        await eventually(lambda: all(len(tap.values[u]) >= 5 for u in wanted), 30)
+        await eventually(lambda: sum(beats[s.id]["n"] for s in shards) == len(uris), 10)
         # one owner per channel: a single sequence per channel, no duplicates
         for uri in uris:
             seqs = [v["seq"] for v in tap.values[uri]]
             assert seqs == list(range(seqs[0], seqs[0] + len(seqs)))
+            assert len({v["ep"] for v in tap.values[uri]}) == 1
     finally:
         for shard in shards:
             shard.close()
+        sim.stop()
+
+
+async def test_sigterm_publishes_disconnected_and_exits_cleanly(
+    nats_server: NatsServer, nc: NatsClient
+) -> None:
+    sim = SimPva(records=1, image_rate=0, extras=False).start()
+    uri = sim.uri("CNT:00000")
+    adapter = EpicsAdapter(nats_server.url, sim, [uri], protocol="pva").start()
+    try:
+        tap = await Tap().start(nc, "cs.val.pva.>")
+        await eventually(lambda: tap.latest(uri) and tap.latest(uri)["c"], 30)
+        assert await asyncio.to_thread(adapter.stop) == 0
+        stopped = await eventually(
+            lambda: tap.latest(uri) if not tap.latest(uri)["c"] else None, 30
+        )
+        assert (stopped["st"], stopped["sev"]) == ("adapter stopped", 3)
+    finally:
+        adapter.close()
         sim.stop()
