@@ -14,6 +14,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import urllib.request
 import uuid
 from collections import defaultdict
 from collections.abc import Callable, Sequence
@@ -236,6 +237,20 @@ class EpicsAdapter:
         code = self.process.stop() if self.process else 0
         self.process = None
         return code
+
+    async def metrics(self) -> dict[str, float]:
+        """The ``synoptic_adapter_*`` samples of one scrape, keyed by name and
+        labels (``synoptic_adapter_published_total{adapter="…",proto="ca"}``)."""
+        assert self.metrics_url is not None, "started without metrics_port"
+        url = self.metrics_url
+        text = await asyncio.to_thread(
+            lambda: urllib.request.urlopen(url, timeout=10).read().decode()
+        )
+        return {
+            line.rsplit(" ", 1)[0]: float(line.rsplit(" ", 1)[1])
+            for line in text.splitlines()
+            if line.startswith("synoptic_adapter_")
+        }
 
     def close(self) -> None:
         self.stop()

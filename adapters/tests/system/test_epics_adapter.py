@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-import urllib.request
 from collections.abc import Iterator
 
 import numpy as np
@@ -222,16 +221,8 @@ async def test_prometheus_metrics(
     nc: NatsClient, adapter: EpicsAdapter, ioc: SimIoc
 ) -> None:
     await put(nc, ioc.uri("SP:RO"), 1.0)  # one refused put, counted by result
-    assert adapter.metrics_url is not None
-    text = await asyncio.to_thread(
-        lambda: urllib.request.urlopen(adapter.metrics_url, timeout=10).read().decode()
-    )
+    samples = await adapter.metrics()
     labels = f'adapter="{adapter.id}",proto="ca"'
-    samples = {
-        line.rsplit(" ", 1)[0]: float(line.rsplit(" ", 1)[1])
-        for line in text.splitlines()
-        if line.startswith("synoptic_adapter_")
-    }
     assert samples[f"synoptic_adapter_published_total{{{labels}}}"] > 10
     assert samples[f"synoptic_adapter_dropped_total{{{labels}}}"] == 0
     assert samples[f"synoptic_adapter_monitored{{{labels}}}"] >= 12

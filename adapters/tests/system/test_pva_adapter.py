@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-import urllib.request
 from collections.abc import Iterator
 from typing import Any
 
@@ -398,16 +397,8 @@ async def test_prometheus_metrics(
 ) -> None:
     """The CA adapter's metrics, labelled ``proto="pva"``."""
     await bus_put(nc, sim.uri("SP:RO"), 1.0)  # one refused put, counted by result
-    assert adapter.metrics_url is not None
-    text = await asyncio.to_thread(
-        lambda: urllib.request.urlopen(adapter.metrics_url, timeout=10).read().decode()
-    )
+    samples = await adapter.metrics()
     labels = f'adapter="{adapter.id}",proto="pva"'
-    samples = {
-        line.rsplit(" ", 1)[0]: float(line.rsplit(" ", 1)[1])
-        for line in text.splitlines()
-        if line.startswith("synoptic_adapter_")
-    }
     assert samples[f"synoptic_adapter_published_total{{{labels}}}"] > 10
     assert samples[f"synoptic_adapter_monitored{{{labels}}}"] >= 2 + len(EXTRAS)
     assert samples[f'synoptic_adapter_puts_total{{{labels},result="access"}}'] >= 1
