@@ -33,7 +33,8 @@ from synoptic_schemas import (
     encode,
     parse_channel,
 )
-from synoptic_schemas.codec import MAX_PAYLOAD
+from synoptic_schemas.codec import MAX_PAYLOAD, to_json_view
+from synoptic_schemas.jsonschemas import validator
 
 pytestmark = pytest.mark.system
 SUBJECTS = Subjects()
@@ -185,6 +186,24 @@ async def test_an_unknown_normative_type_is_a_generic_structure_with_its_alarm(
     assert abs(time.time_ns() - value["t"]) < 3600e9  # the server's stamp
     assert (meta["dt"], meta["native"]) == ("struct", "epics:nt/NTHistogram:1.0")
     assert adapter.process is not None and adapter.process.alive()
+
+
+async def test_every_published_value_and_meta_matches_the_json_schemas(
+    nc: NatsClient, adapter: EpicsAdapter, sim: SimPva
+) -> None:
+    """The contract from the real server: each normative type's value and meta
+    (tables, images, structures, unknown types, statuses) as the schemas say."""
+    names = [n for n in EXTRAS if n not in ("SWAP",)] + ["CNT:00000", "NO:SUCH:PV"]
+    values = await _values(nc, sim, names)
+    # (no meta for a PV never connected, nor for one never published whole)
+    metas = await _meta(nc, sim, [n for n in names if n not in ("NO:SUCH:PV",
+                                                                "IMAGE:ZFP")])  # fmt: skip
+    for name in names:
+        validator("value").validate(to_json_view(values[name]))
+    for meta in metas.values():
+        validator("meta").validate(to_json_view(meta))
+    assert {m["dt"] for m in metas.values()} >= {"f8", "str", "enum", "table",
+                                                  "struct", "u2", "u1"}  # fmt: skip
 
 
 async def test_compressed_images_are_published_decompressed(
@@ -385,11 +404,16 @@ async def test_writes_through_a_gateway_are_granted_and_audited_as_for_ca(
             denied = await client.put(mode, "On")  # no grant
             assert (denied["ok"], denied["err"]) == (False, "denied")
         await eventually(lambda: len(audits) >= 3)
+        gateway_id = gateway.gateway_id()
     finally:
         gateway.stop()
     by_channel = {a["ch"]: a for a in audits}
-    assert by_channel[sp]["ok"] is True and by_channel[sp]["who"] == "alice"
+    assert by_channel[sp]["ok"] is True and by_channel[sp]["v"] == 12.0
     assert by_channel[ro]["err"] == "access" and by_channel[mode]["err"] == "denied"
+    assert "read-only" in by_channel[ro]["msg"]  # the server's own reason
+    assert {a["who"] for a in audits} == {"alice"}
+    assert all(a["by"] == gateway_id for a in audits)
+    assert all(abs(time.time_ns() - a["t"]) < 60e9 for a in audits)
 
 
 async def test_prometheus_metrics(
