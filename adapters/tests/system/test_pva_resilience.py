@@ -23,8 +23,8 @@ SUBJECTS = Subjects()
 async def test_a_server_gone_mid_stream_is_published_and_followed_back(
     nats_server: NatsServer, nc: NatsClient
 ) -> None:
-    sim = SimPva(records=2, image_rate=0).start()
-    names = ["CNT:00000", "CNT:00001", "SINE", "TABLE", "MOTOR"]
+    sim = SimPva(records=2, image_rate=10).start()  # 2 MiB images in flight too
+    names = ["CNT:00000", "CNT:00001", "SINE", "TABLE", "MOTOR", "IMAGE"]
     adapter = EpicsAdapter(
         nats_server.url, sim, [sim.uri(n) for n in names], protocol="pva"
     )
@@ -33,6 +33,10 @@ async def test_a_server_gone_mid_stream_is_published_and_followed_back(
         tap = await Tap().start(nc, "cs.val.pva.>")
         counter = sim.uri("CNT:00000")
         await eventually(lambda: len(tap.values[counter]) >= 3, timeout=20)
+        # this nats-server takes 1 MiB payloads: the 2 MiB image is a status
+        image = await eventually(lambda: tap.latest(sim.uri("IMAGE")), timeout=20)
+        assert (image["v"], image["sev"], image["c"]) == (None, 3, True)
+        assert "exceeds the limit of 1044480 bytes" in image["st"]
         sim.kill()  # gone without a goodbye
         for name in names:
             gone = await eventually(
