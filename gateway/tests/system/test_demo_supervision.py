@@ -1,7 +1,8 @@
 """``synoptic demo`` keeps what it started alive: the real demo on free ports;
 ``kill -9`` of its nats-server and of its EPICS adapter: each is reaped (no
 zombie), restarted with a log line saying so, and values flow to a gateway
-client again."""
+client again. The PV Access server's types arrive whole through the demo's
+gateway."""
 
 from __future__ import annotations
 
@@ -64,6 +65,23 @@ async def kill_and_see_restart(demo: Process, name: str, since: int) -> int:
     return int(restarted[1])
 
 
+async def pva_types_arrive(client: GatewayClient) -> None:
+    """The demo's simulated PV Access server: its table, the 1024 × 1024 16-bit
+    image whole (the demo's NATS takes 8 MiB payloads) and a compressed image."""
+    uris = ["pva://DEMO:TABLE", "pva://DEMO:IMAGE", "pva://DEMO:IMAGE:LZ4"]
+    sub = await client.subscribe(uris)
+
+    def arrived(s: Subscription) -> bool:
+        return all((v := s.value(u)) is not None and v["v"] is not None for u in uris)
+
+    await sub.wait_for(arrived, 60)
+    image, lz4 = sub.value(uris[1])["v"], sub.value(uris[2])["v"]
+    assert (image.shape, str(image.dtype)) == ((1024, 1024), "uint16")
+    assert (lz4.shape, str(lz4.dtype)) == ((96, 128), "uint16")
+    assert list(sub.value(uris[0])["v"])[:2] == ["name", "position"]
+    await client.unsubscribe(sub)
+
+
 @pytest.fixture
 def var_dir() -> Iterator[Path]:
     """The demo's data folder, one the ``postgres`` user can reach (the demo's
@@ -87,6 +105,7 @@ async def test_demo_restarts_a_killed_nats_server_and_adapter(var_dir: Path) -> 
         async with GatewayClient(f"ws://127.0.0.1:{http}/ws") as client:
             sub = await client.subscribe([COUNTER])
             await counting(sub, 3)
+            await pva_types_arrive(client)
 
             nats = await kill_and_see_restart(demo, "nats-server", 0)
             await counting(sub, 5)  # the gateway and the adapter are back on NATS
