@@ -5,7 +5,7 @@ import { normaliseUri } from './transport/channels';
 
 export type WidgetType =
   | 'text' | 'label' | 'led' | 'gauge' | 'bar' | 'trend' | 'spectrum'
-  | 'xy' | 'form' | 'input' | 'button' | 'toggle' | 'menu' | 'section' | 'image' | 'table' | 'placeholder'
+  | 'xy' | 'form' | 'input' | 'button' | 'command' | 'toggle' | 'menu' | 'section' | 'image' | 'table' | 'placeholder'
   | 'shape' | 'link' | 'embed' | 'tabs';
 
 /** A widget's place on a canvas screen, in canvas pixels. */

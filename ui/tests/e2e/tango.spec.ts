@@ -25,3 +25,29 @@ test('a write widget changes a Tango attribute', async ({ page, stack }) => {
   await expect(menu.locator('[data-role=write-status]')).toHaveText('written');
   await expect(select.locator('option:checked')).toHaveText(other);
 });
+
+test('a command button runs a Tango command with its argument and shows the output', async ({ page, stack }) => {
+  await openScreen(page, stack, 'tango-demo', stack.token());
+  const setLevel = page.locator(`[data-widget=command] [data-command="${stack.attr('SetLevel')}"]`);
+  await setLevel.locator('[data-role=input]').fill('123.5');
+  await setLevel.locator('[data-role=run]').click();
+  await expect(setLevel.locator('.confirm')).toContainText('run SetLevel(123.5)?');
+  await setLevel.locator('.confirm .yes').click();
+  await expect(setLevel.locator('[data-role=write-status]')).toHaveText('→ 123.5');
+  // the device took it: the double attribute reads the level back
+  await expect(widget(page, 'label', stack.attr('double')).locator('[data-role=value]')).toContainText('123.500');
+  await setLevel.locator('[data-role=input]').fill('5000');
+  await setLevel.locator('[data-role=run]').click();
+  await setLevel.locator('.confirm .yes').click();
+  await expect(setLevel.locator('[data-role=write-status]')).toContainText('failed: SIM_OutOfRange');
+  const reset = page.locator(`[data-widget=command] [data-command="${stack.attr('Reset')}"]`);
+  await reset.locator('[data-role=run]').click();
+  await reset.locator('.confirm .yes').click();
+  await expect(reset.locator('[data-role=write-status]')).toHaveText('done');
+});
+
+test('without a write grant the command button is disabled', async ({ page, stack }) => {
+  await openScreen(page, stack, 'tango-demo');
+  const reset = page.locator(`[data-widget=command] [data-command="${stack.attr('Reset')}"]`);
+  await expect(reset.locator('[data-role=run]')).toBeDisabled();
+});

@@ -16,6 +16,7 @@ const HINTS: Record<string, string> = {
   form: 'many channels in rows',
   input: 'number or text setpoint',
   button: 'writes one value',
+  command: 'runs a Tango command (optional argument)',
   toggle: 'on/off switch',
   menu: 'enum choice',
   section: 'framed group of widgets',

@@ -20,6 +20,8 @@ export interface PutResult {
   ok: boolean;
   err?: string;
   msg?: string;
+  /** a command's output (absent for a put, or a command without output) */
+  v?: unknown;
 }
 
 /** One channel's history as answered (docs/protocol.md, `hist`). */
@@ -302,6 +304,20 @@ export class Gateway implements Liveness {
   /** Write a value; resolves with the gateway's reply (never rejects). */
   put(uri: string, v: unknown): Promise<PutResult> {
     if (isBrowserSide(uri)) return this.#putLocal(uri, v);
+    return this.#write((id) => ({ op: 'put', id, ch: normaliseUri(uri) ?? uri, v }));
+  }
+
+  /**
+   * Run a Tango command (`tango://host:port/d/f/m/Command`) with an optional argument;
+   * resolves with the gateway's reply and the command's output `v` (never rejects).
+   */
+  command(uri: string, arg?: unknown): Promise<PutResult> {
+    const ch = normaliseUri(uri) ?? uri;
+    return this.#write((id) => (arg === undefined ? { op: 'cmd', id, ch } : { op: 'cmd', id, ch, v: arg }));
+  }
+
+  /** Send a put or cmd request and wait for its reply, at most `putTimeoutMs`. */
+  #write(frame: (id: number) => ClientFrame): Promise<PutResult> {
     if (!this.isLive) return Promise.resolve({ ok: false, err: 'disconnected', msg: 'not connected' });
     const id = nextId++;
     return new Promise((resolve) => {
@@ -313,7 +329,7 @@ export class Gateway implements Liveness {
         clearTimeout(timer);
         resolve(r);
       });
-      this.#send({ op: 'put', id, ch: normaliseUri(uri) ?? uri, v });
+      this.#send(frame(id));
     });
   }
 
@@ -638,10 +654,13 @@ export class Gateway implements Liveness {
         this.stats.missed += frame.missed;
         this.stats.conflated += frame.conflated;
         break;
-      case 'put': {
+      case 'put':
+      case 'cmd': {
         const resolve = this.#puts.get(frame.id);
         this.#puts.delete(frame.id);
-        resolve?.({ ok: frame.ok, err: frame.err, msg: frame.msg });
+        const reply: PutResult = { ok: frame.ok, err: frame.err, msg: frame.msg };
+        if (frame.op === 'cmd' && frame.v !== undefined && frame.v !== null) reply.v = frame.v;
+        resolve?.(reply);
         break;
       }
       case 'hist': {

@@ -343,3 +343,29 @@ describe('Gateway history requests', () => {
     await expect(answers[2]).rejects.toThrow(/not connected|disconnected/);
   });
 });
+
+describe('Gateway commands', () => {
+  const opts = { url: 'ws://gw.test/ws?format=json', WebSocket: FakeSocket as unknown as typeof WebSocket, schedule: () => {} };
+
+  it('sends a cmd frame (argument only when given) and resolves with the output', async () => {
+    FakeSocket.made = [];
+    const gw = new Gateway(opts);
+    gw.start();
+    const ws = FakeSocket.made[0];
+    ws.open();
+    ws.receive({ op: 'hello', ver: 1, gw: 'g', user: 'u', write: true });
+    const level = gw.command('tango://H:1/Sim/Test/1/SetLevel', 2.5);
+    const reset = gw.command('tango://h:1/sim/test/1/Reset');
+    const sent = ws.sent.map((d) => JSON.parse(d)).filter((f) => f.op === 'cmd');
+    expect(sent).toEqual([
+      { op: 'cmd', id: sent[0].id, ch: 'tango://h:1/sim/test/1/setlevel', v: 2.5 },
+      { op: 'cmd', id: sent[1].id, ch: 'tango://h:1/sim/test/1/reset' },
+    ]);
+    ws.receive({ op: 'cmd', id: sent[0].id, ok: true, v: 2.5 });
+    ws.receive({ op: 'cmd', id: sent[1].id, ok: false, err: 'denied', msg: 'no grant' });
+    expect(await level).toEqual({ ok: true, v: 2.5, err: undefined, msg: undefined });
+    expect(await reset).toMatchObject({ ok: false, err: 'denied', msg: 'no grant' });
+    expect('v' in (await reset)).toBe(false);
+    gw.close();
+  });
+});

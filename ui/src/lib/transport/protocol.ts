@@ -87,6 +87,15 @@ export interface PutReplyFrame {
   err?: string;
   msg?: string;
 }
+/** The answer to a Tango command: a put reply plus the command's output `v` (if any). */
+export interface CmdReplyFrame {
+  op: 'cmd';
+  id: number;
+  ok: boolean;
+  v?: unknown;
+  err?: string;
+  msg?: string;
+}
 export interface ErrFrame {
   op: 'err';
   id: number | null;
@@ -146,6 +155,7 @@ export type ServerFrame =
   | MetaFrame
   | StatsFrame
   | PutReplyFrame
+  | CmdReplyFrame
   | ErrFrame
   | BusFrame
   | SrcFrame
@@ -157,6 +167,7 @@ export type ClientFrame =
   | { op: 'sub'; id: number; ch: string[] }
   | { op: 'unsub'; id: number; sid: number }
   | { op: 'put'; id: number; ch: string; v: unknown }
+  | { op: 'cmd'; id: number; ch: string; v?: unknown }
   | { op: 'ping'; id: number }
   | { op: 'hist'; id: number; ch: string[]; t0: number; t1: number; px: number }
   | { op: 'watch'; id: number; screens: string[] };

@@ -8,6 +8,7 @@ import type { WidgetType } from '../screen';
 import type { WidgetProps } from './types';
 import Bar from './Bar.svelte';
 import Button from './Button.svelte';
+import Command from './Command.svelte';
 import Form from './Form.svelte';
 import Input from './Input.svelte';
 import Label from './Label.svelte';
@@ -38,6 +39,7 @@ export const WIDGETS: Record<WidgetType, WidgetEntry> = {
   form: { component: Form },
   input: { component: Input },
   button: { component: Button },
+  command: { component: Command },
   toggle: { component: Toggle },
   menu: { component: Menu },
   section: { component: Section },
@@ -55,7 +57,7 @@ export const WIDGETS: Record<WidgetType, WidgetEntry> = {
 export const DEFAULT_SIZE: Record<WidgetType, [number, number]> = {
   text: [12, 1], label: [2, 2], led: [2, 2], gauge: [3, 5], bar: [3, 2],
   trend: [6, 7], spectrum: [6, 7], xy: [6, 7], form: [6, 6],
-  input: [4, 2], button: [2, 2], toggle: [2, 2], menu: [3, 2], section: [6, 4],
+  input: [4, 2], button: [2, 2], command: [3, 2], toggle: [2, 2], menu: [3, 2], section: [6, 4],
   image: [6, 12], table: [6, 6], placeholder: [2, 2], shape: [2, 2],
   link: [2, 1], embed: [6, 8], tabs: [12, 10],
 };

@@ -5,6 +5,7 @@ import { SVGRenderer } from 'echarts/renderers';
 import { describe, expect, it, vi } from 'vitest';
 import Host from '../testing/Host.svelte';
 import { Gateway } from '../transport/gateway.svelte';
+import { Socket } from '../testing/socket';
 import type { MetaMsg, ValueMsg } from '../transport/protocol';
 import type { WidgetSpec } from '../screen';
 
@@ -145,6 +146,62 @@ describe('write widgets', () => {
     yes.click();
     flushSync();
     expect(container.querySelector('[data-role=write-status]')!.textContent).toContain('…');
+  });
+});
+
+describe('command widget', () => {
+  const CMD = 'tango://h:1/sim/test/1/SetLevel';
+  function live(write: boolean) {
+    const gw = new Gateway({ url: 'ws://gw.test/ws?format=json', WebSocket: Socket as unknown as typeof WebSocket, pingMs: 0, schedule: () => {} });
+    gw.start();
+    Socket.last.onopen?.();
+    gw.handle({ op: 'hello', ver: 1, gw: 'g', user: 'u', write });
+    return gw;
+  }
+  const cmds = () => Socket.last.sent.filter((f) => f.op === 'cmd') as unknown as { id: number; ch: string; v?: unknown }[];
+
+  it('is disabled without a write grant, and subscribes nothing', () => {
+    const gw = live(false);
+    const { container } = show(gw, { type: 'command', options: { command: CMD, input: 'number' } });
+    flushSync();
+    expect((container.querySelector('[data-role=run]') as HTMLButtonElement).disabled).toBe(true);
+    expect(Socket.last.sent.some((f) => f.op === 'sub')).toBe(false);
+  });
+
+  it('runs with the typed argument after confirmation and shows the output', async () => {
+    const gw = live(true);
+    const { container } = show(gw, { type: 'command', options: { command: CMD, input: 'number', confirm: true } });
+    flushSync();
+    expect(container.querySelector('[data-role=run]')!.textContent).toBe('SetLevel');
+    const input = container.querySelector('[data-role=input]') as HTMLInputElement;
+    input.value = '12.5';
+    input.dispatchEvent(new Event('input'));
+    flushSync();
+    container.querySelector('form')!.requestSubmit();
+    flushSync();
+    expect(container.textContent).toContain('run SetLevel(12.5)?');
+    expect(cmds()).toHaveLength(0);
+    (container.querySelector('.confirm .yes') as HTMLButtonElement).click();
+    flushSync();
+    const [sent] = cmds();
+    expect(sent).toMatchObject({ ch: 'tango://h:1/sim/test/1/setlevel', v: 12.5 });
+    gw.handle({ op: 'cmd', id: sent.id, ok: true, v: 12.5 });
+    await vi.waitFor(() => expect(container.querySelector('[data-role=write-status]')!.textContent).toBe('→ 12.5'));
+  });
+
+  it('runs a command without argument at once and shows a refusal', async () => {
+    const gw = live(true);
+    const { container } = show(gw, { type: 'command', title: 'Reset all', options: { command: 'tango://h:1/sim/test/1/Reset' } });
+    flushSync();
+    expect(container.querySelector('[data-role=input]')).toBeNull();
+    (container.querySelector('[data-role=run]') as HTMLButtonElement).click();
+    flushSync();
+    const [sent] = cmds();
+    expect('v' in sent).toBe(false);
+    gw.handle({ op: 'cmd', id: sent.id, ok: false, err: 'access', msg: 'API_CommandNotAllowed: not in FAULT' });
+    await vi.waitFor(() =>
+      expect(container.querySelector('[data-role=write-status]')!.textContent).toBe('access: API_CommandNotAllowed: not in FAULT'),
+    );
   });
 });
 
