@@ -33,7 +33,8 @@ test('screenshots for the user guide', async ({ page, stack }) => {
   // PV Access: a detector image, a table and a structure
   await openScreen(page, stack, 'epics7-demo');
   const image = widget(page, 'image', stack.pva('IMAGE'));
-  await expect(image.locator('[data-role=info]')).toHaveText(/^1024×1024 · auto \d+\.\.\d+$/);
+  await expect(image.locator('[data-role=info]')).toHaveText(/^1024×1024 (÷2 )?· auto \d+\.\.\d+$/); // binned to the widget (sub.pts)
+  await expect(widget(page, 'image', stack.pva('IMAGE:JPEG')).locator('[data-role=info]')).toHaveText(/ rgb · auto/);
   await expect(widget(page, 'table', stack.pva('TABLE')).locator('tbody tr').first()).toBeVisible();
   await page.screenshot({ path: out('guide-epics7-demo'), fullPage: true });
 
