@@ -79,6 +79,8 @@ test('compressed images (lz4 grey, jpeg RGB) show live, decompressed by the adap
   // 128×96 images, never binned (smaller than their widgets), a new one each second
   await expect(lz4.locator('[data-role=info]')).toHaveText(/^128×96 · auto \d+\.\.\d+$/);
   await expect(jpeg.locator('[data-role=info]')).toHaveText(/^128×96 rgb · auto \d+\.\.\d+$/);
+  await expect(jpeg.getByLabel('colour map')).toBeDisabled(); // RGB: its own colours
+  await expect(lz4.getByLabel('colour map')).toBeEnabled();
   const lz4Canvas = lz4.locator('canvas[role=img]');
   await expect(lz4Canvas).toHaveAttribute('data-drawn', '128x96');
   const frames = async () => Number(await lz4Canvas.getAttribute('data-frames'));
