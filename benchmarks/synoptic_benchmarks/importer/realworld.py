@@ -103,6 +103,7 @@ MAPPED: dict[str, frozenset[str]] = {
             "ATTRIBUTE_WRITER_DROPDOWN",
             "COMMAND",
             "COMMAND_EXECUTOR",
+            "COMMAND_WRITER",
             "DEVICE_STATUS",
             "ATTRIBUTE_PLOT",
             "ATTRIBUTE_TRACE",
@@ -162,11 +163,14 @@ def channel_resolves(uri: str) -> bool:
 
 
 def is_live(widget: dict[str, Any]) -> bool:
-    """Not a placeholder, and each channel of it and of its rules resolves."""
+    """Not a placeholder, and each channel of it and of its rules resolves (a
+    command widget's command too)."""
     if widget["type"] == "placeholder":
         return False
     channels = [*widget.get("channels", []),
                 *(r["channel"] for r in widget.get("rules", []) if "channel" in r)]  # fmt: skip
+    if widget["type"] == "command":
+        channels.append(widget["options"]["command"])
     return all(channel_resolves(c) for c in channels)
 
 

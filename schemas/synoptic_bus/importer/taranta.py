@@ -42,9 +42,17 @@ ONE_ATTRIBUTE = {
 TRENDS = {"ATTRIBUTE_PLOT", "ATTRIBUTE_TRACE", "ATTRIBUTE_SCATTER"}
 
 
-#: Widgets issuing Tango commands (no command path: the gateway writes attributes).
-COMMANDS = {"COMMAND", "COMMAND_EXECUTOR", "COMMAND_SWITCH", "COMMAND_ARRAY",
-            "COMMAND_WRITER", "COMMAND_FILE"}  # fmt: skip
+#: Widgets running one Tango command: Synoptic's command widget (ADR 0028).
+COMMANDS = {"COMMAND", "COMMAND_EXECUTOR", "COMMAND_WRITER"}
+#: Command widgets without a Synoptic counterpart, and why.
+OTHER_COMMANDS = {
+    "COMMAND_SWITCH": "a switch between two commands: not mapped",
+    "COMMAND_ARRAY": "a command with an array argument: not mapped",
+    "COMMAND_FILE": "a command taking a file's content: not mapped",
+}
+#: Tango argument types the command widget's number input serves.
+_NUMBER_ARGS = {"DevShort", "DevUShort", "DevLong", "DevULong", "DevLong64",
+                "DevULong64", "DevFloat", "DevDouble", "DevUChar"}  # fmt: skip
 #: Box children nest at most this deep.
 MAX_DEPTH = 8
 
@@ -166,15 +174,52 @@ class TarantaImporter:
                 return self.report.placeholder_for(kind, "no attributes", w, h)
             return self.report.mapped_as(kind, {"type": "trend", "channels": uris})
         if kind in COMMANDS:
+            return self._command(kind, inputs, w, h)
+        if kind in OTHER_COMMANDS:
             command = inputs.get("command")
             name = command.get("command") if isinstance(command, dict) else command
             return self.report.placeholder_for(
-                kind, "Tango commands are not supported: the gateway has no command "
-                "path (writes go to attributes only)", w, h,
-                str(inputs.get("title") or name or "")[:200], str(name or ""))  # fmt: skip
+                kind, OTHER_COMMANDS[kind], w, h,
+                str(inputs.get("title") or name or "")[:200], str(name or "")[:200],
+            )  # fmt: skip
         return self.report.placeholder_for(
             kind, "no Synoptic widget for this type", w, h
         )
+
+    def _command(
+        self, kind: str, inputs: dict[str, Any], w: float, h: float
+    ) -> dict[str, Any]:
+        """A command widget: its device and command, an argument input by the
+        command's declared type (when the dashboard says it; a command writer
+        always has one), the button's text, and a confirmation unless the
+        dashboard turned it off."""
+        command = inputs.get("command")
+        if not isinstance(command, dict):
+            return self.report.placeholder_for(kind, "no command", w, h)
+        name = str(command.get("command") or "")
+        uri, why = self._uri({"device": command.get("device"), "attribute": name})
+        if uri is None:
+            return self.report.placeholder_for(kind, why, w, h)
+        accepted = str(command.get("acceptedType") or "")
+        if accepted.startswith("DevVar") or accepted == "DevEncoded":
+            return self.report.placeholder_for(
+                kind, f"{accepted} arguments are not supported", w, h, name[:200]
+            )
+        if accepted in _NUMBER_ARGS:
+            field = "number"
+        elif accepted in ("DevString", "DevBoolean") or (
+            kind == "COMMAND_WRITER" and accepted != "DevVoid"
+        ):
+            field = "text"
+        else:
+            field = "none"
+        label = str(inputs.get("buttonText") or name)[:80]
+        options: dict[str, Any] = {"command": uri, "label": label, "input": field,
+                                   "confirm": inputs.get("requireConfirmation") is not False}  # fmt: skip
+        widget: dict[str, Any] = {"type": "command", "options": options}
+        if title := str(inputs.get("title") or ""):
+            widget["title"] = title[:200]
+        return self.report.mapped_as(kind, widget)
 
     def _widgets(
         self, raws: list[dict[str, Any]], depth: int

@@ -391,10 +391,49 @@ def test_taranta_boxes_prefixed_devices_and_commands() -> None:
     }
     assert menu["type"] == "menu" and menu["box"] == box(15, 30, 135, 15)
     assert menu["channels"] == ["tango://tg:10000/low/utc/ci/adminmode"]
-    assert command["type"] == "placeholder" and command["title"] == "Rollup"
-    assert "no command path" in command["options"]["reason"]
-    assert imported.report.mapped == {"BOX → section": 1,
+    assert command == {
+        "type": "command", "title": "Rollup", "box": box(15, 60, 135, 15),
+        "options": {"command": "tango://tg:10000/low/utc/ci/forcerollup",
+                    "label": "ForceRollup", "input": "none", "confirm": True},
+    }  # fmt: skip
+    assert imported.report.mapped == {"BOX → section": 1, "COMMAND → command": 1,
                                       "ATTRIBUTE_WRITER_DROPDOWN → menu": 1}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("accepted", "field"),
+    [("DevVoid", "none"), ("DevDouble", "number"), ("DevULong", "number"),
+     ("DevString", "text"), ("DevBoolean", "text"), ("", "none")],
+)  # fmt: skip
+def test_taranta_command_input_follows_the_declared_argument_type(
+    accepted: str, field: str
+) -> None:
+    command = {"device": "sys/tg_test/1", "command": "Go", "acceptedType": accepted}
+    dashboard = json.dumps({"widget": [{"type": "COMMAND", "width": 9, "height": 2,
+        "inputs": {"command": command, "requireConfirmation": False}}]})  # fmt: skip
+    (widget,) = import_screen(dashboard.encode(), "c.wj", tango_host="h:1").screen[
+        "widgets"
+    ]
+    assert widget["options"]["input"] == field
+    assert widget["options"]["confirm"] is False
+
+
+def test_taranta_commands_without_a_counterpart_stay_placeholders() -> None:
+    array = {"device": "sys/tg_test/1", "command": "DevVarLongArray",
+             "acceptedType": "DevVarLongArray"}  # fmt: skip
+    dashboard = json.dumps({"widget": [
+        {"type": "COMMAND", "width": 9, "height": 2, "inputs": {"command": array}},
+        {"type": "COMMAND_FILE", "y": 3, "width": 9, "height": 2,
+         "inputs": {"command": {"device": "sys/tg_test/1", "command": "Load"}}},
+        {"type": "COMMAND_EXECUTOR", "y": 6, "width": 9, "height": 2, "inputs": {}},
+    ]})  # fmt: skip
+    imported = import_screen(dashboard.encode(), "c.wj", tango_host="h:1")
+    assert [w["type"] for w in imported.screen["widgets"]] == ["placeholder"] * 3
+    assert imported.report.reasons == {
+        "COMMAND": "DevVarLongArray arguments are not supported",
+        "COMMAND_FILE": "a command taking a file's content: not mapped",
+        "COMMAND_EXECUTOR": "no command",
+    }
 
 
 @pytest.mark.parametrize(
