@@ -329,6 +329,44 @@ def meta_of(value: Any, layout: Layout, v: Any) -> dict[str, Any]:
     return meta
 
 
+def declared_meta(value: Any, layout: Layout) -> dict[str, Any] | None:
+    """The metadata of a value that cannot be published whole: the type and shape
+    its structure declares, read without converting (or decompressing) its data;
+    None where the structure does not tell them."""
+    try:
+        if layout.kind == "array":
+            return meta_of(value, layout, value["value"])
+        if layout.kind == "table":
+            return meta_of(value, layout, dict(value["value"].items()))
+        if layout.kind == "image":
+            return meta_of(value, layout, _declared_image(value))
+        return meta_of(value, layout, None)
+    except (ConvertError, codecs.CodecError, KeyError, TypeError, ValueError):
+        return None
+
+
+def _declared_image(value: Any) -> np.ndarray:
+    """An array of no pixels (all strides 0) with the dtype and the ``[h, w]`` or
+    ``[h, w, 3]`` shape an NTNDArray declares."""
+    codec = value["codec.name"]
+    if codec == "jpeg":
+        dtype = np.dtype("u1")
+    elif codec:
+        dtype = codecs.original_dtype(value["codec.parameters"])
+    else:
+        data = value["value"]
+        dtype = data.dtype if isinstance(data, np.ndarray) else np.dtype("u1")
+    shape = tuple(int(d["size"]) for d in value["dimension"])[::-1]
+    if not shape or len(shape) > 3:
+        raise ConvertError("no usable dimensions")
+    if len(shape) == 3:
+        axes = COLOR_MODES.get(color_mode(value), ("", None))[1]
+        shape = tuple(shape[a] for a in axes) if axes else shape
+    return np.lib.stride_tricks.as_strided(
+        np.zeros(1, dtype), shape=shape, strides=(0,) * len(shape)
+    )
+
+
 def _dtype_name(v: Any) -> str:
     if isinstance(v, np.ndarray):
         return "bool" if v.dtype.kind == "b" else v.dtype.newbyteorder("=").str[1:]

@@ -14,7 +14,8 @@ Guarantees, per channel and never affecting the others:
 - A value that cannot be published whole (an array over ``max_array_bytes`` or
   over the bus's payload limit, an image compressed with a codec the adapter
   does not decode or with corrupt data, dimensions that do not fit) is
-  published as ``v`` None with sev 3 and the reason as status.
+  published as ``v`` None with sev 3 and the reason as status, and its metadata
+  as far as the structure declares it (type, shape, colour mode, columns).
 - A server that goes away is published as disconnected; p4p reconnects by itself.
   A PV that no server answers within ``connect_timeout`` is published as never
   connected and keeps being searched for.
@@ -41,6 +42,7 @@ from synoptic_adapters.pva.convert import (
     Layout,
     alarm_of,
     convert,
+    declared_meta,
     layout_of,
     meta_of,
     stamp_ns,
@@ -274,6 +276,11 @@ class PvaSource:
         try:
             v = convert(value, layout, self.max_array_bytes)
         except ConvertError as exc:
+            if monitor.meta_dirty:  # consumers still learn what the channel is
+                meta = declared_meta(value, layout)
+                if meta is not None and meta != monitor.meta:
+                    monitor.meta = meta
+                    sink.meta(monitor.channel, meta)
             self.sink_value_error(monitor, str(exc))
             monitor.meta_dirty = True
             return

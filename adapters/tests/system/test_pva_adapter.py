@@ -195,9 +195,7 @@ async def test_every_published_value_and_meta_matches_the_json_schemas(
     (tables, images, structures, unknown types, statuses) as the schemas say."""
     names = [n for n in EXTRAS if n not in ("SWAP",)] + ["CNT:00000", "NO:SUCH:PV"]
     values = await _values(nc, sim, names)
-    # (no meta for a PV never connected, nor for one never published whole)
-    metas = await _meta(nc, sim, [n for n in names if n not in ("NO:SUCH:PV",
-                                                                "IMAGE:ZFP")])  # fmt: skip
+    metas = await _meta(nc, sim, [n for n in names if n != "NO:SUCH:PV"])
     for name in names:
         validator("value").validate(to_json_view(values[name]))
     for meta in metas.values():
@@ -214,7 +212,7 @@ async def test_compressed_images_are_published_decompressed(
     status (sev 3, nothing half), the others unaffected."""
     names = [f"IMAGE:{codec.upper()}" for codec in CODEC_IMAGES]
     values = await _values(nc, sim, names)
-    meta = await _meta(nc, sim, names[:4])
+    meta = await _meta(nc, sim, names)
     for codec in ("lz4", "bslz4", "blosc"):
         image = values[f"IMAGE:{codec.upper()}"]["v"]
         assert (image.shape, image.dtype) == ((96, 128), np.uint16), codec
@@ -232,6 +230,9 @@ async def test_compressed_images_are_published_decompressed(
     odd = values["IMAGE:ZFP"]
     assert (odd["v"], odd["sev"], odd["c"]) == (None, 3, True)
     assert "codec 'zfp': not one the adapter decompresses" in odd["st"]
+    # what it is, all the same: the type and shape its structure declares
+    zfp = meta["IMAGE:ZFP"]
+    assert (zfp["dt"], zfp["shape"], zfp["img"]) == ("u2", [96, 128], {"color": "mono"})
 
 
 async def test_puts_through_nats_and_their_errors(
@@ -369,6 +370,10 @@ async def test_arrays_over_the_limit_get_a_status_and_nothing_half(
         )
         assert list(table["v"]) == ["name", "position", "current", "ok"]
         assert counter["c"] and counter["sev"] == 0
+        metas = [Subjects("lim").meta(parse_channel(sim.uri(n))) for n in names[:3]]
+        got = await fetch_all(nc, metas, timeout=20, prefix="lim")
+        shapes = [(m["dt"], m["shape"]) for m in (decode_meta(got[s]) for s in metas)]
+        assert shapes == [("f8", [1000]), ("u2", [1024, 1024]), ("u2", [96, 128])]
     finally:
         limited.close()
 

@@ -11,6 +11,7 @@ from synoptic_adapters.pva.convert import (
     ConvertError,
     alarm_of,
     convert,
+    declared_meta,
     layout_of,
     meta_of,
     stamp_ns,
@@ -145,6 +146,30 @@ def test_mono_images_and_what_is_refused() -> None:
     rgb = NTNDArray().wrap(np.zeros((3, 4, 2), np.uint8), attrib={"ColorMode": 2})
     with pytest.raises(ConvertError, match="colour mode 2"):
         convert(rgb, layout_of(rgb), BIG)
+
+
+@pytest.mark.parametrize("mode", [2, 3, 4])
+def test_what_is_not_published_whole_still_declares_its_metadata(mode: int) -> None:
+    """Type, shape and colour as the structure declares them, no pixel touched."""
+    rgb = np.zeros((4, 5, 3), np.uint16)  # [h, w, 3]
+    layouts = {2: rgb, 3: rgb.transpose(0, 2, 1), 4: rgb.transpose(2, 0, 1)}
+    value = NTNDArray().wrap(np.ascontiguousarray(layouts[mode]),
+                             attrib={"ColorMode": mode})  # fmt: skip
+    layout = layout_of(value)
+    with pytest.raises(ConvertError):
+        convert(value, layout, 10)
+    meta = declared_meta(value, layout)
+    assert meta == meta_of(value, layout, convert(value, layout, BIG))
+    assert (meta["dt"], meta["shape"], meta["img"]) == ("u2", [4, 5, 3],
+                                                        {"color": "rgb"})  # fmt: skip
+    value["codec.name"] = "zstd"  # compressed: the type codec.parameters names
+    value["codec.parameters"] = 5  # NDUInt32
+    assert declared_meta(value, layout)["dt"] == "u4"  # type: ignore[index]
+    value["codec.parameters"] = "?"  # the type is not told: no metadata
+    assert declared_meta(value, layout) is None
+    array = NTScalar("ad").wrap(np.zeros(1000))
+    meta = declared_meta(array, layout_of(array))
+    assert (meta["dt"], meta["shape"]) == ("f8", [1000])  # type: ignore[index]
 
 
 def test_unknown_structures_are_maps_of_their_fields() -> None:
