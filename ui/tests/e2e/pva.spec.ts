@@ -42,6 +42,10 @@ test('the EPICS 7 screen shows the 1024×1024 image live, zooms it, and the tabl
   await image.locator('select').selectOption('inferno');
   await image.getByLabel('fixed').check();
   await expect(image.locator('[data-role=info]')).toHaveText(/fixed 0\.\.65535$/);
+  await image.getByLabel('range high').fill('1000'); // the whole image is above: the top colour
+  await expect(image.locator('[data-role=info]')).toHaveText(/fixed 0\.\.1000$/);
+  const top = await samples(canvas, 3);
+  expect(top.every(([r, g, b]) => r === 252 && g === 255 && b === 164)).toBe(true); // inferno's last
   await expect(image.locator('canvas.profile')).toHaveAttribute('data-row', /\d+/);
 
   const table = widget(page, 'table', stack.pva('TABLE'));
