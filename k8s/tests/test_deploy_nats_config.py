@@ -250,6 +250,11 @@ async def test_roles_can_do_their_jobs(roles: dict[str, Client]) -> None:
 
     reply = await gateway.request(subjects.put(channel), encode({"v": 2}), timeout=5)
     assert decode_put_reply(reply.data)["ok"] is True
+    command = parse_channel("tango://tg:10000/sr/ps/1/Reset")
+    await adapter.subscribe(subjects.all_of("cmd", "tango"), cb=answer_puts)
+    await adapter.flush()
+    reply = await gateway.request(subjects.cmd(command), encode({"ver": 1}), timeout=5)
+    assert decode_put_reply(reply.data)["ok"] is True
     await adapter.publish(subjects.meta(channel), b"meta")
     received = [(await both.next_msg(timeout=5)).subject for _ in range(2)]
     assert received == [subjects.val(channel), subjects.meta(channel)]
@@ -334,6 +339,8 @@ async def test_roles_cannot_do_each_others_jobs(roles: dict[str, Client]) -> Non
     await gateway.violation("cs.val.ca.FORGED")
     await gateway.nc.subscribe("cs.put.>")  # nor intercept puts
     await gateway.violation("cs.put.>")
+    await gateway.nc.subscribe("cs.cmd.>")  # nor commands
+    await gateway.violation("cs.cmd.>")
     await adapter.nc.subscribe("cs.val.>")  # an adapter does not read others' values
     await adapter.violation("cs.val.>")
     await adapter.nc.publish("$JS.API.STREAM.DELETE.CS_LAST", b"")  # nor manage streams
@@ -342,6 +349,8 @@ async def test_roles_cannot_do_each_others_jobs(roles: dict[str, Client]) -> Non
     await adapter.violation("cs.audit.ca")
     await reader.nc.publish("cs.put.ca.DEMO:SETPOINT", b"x")  # readers only read
     await reader.violation("cs.put.ca.DEMO:SETPOINT")
+    await reader.nc.publish("cs.cmd.tango.tg:10000.sr.ps.1.reset", b"x")
+    await reader.violation("cs.cmd.tango.tg:10000.sr.ps.1.reset")
     await reader.nc.publish("cs.want.ca", b"x")
     await reader.violation("cs.want.ca")
     await adapter.nc.publish("cs.sync.barrier", b"")  # barriers are the gateways'
