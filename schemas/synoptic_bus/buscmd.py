@@ -1,4 +1,4 @@
-"""Bus commands: ``synoptic bus init``, ``tail``, ``get`` and ``put``."""
+"""Bus commands: ``synoptic bus init``, ``tail``, ``get``, ``put`` and ``command``."""
 
 from __future__ import annotations
 
@@ -29,6 +29,7 @@ from synoptic_schemas import (
     SCHEMA_VERSION,
     ContractError,
     Subjects,
+    decode_cmd_reply,
     decode_heartbeat,
     decode_meta,
     decode_put_reply,
@@ -103,6 +104,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     put.add_argument("--timeout", type=float, default=5.0)
     put.set_defaults(func=cmd_put)
+
+    command = sub.add_parser(
+        "command", parents=[common], help="run a Tango command (tango://…/Command)"
+    )
+    command.add_argument("uri")
+    command.add_argument(
+        "arg", nargs="?", help="its argument, read like a put value; none if absent"
+    )
+    command.add_argument("--timeout", type=float, default=5.0)
+    command.set_defaults(func=cmd_command)
 
 
 async def cmd_init(args: argparse.Namespace) -> int:
@@ -283,25 +294,42 @@ def parse_put_value(text: str) -> Any:
 
 
 async def cmd_put(args: argparse.Namespace) -> int:
+    return await _request(args, "put", parse_put_value(args.value))
+
+
+async def cmd_command(args: argparse.Namespace) -> int:
+    arg = None if args.arg is None else parse_put_value(args.arg)
+    return await _request(args, "cmd", arg)
+
+
+async def _request(args: argparse.Namespace, kind: str, value: Any) -> int:
+    """A put (or command, ``value`` None: no argument) through the owning adapter;
+    prints the result (and a command's output)."""
     channel = parse_channel(args.uri)
-    nc = await connect(args.nats, name="synoptic-put", retry_on_failed_connect=False)
-    request = {"ver": SCHEMA_VERSION, "v": parse_put_value(args.value), "who": "cli"}
+    what = "put" if kind == "put" else "command"
+    nc = await connect(
+        args.nats, name=f"synoptic-{what}", retry_on_failed_connect=False
+    )
+    request: dict[str, Any] = {"ver": SCHEMA_VERSION, "who": "cli",
+                               "timeout": args.timeout}  # fmt: skip
+    if kind == "put" or value is not None:
+        request["v"] = value
+    subjects = Subjects(args.prefix)
+    subject = subjects.put(channel) if kind == "put" else subjects.cmd(channel)
     try:
-        msg = await nc.request(
-            Subjects(args.prefix).put(channel),
-            encode(request),
-            timeout=args.timeout + 1,
-        )
-        reply = decode_put_reply(msg.data)
+        msg = await nc.request(subject, encode(request), timeout=args.timeout + 1)
+        reply = (decode_put_reply if kind == "put" else decode_cmd_reply)(msg.data)
     except Exception as exc:  # no responder, timeout
-        print(f"put {channel.uri}: no adapter answered ({type(exc).__name__})")
+        print(f"{what} {channel.uri}: no adapter answered ({type(exc).__name__})")
         return 2
     finally:
         await nc.close()
     if reply["ok"]:
-        print(f"put {channel.uri}: ok")
+        output = reply.get("v")
+        print(f"{what} {channel.uri}: ok"
+              + ("" if output is None else f" → {format_value(output)}"))  # fmt: skip
         return 0
-    print(f"put {channel.uri}: {reply.get('err')}: {reply.get('msg', '')}")
+    print(f"{what} {channel.uri}: {reply.get('err')}: {reply.get('msg', '')}")
     return 1
 
 

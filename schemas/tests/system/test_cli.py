@@ -14,7 +14,7 @@ from synoptic_bus.connect import NatsClient
 from synoptic_bus.natsserver import NatsServer
 from synoptic_bus.procs import Process
 from synoptic_bus.store import StoreConfig, ensure_store
-from synoptic_schemas import Subjects, decode_put, encode, parse_channel
+from synoptic_schemas import Subjects, decode_cmd, decode_put, encode, parse_channel
 
 SYNOPTIC = [str(Path(sys.executable).parent / "synoptic")]
 SUBJECTS = Subjects()
@@ -110,6 +110,30 @@ async def test_put_sends_a_request_and_prints_the_reply(
         nats_server, "put", "ca://CLI:NOBODY", "1", "--timeout", "0.5"
     )
     assert nobody.returncode == 2 and "no adapter answered" in nobody.stdout
+
+
+async def test_command_runs_through_the_bus_and_prints_the_output(
+    nats_server: NatsServer, nc: NatsClient
+) -> None:
+    command = parse_channel("tango://tg:10000/sr/ps/1/SetLevel")
+    received: list[dict] = []
+
+    async def responder(msg) -> None:  # the owning adapter's part
+        request = decode_cmd(msg.data)
+        received.append(request)
+        ok = isinstance(request.get("v"), float)
+        reply = {"ver": 1, "ok": True, "v": request["v"]} if ok else {
+            "ver": 1, "ok": False, "err": "type", "msg": "needs a DevDouble argument"}  # fmt: skip
+        await msg.respond(encode(reply))
+
+    await nc.subscribe(SUBJECTS.cmd(command), cb=responder)
+    await nc.flush()
+    good = await run_cli(nats_server, "command", command.uri, "2.5")
+    assert good.returncode == 0
+    assert f"command {command.uri}: ok → 2.5" in good.stdout
+    bare = await run_cli(nats_server, "command", command.uri)
+    assert bare.returncode == 1 and "type: needs a DevDouble" in bare.stdout
+    assert [r.get("v", "none") for r in received] == [2.5, "none"]
 
 
 async def test_tail_rejects_an_invalid_wildcard_clearly(
