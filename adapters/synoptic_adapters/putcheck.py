@@ -1,5 +1,6 @@
 """Put values checked before anything is sent, shared by the EPICS adapters (CA
-and PVA): the error they raise and the number check against a numeric type."""
+and PVA): the error they raise and the number and array checks against a numeric
+type."""
 
 from __future__ import annotations
 
@@ -31,3 +32,26 @@ def checked_number(value: Any, dtype: np.dtype, type_name: str) -> int | float:
     if not info.min <= int(value) <= info.max:
         raise PutValueError(f"{value} is out of range for {type_name}")
     return int(value)
+
+
+def checked_array(value: Any, dtype: np.dtype, type_name: str) -> np.ndarray:
+    """``value`` (a sequence of numbers) as a 1-D array of ``dtype``: for an
+    integer type, whole numbers within the type's range (never wrapped);
+    :class:`PutValueError` naming ``type_name`` when it is not one."""
+    try:
+        array = np.asarray(value)
+    except (TypeError, ValueError) as exc:
+        raise PutValueError(f"not a numeric array: {exc}") from None
+    if array.dtype.kind not in "iufb" or array.ndim != 1:
+        raise PutValueError(
+            f"not a numeric array: expected 1-D numbers, got {array.dtype} "
+            f"{list(array.shape)}"
+        )
+    if dtype.kind in "iu" and array.size:
+        if array.dtype.kind == "f" and not np.all(np.mod(array, 1) == 0):
+            raise PutValueError(f"not all elements are integers ({type_name})")
+        info = np.iinfo(dtype)
+        lo, hi = array.min(), array.max()
+        if lo < info.min or hi > info.max:
+            raise PutValueError(f"elements {lo}..{hi} are out of range for {type_name}")
+    return array.astype(dtype)

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from synoptic_adapters.putcheck import PutValueError, checked_number
+from synoptic_adapters.putcheck import PutValueError, checked_array, checked_number
 
 #: EPICS alarm status codes → names (alarm.h order).
 ALARM_STATUS = (
@@ -108,15 +108,8 @@ def put_value(value: Any, datatype: int, count: int, labels: list[str] | None) -
     if dtype is None:
         raise PutValueError(f"channel of native type {datatype} cannot be written")
     if count > 1 or isinstance(value, list | tuple | np.ndarray):
-        try:
-            array = np.asarray(value)
-            if array.dtype.kind not in "iufb" or array.ndim != 1:
-                raise PutValueError(
-                    f"expected a 1-D numeric array, got {array.dtype} {array.shape}"
-                )
-            if array.size > count:
-                raise PutValueError(f"array of {array.size} elements exceeds {count}")
-            return array.astype(dtype)
-        except (TypeError, ValueError) as exc:
-            raise PutValueError(f"not a numeric array: {exc}") from None
+        array = checked_array(value, dtype, NATIVE_TYPES[datatype][1])
+        if array.size > count:
+            raise PutValueError(f"array of {array.size} elements exceeds {count}")
+        return array
     return checked_number(value, dtype, NATIVE_TYPES[datatype][1])

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from synoptic_adapters.putcheck import PutValueError, checked_number
+from synoptic_adapters.putcheck import PutValueError, checked_array, checked_number
 from synoptic_adapters.pva.convert import layout_of
 
 #: Bus dtypes of numeric scalars → numpy dtypes (range checks).
@@ -68,12 +68,6 @@ def _array(value: Any, dt: str) -> Any:
         if all(isinstance(v, str) for v in value):
             return list(value)
         raise PutValueError("expected a list of strings")
-    try:
-        array = np.asarray(value)
-    except (TypeError, ValueError) as exc:
-        raise PutValueError(f"not a numeric array: {exc}") from None
-    if array.dtype.kind not in "iufb" or array.ndim != 1:
-        raise PutValueError(
-            f"expected a 1-D numeric array, got {array.dtype} {list(array.shape)}"
-        )
-    return array.astype(np.bool_ if dt == "bool" else _NUMPY[dt])
+    if dt == "bool":
+        return checked_array(value, np.dtype(np.bool_), dt)
+    return checked_array(value, np.dtype(_NUMPY[dt]), dt)

@@ -30,7 +30,7 @@ def pva_extra_names(prefix: str) -> list[str]:
     return [
         f"{prefix}{name}"
         for name in (
-            "SINE", "NOISE", "WALK", "WF1K", "WF100K", "STATE", "MODE", "MSG",
+            "SINE", "NOISE", "WALK", "WF1K", "WF100K", "WF:I16", "NAMES", "STATE", "MODE", "MSG",
             "MSG:SP", "SP", "SP:RO", "TABLE", "IMAGE", "MOTOR", "HISTOGRAM", "SWAP",
             "SWAP:CTL",
             *(f"IMAGE:{codec.upper()}" for codec in CODEC_IMAGES),

@@ -5,7 +5,8 @@ It serves the simulated IOC's channels as normative types, under a prefix ``P``:
 - ``N`` counters ``<P>CNT:00000`` … (NTScalar double) adding 1 at rate ``R``;
 - the IOC's extras: ``SINE`` (display, control and valueAlarm limits it crosses:
   MINOR beyond ±5, MAJOR beyond ±8), ``NOISE``, ``WALK``, ``WF1K`` and the
-  writable ``WF100K`` (NTScalarArray double), ``STATE`` (NTEnum cycling
+  writable ``WF100K`` (NTScalarArray double), the writable ``WF:I16`` (NTScalarArray
+  of 8 signed 16-bit integers) and ``NAMES`` (NTScalarArray of strings), ``STATE`` (NTEnum cycling
   Idle/Running/Fault) and the writable ``MODE`` (NTEnum), ``MSG`` and the
   writable ``MSG:SP`` (strings), the writable ``SP`` (0..100 A, clamped) and
   ``SP:RO``, which refuses every put;
@@ -159,6 +160,12 @@ class SimServer:
             {"value": np.zeros(WAVEFORM_BIG), "display.units": "counts"},
             handler=_Put(_as_is),
         )  # fmt: skip
+        self._add(
+            f"{p}WF:I16", _scalar("ah"),
+            {"value": np.arange(-4, 4, dtype=np.int16), "display.units": "counts"},
+            handler=_Put(_as_is),
+        )  # fmt: skip
+        self._add(f"{p}NAMES", NTScalar("as"), ["alpha", "beta", "gamma"])
         self.state = self._add(
             f"{p}STATE", NTEnum(), {"value.index": 0,
                                     "value.choices": ["Idle", "Running", "Fault"]},

@@ -39,7 +39,7 @@ from synoptic_schemas.jsonschemas import validator
 pytestmark = pytest.mark.system
 SUBJECTS = Subjects()
 EXTRAS = [
-    "SINE", "WF1K", "WF100K", "STATE", "MODE", "MSG", "MSG:SP", "SP", "SP:RO",
+    "SINE", "WF1K", "WF100K", "WF:I16", "NAMES", "STATE", "MODE", "MSG", "MSG:SP", "SP", "SP:RO",
     "TABLE", "IMAGE", "MOTOR", "HISTOGRAM", "SWAP",
     *(f"IMAGE:{codec.upper()}" for codec in CODEC_IMAGES),
 ]  # fmt: skip
@@ -233,6 +233,32 @@ async def test_compressed_images_are_published_decompressed(
     # what it is, all the same: the type and shape its structure declares
     zfp = meta["IMAGE:ZFP"]
     assert (zfp["dt"], zfp["shape"], zfp["img"]) == ("u2", [96, 128], {"color": "mono"})
+
+
+async def test_typed_arrays_of_integers_and_strings(
+    nc: NatsClient, adapter: EpicsAdapter, sim: SimPva
+) -> None:
+    """NTScalarArray of int16 is a typed array of int16 (no per-element list);
+    of strings, a list; puts are range-checked against the element type."""
+    values = await _values(nc, sim, ["WF:I16", "NAMES"])
+    meta = await _meta(nc, sim, ["WF:I16", "NAMES"])
+    ints = values["WF:I16"]["v"]
+    assert (ints.dtype, ints.tolist()) == (np.int16, list(range(-4, 4)))
+    assert (meta["WF:I16"]["dt"], meta["WF:I16"]["shape"]) == ("i2", [8])
+    assert meta["WF:I16"]["unit"] == "counts"
+    assert values["NAMES"]["v"] == ["alpha", "beta", "gamma"]
+    assert (meta["NAMES"]["dt"], meta["NAMES"]["shape"]) == ("str", [3])
+    tap = await Tap().start(nc, "cs.val.pva.>")
+    assert (await bus_put(nc, sim.uri("WF:I16"), [7, -7, 32767]))["ok"]
+    written = await eventually(
+        lambda: (v := tap.latest(sim.uri("WF:I16"))) and v["v"].tolist() == [7, -7, 32767]
+        and v
+    )  # fmt: skip
+    assert written["v"].dtype == np.int16
+    reply = await bus_put(nc, sim.uri("WF:I16"), [1, 40000])  # never wrapped
+    assert (reply["ok"], reply["err"]) == (False, "type")
+    assert "1..40000 are out of range for i2" in reply["msg"]
+    assert tap.latest(sim.uri("WF:I16"))["v"].tolist() == [7, -7, 32767]
 
 
 async def test_puts_through_nats_and_their_errors(

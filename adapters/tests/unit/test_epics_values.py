@@ -43,6 +43,9 @@ def test_put_values_convert_to_the_native_type() -> None:
         ("x" * 40, DBF_STRING, 1, None, "at most 39 bytes"),
         ([1, 2, 3], DBF_DOUBLE, 2, None, "exceeds 2"),
         (["a", "b"], DBF_DOUBLE, 10, None, "numeric array"),
+        ([1, 70000], DBF_SHORT, 10, None, "1..70000 are out of range for DBR_SHORT"),
+        ([1.0, 2.5], DBF_LONG, 10, None, "not all elements are integers"),
+        ([[1, 2]], DBF_DOUBLE, 10, None, "expected 1-D numbers"),
     ],
 )
 def test_mismatched_put_values_are_refused_clearly(

@@ -202,7 +202,10 @@ def test_put_values_are_checked_against_the_current_type() -> None:
         (NTScalar("i").wrap(0), 1.5, "not an integer"),
         (enum, "c", "not one of the choices"),
         (enum, 5, "beyond 2 choices"),
-        (NTScalar("ad").wrap([0.0]), [[1.0]], "1-D numeric array"),
+        (NTScalar("ad").wrap([0.0]), [[1.0]], "expected 1-D numbers"),
+        (NTScalar("ah").wrap([0]), [1, 40000], "1..40000 are out of range for i2"),
+        (NTScalar("aB").wrap([0]), [-1], "out of range for u1"),
+        (NTScalar("ai").wrap([0]), [0.5], "not all elements are integers"),
         (NTTable([("a", "d")]).wrap([]), 1, "NTTable"),
     ]:
         with pytest.raises(PutValueError, match=reason):
