@@ -44,6 +44,11 @@ ORB_CONNECTIONS = "32"
 EVENT_BUFFER_HWM = "20000"
 #: Seconds ``stop`` waits for devices to unsubscribe.
 STOP_TIMEOUT = 5.0
+#: Threads that create the proxies of puts and commands (devices not monitored).
+#: A creation blocks its thread until omniORB gives up (3 s, 9 s through a
+#: database) however short the request; on threads of their own, creations for
+#: unreachable hosts never hold a read's thread, and at most this many hang.
+PROXY_THREADS = 8
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +61,13 @@ def _reply(ok: bool, err: str | None = None, msg: str | None = None) -> Any:
     if msg is not None:
         reply["msg"] = msg
     return reply
+
+
+def _new_proxy(url: str) -> Any:
+    """A DeviceProxy in asyncio mode (runs in a thread: creation blocks)."""
+    proxy = tango.DeviceProxy(url)
+    proxy.set_green_mode(tango.GreenMode.Asyncio)
+    return proxy
 
 
 class TangoSource:
@@ -71,6 +83,9 @@ class TangoSource:
         self._inbox: EventInbox | None = None
         self._pool: ThreadPoolExecutor | None = None
         self._write_proxies: dict[str, Any] = {}
+        #: proxy creations in flight, one per device, outliving a timed-out request
+        self._creating: dict[str, asyncio.Future[Any]] = {}
+        self._proxy_pool: ThreadPoolExecutor | None = None
         self._subscriptions = threading.Lock()
         self.unsubscriber = Unsubscriber(self._subscriptions)
         self._background: asyncio.Lock | None = None
@@ -106,6 +121,9 @@ class TangoSource:
         # pool; its default executor stays bound to the first loop it saw
         asyncio_executor.set_global_executor(
             asyncio_executor.AsyncioExecutor(asyncio.get_running_loop(), self._pool)
+        )
+        self._proxy_pool = ThreadPoolExecutor(
+            PROXY_THREADS, thread_name_prefix="tango-proxy"
         )
         self._inbox = EventInbox(asyncio.get_running_loop(), self._dispatch)
         self._background = asyncio.Lock()
@@ -150,21 +168,22 @@ class TangoSource:
                 await link.close()
 
     async def put(self, channel: Channel, value: Any, timeout: float) -> PutReplyMsg:
-        """Write with type conversion; DevFailed → ``failed`` (reason: description)."""
+        """Write with type conversion; DevFailed → ``failed`` (reason: description).
+        The whole request, a first connection to the device included, is bounded
+        by ``timeout``."""
         _, _, _, _, attribute = channel.tango_parts
         try:
-            proxy = await self._proxy_for(channel.tango_device)
-            info = await asyncio.wait_for(
-                proxy.get_attribute_config(attribute), timeout
-            )
-            meta = metadata(info)
-            if not meta["w"]:
-                return _reply(False, PutError.ACCESS, f"{channel.uri} is read-only")
-            try:
-                converted = coerce(value, meta)
-            except WriteTypeError as exc:
-                return _reply(False, PutError.TYPE, str(exc))
-            await asyncio.wait_for(proxy.write_attribute(attribute, converted), timeout)
+            async with asyncio.timeout(timeout):
+                proxy = await self._proxy_for(channel.tango_device)
+                info = await proxy.get_attribute_config(attribute)
+                meta = metadata(info)
+                if not meta["w"]:
+                    return _reply(False, PutError.ACCESS, f"{channel.uri} is read-only")
+                try:
+                    converted = coerce(value, meta)
+                except WriteTypeError as exc:
+                    return _reply(False, PutError.TYPE, str(exc))
+                await proxy.write_attribute(attribute, converted)
         except tango.DevFailed as exc:
             code, text = failure(exc)
             return _reply(False, code, text)
@@ -175,22 +194,23 @@ class TangoSource:
     async def command(self, channel: Channel, arg: Any, timeout: float) -> CmdReplyMsg:
         """Run the command ``channel`` names (device + command name) with ``arg``
         converted to its declared argument type (``None``: no argument), through
-        the same proxies and thread pool as puts, each call bounded by
-        ``timeout``; reply with its output."""
+        the same proxies and thread pool as puts, the whole request (a first
+        connection included) bounded by ``timeout``; reply with its output."""
         _, _, _, _, name = channel.tango_parts
         try:
-            proxy = await self._proxy_for(channel.tango_device)
-            info = await asyncio.wait_for(proxy.get_command_config(name), timeout)
-            try:
-                converted = argument(arg, info.in_type)
-            except WriteTypeError as exc:
-                return _reply(False, PutError.TYPE, f"{info.cmd_name}: {exc}")
-            call = (
-                proxy.command_inout(name)
-                if converted is None
-                else proxy.command_inout(name, converted)
-            )
-            result = await asyncio.wait_for(call, timeout)
+            async with asyncio.timeout(timeout):
+                proxy = await self._proxy_for(channel.tango_device)
+                info = await proxy.get_command_config(name)
+                try:
+                    converted = argument(arg, info.in_type)
+                except WriteTypeError as exc:
+                    return _reply(False, PutError.TYPE, f"{info.cmd_name}: {exc}")
+                call = (
+                    proxy.command_inout(name)
+                    if converted is None
+                    else proxy.command_inout(name, converted)
+                )
+                result = await call
         except tango.DevFailed as exc:
             code, text = failure(exc)
             return _reply(False, code, text)
@@ -202,18 +222,33 @@ class TangoSource:
         return reply  # type: ignore[no-any-return]
 
     async def _proxy_for(self, device: str) -> Any:
+        """The monitoring link's proxy, or one of our own, created once on the
+        proxy threads. A caller that gives up (its timeout) leaves the creation
+        running: the next request for the device waits for the same one."""
         link = self.links.get(device)
         if link is not None and link.up and link.proxy is not None:
             return link.proxy
         proxy = self._write_proxies.get(device)
-        if proxy is None:
-            assert self._pool is not None, "start() first"
+        if proxy is not None:
+            return proxy
+        creating = self._creating.get(device)
+        if creating is None:
+            assert self._proxy_pool is not None, "start() first"
             hostport, rest = device.split("/", 1)
-            proxy = await tango.asyncio.DeviceProxy(
-                self.settings.device_url(hostport, rest)
+            url = self.settings.device_url(hostport, rest)
+            creating = asyncio.get_running_loop().run_in_executor(
+                self._proxy_pool, _new_proxy, url
             )
-            self._write_proxies[device] = proxy
-        return proxy
+            self._creating[device] = creating
+            creating.add_done_callback(lambda done: self._created(device, done))
+        return await asyncio.shield(creating)
+
+    def _created(self, device: str, done: asyncio.Future[Any]) -> None:
+        """A creation ended: keep its proxy; a failure is retried by the next
+        request (it reached its caller, if any still waited)."""
+        self._creating.pop(device, None)
+        if not done.cancelled() and done.exception() is None:
+            self._write_proxies[device] = done.result()
 
     async def stop(self) -> None:
         """Stop every device link (events still arriving are ignored)."""
@@ -230,6 +265,7 @@ class TangoSource:
             log.warning("Tango links did not close in %s s", STOP_TIMEOUT)
         self._write_proxies.clear()
         self.unsubscriber.close()
-        if self._pool:
-            with contextlib.suppress(Exception):
-                self._pool.shutdown(wait=False, cancel_futures=True)
+        for pool in (self._pool, self._proxy_pool):
+            if pool:
+                with contextlib.suppress(Exception):
+                    pool.shutdown(wait=False, cancel_futures=True)
