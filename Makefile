@@ -145,7 +145,7 @@ cluster: install $(NGINX_STREAM) ## local rehearsal: 3 clustered NATS nodes (:14
 
 # --- web UI: ui/ (Svelte 5 + Vite + ECharts; docs/decisions/0006-web-ui.md) ---
 UI_STAMP := ui/node_modules/.synoptic-stamp
-.PHONY: ui-install ui-build ui-dev test-ui ui-screenshots bench-ui bench-editor
+.PHONY: ui-install ui-build ui-dev ui-typecheck test-ui ui-screenshots bench-ui bench-editor
 
 $(UI_STAMP): ui/package.json ui/package-lock.json
 	cd ui && npm ci --no-audit --no-fund && touch $(abspath $@)
@@ -172,7 +172,10 @@ ui-build: ui-install ## build the UI into ui/dist (the gateway serves it)
 ui-dev: ui-install ## UI dev server with hot reload; /ws and /api go to SYNOPTIC_GATEWAY (default http://127.0.0.1:8000)
 	cd ui && node_modules/.bin/vite
 
-test-ui: install ui-build /usr/bin/chromium $(PG_INITDB) ## UI unit tests (vitest), then end-to-end tests in Chromium against the real stack
+ui-typecheck: ui-install ## type-check the UI's TypeScript: the browser code (tsconfig.json), then tests, benchmarks and build scripts (tsconfig.test.json)
+	cd ui && node_modules/.bin/tsc -p tsconfig.json && node_modules/.bin/tsc -p tsconfig.test.json
+
+test-ui: install ui-typecheck ui-build /usr/bin/chromium $(PG_INITDB) ## UI type check, unit tests (vitest), then end-to-end tests in Chromium against the real stack
 	cd ui && node_modules/.bin/vitest run && node_modules/.bin/playwright test
 
 bench-ui: install ui-build /usr/bin/chromium ## browser benchmarks: screen open, 1000 channels x 10 Hz, breaking rate, charts (JSON; BENCH_ARGS=--save keeps it in benchmarks/results/ui.json)

@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import type { Screen } from '../screen';
 import { ScreensApi } from './api';
+
+const screen: Screen = { title: 's', widgets: [] };
 
 /** A gateway that never answers until the request is aborted. */
 const silent: typeof fetch = (_input, init) =>
@@ -14,7 +17,7 @@ describe('ScreensApi writes', () => {
   it('gives up on a gateway that does not answer, as the store being unavailable', async () => {
     const api = new ScreensApi(null, silent, 'api', 30);
     const started = performance.now();
-    const result = await api.save('s', { widgets: [] }, 3, '');
+    const result = await api.save('s', screen, 3, '');
     expect(performance.now() - started).toBeLessThan(2000);
     expect(result).toMatchObject({ ok: false, error: 'store_unavailable' });
     expect(!result.ok && 'reason' in result && result.reason).toContain('did not answer within 0.03 s');
@@ -22,9 +25,9 @@ describe('ScreensApi writes', () => {
 
   it('maps the gateway answers to typed results', async () => {
     const at = '2026-11-25T10:00:00Z';
-    expect(await new ScreensApi(null, answering(200, { name: 's', revision: 4, at, by: 'a' })).save('s', { widgets: [] }, 3, ''))
+    expect(await new ScreensApi(null, answering(200, { name: 's', revision: 4, at, by: 'a' })).save('s', screen, 3, ''))
       .toEqual({ ok: true, name: 's', revision: 4, at, by: 'a' });
-    expect(await new ScreensApi(null, answering(409, { revision: 5, by: 'b', at })).save('s', { widgets: [] }, 3, ''))
+    expect(await new ScreensApi(null, answering(409, { revision: 5, by: 'b', at })).save('s', screen, 3, ''))
       .toEqual({ ok: false, error: 'conflict', revision: 5, by: 'b', at });
     expect(await new ScreensApi(null, answering(503, { error: 'store_unavailable', reason: 'NATS is down' })).remove('s', 3))
       .toEqual({ ok: false, error: 'store_unavailable', reason: 'NATS is down' });
@@ -34,7 +37,7 @@ describe('ScreensApi writes', () => {
     const refused: typeof fetch = async () => {
       throw new TypeError('Failed to fetch');
     };
-    const result = await new ScreensApi(null, refused).save('s', { widgets: [] }, 0, '');
+    const result = await new ScreensApi(null, refused).save('s', screen, 0, '');
     expect(result).toMatchObject({ ok: false, error: 'store_unavailable', reason: 'the gateway cannot be reached (Failed to fetch)' });
   });
 });

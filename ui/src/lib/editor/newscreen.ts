@@ -30,9 +30,9 @@ export function limits(layout: NewLayout['type'], key: 'columns' | 'width' | 'he
 
 /** Why a size is refused ('' when it is accepted). */
 export function sizeError(layout: NewLayout): string {
-  const keys = layout.type === 'grid' ? (['columns'] as const) : (['width', 'height'] as const);
-  for (const key of keys) {
-    const v = (layout as Record<string, number>)[key];
+  const sizes: [key: 'columns' | 'width' | 'height', value: number][] =
+    layout.type === 'grid' ? [['columns', layout.columns]] : [['width', layout.width], ['height', layout.height]];
+  for (const [key, v] of sizes) {
     const [min, max] = limits(layout.type, key);
     if (!Number.isInteger(v) || v < min || v > max) return `${key} is a whole number from ${min} to ${max}`;
   }
@@ -43,7 +43,7 @@ export function sizeError(layout: NewLayout): string {
 export function blankScreen(title: string, layout: NewLayout): Screen {
   const why = sizeError(layout);
   if (why) throw new RangeError(why);
-  const head = { version: 1, title: title.trim() || 'New screen' };
+  const head = { version: 1 as const, title: title.trim() || 'New screen' };
   if (layout.type === 'canvas') return { ...head, layout: { type: 'canvas', width: layout.width, height: layout.height }, widgets: [] };
   return { ...head, layout: { type: 'grid', columns: layout.columns, row_height: 30, gap: 4 }, widgets: [] };
 }

@@ -164,7 +164,7 @@ export type ServerFrame =
   | WatchFrame;
 
 export type ClientFrame =
-  | { op: 'sub'; id: number; ch: string[] }
+  | { op: 'sub'; id: number; ch: string[]; pts?: Record<string, number> }
   | { op: 'unsub'; id: number; sid: number }
   | { op: 'put'; id: number; ch: string; v: unknown }
   | { op: 'cmd'; id: number; ch: string; v?: unknown }
