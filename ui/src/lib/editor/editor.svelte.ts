@@ -72,6 +72,16 @@ export class ScreenEditor {
   }
 
   /**
+   * Whether a save would write something: a screen not in the store yet (or a
+   * draft not compared with it) always can; one in the store only when the
+   * document differs from the store's copy at `base`.
+   */
+  get canSave(): boolean {
+    if (!this.name || this.base === 0 || !this.#saved) return true;
+    return this.dirty && !sameScreen(toScreen(this.doc), toScreen(this.#saved));
+  }
+
+  /**
    * What changed since the store's copy, in words ('' for nothing): a save's
    * default summary, and the draft's. A draft restored on an older revision than
    * the store's says what its own session recorded.

@@ -199,6 +199,36 @@ describe('ScreenEditor', () => {
   });
 });
 
+describe('ScreenEditor canSave', () => {
+  it('a stored screen with no change has nothing to save; an edit can be saved, and an edit back cannot', async () => {
+    const { ed } = setup();
+    expect(ed.canSave).toBe(false);
+    ed.apply((d) => moveWidgets(d, [ed.doc.widgets[0].id], 1, 0));
+    expect(ed.canSave).toBe(true);
+    ed.apply((d) => moveWidgets(d, [ed.doc.widgets[0].id], -1, 0)); // a new document equal to the store's
+    expect(ed.dirty).toBe(true);
+    expect(ed.canSave).toBe(false);
+    ed.apply((d) => addWidgets(d, [label]).doc);
+    expect((await ed.save('added')).ok).toBe(true);
+    expect(ed.canSave).toBe(false); // saved: the store holds it
+  });
+
+  it('a new screen can always be saved, blank or not; so can a draft of a revision older than the store', () => {
+    const { ed, store, storage } = setup();
+    const fresh = new ScreenEditor({ store, storage, size, draftDelayMs: 0 });
+    fresh.open('', { title: 'New', widgets: [] }, 0);
+    expect(fresh.canSave).toBe(true);
+    const gone = new ScreenEditor({ store, storage, size, draftDelayMs: 0 });
+    gone.open('t', { title: 'T', widgets: [] }, 0);
+    expect(gone.canSave).toBe(true);
+    ed.apply((d) => addWidgets(d, [label]).doc);
+    store.put({ title: 'theirs', widgets: [] }, 'bob');
+    const later = new ScreenEditor({ store, storage, size, draftDelayMs: 0 });
+    later.open('s', store.revisions[1].screen, 2, loadDraft(storage, 's'));
+    expect(later.canSave).toBe(true);
+  });
+});
+
 describe('ScreenEditor change summary', () => {
   it('describes the edits since the store’s copy', () => {
     const { ed } = setup();
