@@ -201,7 +201,13 @@ def add_screen_routes(app: FastAPI, gateway: Any) -> None:
         try:
             cached = catalog.get(name)
         except ScreenError as exc:
-            raise _from_screen_error(exc) from None
+            if exc.status != 422:
+                raise _from_screen_error(exc) from None
+            # what an editor needs to repair it: that revision's raw JSON is
+            # GET …/revisions/{revision} (not validated)
+            raise ApiError(422, "invalid", exc.reason, pointer=exc.pointer,
+                           revision=exc.revision,
+                           editable=who.may_edit(name)) from None  # fmt: skip
         headers = {
             "etag": cached.etag,
             "cache-control": REVALIDATE,
@@ -280,7 +286,8 @@ def add_screen_routes(app: FastAPI, gateway: Any) -> None:
 
     @app.get("/api/screens/{name}/revisions/{revision}")
     async def screen_revision(name: str, revision: int) -> Response:
-        """One kept revision's screen JSON."""
+        """One kept revision's screen JSON, as stored (not validated: an invalid
+        screen is opened from here for repair)."""
         _name(name)
         try:
             entry = await catalog.bucket().get(name, revision)

@@ -40,15 +40,22 @@ RETRY_S = 2.0
 
 class ScreenError(Exception):
     """A screen that cannot be served: ``status`` 404 (none), 422 (stored but
-    invalid: ``pointer``/``reason``) or 503 (the store is unavailable)."""
+    invalid: ``pointer``/``reason``, the stored ``revision``) or 503 (the store
+    is unavailable)."""
 
     def __init__(
-        self, status: int, message: str, pointer: str = "", reason: str = ""
+        self,
+        status: int,
+        message: str,
+        pointer: str = "",
+        reason: str = "",
+        revision: int = 0,
     ) -> None:
         super().__init__(message)
         self.status = status
         self.pointer = pointer
         self.reason = reason or message
+        self.revision = revision
 
 
 @dataclass(frozen=True, slots=True)
@@ -266,7 +273,9 @@ class ScreenCatalog:
             raise ScreenError(404, f"no screen {name!r}")
         if cached.error is not None:
             error = cached.error
-            raise ScreenError(422, str(error), error.pointer, error.reason)
+            raise ScreenError(
+                422, str(error), error.pointer, error.reason, cached.entry.revision
+            )
         return cached
 
     def bucket(self) -> ScreenBucket:

@@ -361,3 +361,37 @@ async def test_a_hung_nats_refuses_a_write_within_the_bound(tmp_path: Path) -> N
     finally:
         gw.stop()
         server.close()
+
+
+async def test_an_invalid_stored_screen_is_opened_raw_and_repaired(
+    pair, nc: NatsClient, bucket_name: str
+) -> None:
+    """A value another tool wrote straight into the bucket, failing the schema:
+    GET says where (422, pointer, revision); its raw JSON is readable for
+    repair; a valid save on that revision replaces it."""
+    b = pair[1]
+    kv = await nc.jetstream().key_value(bucket_name)
+    broken = {"title": "Broken", "widgets": [SCREEN["widgets"][0], {"type": "dial"}]}
+    revision = await kv.put("broken", json.dumps(broken).encode())
+    status, body, _ = await until(
+        lambda: (r := b.api("GET", "/api/screens/broken", token=EDITOR))[0] != 404 and r
+    )
+    assert status == 422, body
+    assert body | {"reason": ""} == {"error": "invalid", "pointer": "/widgets/1/type",
+        "revision": revision, "editable": True, "reason": ""}  # fmt: skip
+    assert b.api("GET", "/api/screens/broken", token=VIEWER)[1]["editable"] is False
+    status, raw, headers = b.api("GET", f"/api/screens/broken/revisions/{revision}")
+    assert status == 200 and raw == broken
+    assert int(headers["x-synoptic-revision"]) == revision
+    still = {
+        "screen": {**broken, "widgets": [{"type": "nope"}]},
+        "base_revision": revision,
+    }
+    status, body, _ = b.api("PUT", "/api/screens/broken", still, token=EDITOR)
+    assert status == 422 and body["pointer"] == "/widgets/0/type"  # validated as usual
+    fixed = {"title": "Broken", "widgets": [SCREEN["widgets"][0]]}
+    status, saved, _ = b.api("PUT", "/api/screens/broken",
+                             {"screen": fixed, "base_revision": revision}, token=EDITOR)  # fmt: skip
+    assert status == 200 and saved["revision"] > revision
+    for gw in pair:
+        await until(lambda gw=gw: gw.api("GET", "/api/screens/broken")[1] == fixed)

@@ -200,6 +200,26 @@ export class Stack {
     return p.output;
   }
 
+  /** A value written straight into the screens bucket, past the gateway's checks (as another tool may): its revision. */
+  async putRawScreen(name: string, value: unknown): Promise<number> {
+    const code = [
+      'import asyncio, sys',
+      'from synoptic_bus.connect import connect',
+      'from synoptic_bus.screens import ScreenBucket, ScreensConfig',
+      'async def main():',
+      '    nc = await connect(sys.argv[1], name="e2e-raw-screen")',
+      '    bucket = await ScreenBucket.open(nc, ScreensConfig())',
+      '    print("revision", await bucket.kv.put(sys.argv[2], sys.argv[3].encode()))',
+      '    await nc.close()',
+      'asyncio.run(main())',
+    ].join('\n');
+    const p = new Proc('raw-screen', [join(VENV, 'python'), '-c', code, this.natsUrl, name, JSON.stringify(value)]);
+    await new Promise<void>((res) => p.child.once('exit', () => res()));
+    const m = /revision (\d+)/.exec(p.output);
+    if (p.child.exitCode !== 0 || !m) throw new Error(`writing screen ${name} failed (${p.child.exitCode}): ${p.output}`);
+    return Number(m[1]);
+  }
+
   /** `synoptic get` from outside the browser: the channel's last value as printed. */
   async get(uri: string): Promise<string> {
     const p = new Proc('get', [join(VENV, 'synoptic'), 'get', '--nats', this.natsUrl, uri]);

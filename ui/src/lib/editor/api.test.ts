@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Screen } from '../screen';
-import { ScreensApi } from './api';
+import { InvalidStoredScreen, ScreensApi } from './api';
 
 const screen: Screen = { title: 's', widgets: [] };
 
@@ -39,5 +39,18 @@ describe('ScreensApi writes', () => {
     };
     const result = await new ScreensApi(null, refused).save('s', screen, 0, '');
     expect(result).toMatchObject({ ok: false, error: 'store_unavailable', reason: 'the gateway cannot be reached (Failed to fetch)' });
+  });
+});
+
+describe('ScreensApi load', () => {
+  it('a stored screen failing the schema comes back as where, why and its revision, for repair', async () => {
+    const invalid = { error: 'invalid', reason: "'dial' is not one of …", pointer: '/widgets/1/type', revision: 7, editable: true };
+    const err = await new ScreensApi(null, answering(422, invalid)).load('s').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(InvalidStoredScreen);
+    expect(err).toMatchObject({ pointer: '/widgets/1/type', revision: 7, editable: true, reason: invalid.reason });
+    // an answer without the revision (an older gateway): a plain error, as before
+    const plain = await new ScreensApi(null, answering(422, { error: 'invalid', reason: 'bad' })).load('s').catch((e: unknown) => e);
+    expect(plain).not.toBeInstanceOf(InvalidStoredScreen);
+    expect((plain as Error).message).toBe('422: bad');
   });
 });

@@ -59,6 +59,22 @@ export interface Whoami {
   screens: string[];
 }
 
+/**
+ * The stored screen fails the schema (written into the store by another tool):
+ * where (`pointer`), why, the revision whose raw JSON `revision()` returns for
+ * repair, and whether this principal may edit it.
+ */
+export class InvalidStoredScreen extends Error {
+  constructor(
+    readonly pointer: string,
+    readonly reason: string,
+    readonly revision: number,
+    readonly editable: boolean,
+  ) {
+    super(`422: ${reason}`);
+  }
+}
+
 /** The longest the editor waits for a write's answer (the gateway gives up on the store after 12 s). */
 export const WRITE_TIMEOUT_MS = 20_000;
 
@@ -84,10 +100,17 @@ export class ScreensApi {
     return `screens/${encodeURIComponent(name)}`;
   }
 
-  /** The screen, its revision and whether this principal may edit it; null when it does not exist. */
+  /** The screen, its revision and whether this principal may edit it; null when it does not exist; an {@link InvalidStoredScreen} thrown when the stored value fails the schema. */
   async load(name: string): Promise<Loaded | null> {
     const res = await this.#req(ScreensApi.#screen(name));
     if (res.status === 404) return null;
+    if (res.status === 422) {
+      const body = (await res.json().catch(() => ({}))) as { pointer?: unknown; reason?: unknown; revision?: unknown; editable?: unknown };
+      if (typeof body.revision === 'number' && body.revision > 0) {
+        throw new InvalidStoredScreen(String(body.pointer ?? ''), String(body.reason ?? 'invalid'), body.revision, body.editable === true);
+      }
+      throw new Error(`422: ${String(body.reason ?? 'invalid')}`);
+    }
     if (!res.ok) throw new Error(await describe(res));
     const screen = (await res.json()) as Screen;
     return {
@@ -122,6 +145,7 @@ export class ScreensApi {
     return ((await res.json()) as { revisions: Revision[] }).revisions;
   }
 
+  /** One kept revision's screen JSON as stored (not validated: an invalid one too, for repair). */
   async revision(name: string, revision: number): Promise<Screen> {
     const res = await this.#req(`${ScreensApi.#screen(name)}/revisions/${revision}`);
     if (!res.ok) throw new Error(await describe(res));
