@@ -29,10 +29,7 @@ from synoptic_gateway.auth import Authenticator, AuthError, bearer_token
 from synoptic_gateway.bus import Bus
 from synoptic_gateway.directory import ChannelDirectory
 from synoptic_gateway.headers import SecurityHeaders
-from synoptic_gateway.history.busbackend import BusHistory
-from synoptic_gateway.history.hdbpp import HdbppArchive
-from synoptic_gateway.history.service import HistoryService
-from synoptic_gateway.history.worker import HistoryWorker
+from synoptic_gateway.history.build import history_runner
 from synoptic_gateway.hub import Hub
 from synoptic_gateway.metrics import Stats, make_registry, render
 from synoptic_gateway.screen_api import add_screen_routes
@@ -68,20 +65,7 @@ class Gateway:
         self.screens = ScreenCatalog(self.bus, settings, self.watchers.notify)
         self.directory = ChannelDirectory(self.bus, settings.prefix)
         self.registry = make_registry(self.stats, self.hub.gauges)
-        self.history = HistoryWorker(
-            HistoryService(
-                settings,
-                BusHistory(
-                    settings.nats_url,
-                    settings.prefix,
-                    f"synoptic-gateway-{self.id}-hist",
-                    blocks=settings.hist_blocks,
-                ),
-                HdbppArchive(settings.hist_archive_dsn)
-                if settings.hist_archive_dsn
-                else None,
-            )
-        )
+        self.history = history_runner(settings)
         self._history_started: asyncio.Task[None] | None = None
 
     async def _bus_down(self) -> None:

@@ -92,6 +92,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--hist-timeout", type=float, default=d.hist_timeout)
     p.add_argument("--no-hist-blocks", dest="hist_blocks", action="store_false",
                    help="read every history value raw, not the rollup's blocks")  # fmt: skip
+    p.add_argument("--history-in-process", dest="hist_process", action="store_false",
+                   help="answer history on a thread of the gateway, not in a child "
+                        "process (small deployments)")  # fmt: skip
     p.add_argument("--archive-dsn", default=d.hist_archive_dsn,
                    help="HDB++ PostgreSQL connection string "
                         "(default $SYNOPTIC_ARCHIVE_DSN; empty: bus history only)")  # fmt: skip
@@ -128,6 +131,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         hist_max_points=args.hist_max_points,
         hist_concurrency=args.hist_concurrency, hist_timeout=args.hist_timeout,
         hist_archive_dsn=args.archive_dsn, hist_blocks=args.hist_blocks,
+        hist_process=args.hist_process,
     )  # fmt: skip
 
 

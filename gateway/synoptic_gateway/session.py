@@ -48,6 +48,7 @@ from synoptic_schemas.frames import CloseCode, ErrorCode, FrameError, Op
 if TYPE_CHECKING:
     from synoptic_gateway.batch import Batch
     from synoptic_gateway.group import Group, Points
+    from synoptic_gateway.history.process import HistoryProcess
     from synoptic_gateway.history.worker import HistoryWorker
     from synoptic_gateway.hub import Hub
     from synoptic_gateway.screens import ScreenWatchers
@@ -106,7 +107,7 @@ class Session:
         principal: Principal,
         *,
         json_mode: bool,
-        history: HistoryWorker | None = None,
+        history: HistoryWorker | HistoryProcess | None = None,
         watchers: ScreenWatchers | None = None,
     ) -> None:
         self.ws = ws
@@ -533,7 +534,9 @@ class Session:
         self._hist.add(task)
         task.add_done_callback(self._hist.discard)
 
-    async def _history(self, history: HistoryWorker, frame: dict[str, Any]) -> None:
+    async def _history(
+        self, history: HistoryWorker | HistoryProcess, frame: dict[str, Any]
+    ) -> None:
         try:
             reply = await history.answer(frame, self.principal, json_mode=self.json)
         except FrameError as exc:

@@ -1,0 +1,32 @@
+"""The gateway's history service from its settings, on a thread or in a child
+process (``Settings.hist_process``)."""
+
+from __future__ import annotations
+
+from synoptic_gateway.history.busbackend import BusHistory
+from synoptic_gateway.history.hdbpp import HdbppArchive
+from synoptic_gateway.history.process import HistoryProcess
+from synoptic_gateway.history.service import HistoryService
+from synoptic_gateway.history.worker import HistoryWorker
+from synoptic_gateway.settings import Settings
+
+
+def history_service(settings: Settings) -> HistoryService:
+    """The service with its own NATS connection and the archive, if configured."""
+    return HistoryService(
+        settings,
+        BusHistory(
+            settings.nats_url,
+            settings.prefix,
+            f"synoptic-gateway-{settings.gateway_id}-hist",
+            blocks=settings.hist_blocks,
+        ),
+        HdbppArchive(settings.hist_archive_dsn) if settings.hist_archive_dsn else None,
+    )
+
+
+def history_runner(settings: Settings) -> HistoryWorker | HistoryProcess:
+    """A child process by default; a thread of this process where configured."""
+    if settings.hist_process:
+        return HistoryProcess(settings)
+    return HistoryWorker(history_service(settings))

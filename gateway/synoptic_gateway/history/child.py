@@ -1,0 +1,88 @@
+"""The history process (``python -m synoptic_gateway.history.child FD``): the
+:class:`HistoryService` answering the gateway over the socket ``FD``.
+
+The first message is the gateway's settings (pickled); then ``["req", n, frame,
+principal, json_mode]`` and ``["cancel", n]``. Each request is answered by
+``["ok", n, is_text]`` with the encoded answer as body, or ``["err", n, code,
+msg, ch]`` (a :class:`FrameError`), or ``["fail", n]``. The process ends when the
+socket does (the gateway closed it, or died), not on SIGINT or SIGTERM."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import pickle
+import signal
+import socket
+import sys
+from typing import Any
+
+from synoptic_gateway.auth import Principal
+from synoptic_gateway.history.pipe import receive, send
+from synoptic_gateway.history.service import HistoryService
+from synoptic_schemas.frames import FrameError
+
+log = logging.getLogger("synoptic_gateway.history.child")
+
+
+async def _answer(
+    service: HistoryService, writer: asyncio.StreamWriter, msg: list[Any]
+) -> None:
+    _, n, frame, who, json_mode = msg
+    principal = Principal(who[0], tuple(who[1]), tuple(who[2]), who[3], tuple(who[4]))
+    try:
+        reply = await service.answer_encoded(frame, principal, json_mode)
+    except FrameError as exc:
+        send(writer, ["err", n, exc.code, exc.msg, exc.ch])
+    except Exception:
+        log.exception("history request failed")
+        send(writer, ["fail", n])
+    else:
+        text = isinstance(reply, str)
+        send(writer, ["ok", n, text], reply.encode() if text else reply)
+
+
+async def serve(fd: int) -> None:
+    """Answer the gateway on socket ``fd`` until it closes."""
+    reader, writer = await asyncio.open_unix_connection(sock=socket.socket(fileno=fd))
+    header, body = await receive(reader)
+    settings = pickle.loads(body)
+    logging.basicConfig(level=header[1], format="%(levelname)s %(name)s: %(message)s")
+    from synoptic_gateway.history.build import history_service
+
+    service = history_service(settings)
+    await service.start()
+    send(writer, ["ready"])
+    tasks: dict[int, asyncio.Task[None]] = {}
+    try:
+        while True:
+            try:
+                msg, _ = await receive(reader)
+            except (asyncio.IncompleteReadError, ConnectionError):
+                return  # the gateway is gone
+            if msg[0] == "req":
+                task = asyncio.create_task(_answer(service, writer, msg))
+                tasks[msg[1]] = task
+                task.add_done_callback(lambda _t, n=msg[1]: tasks.pop(n, None))
+            elif msg[0] == "cancel" and (task := tasks.get(msg[1])) is not None:
+                task.cancel()
+    finally:
+        for task in list(tasks.values()):
+            task.cancel()
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(service.close(), 2)
+
+
+def main() -> None:
+    import uvloop
+
+    # a terminal's Ctrl-C or a stop of the whole process group reaches the gateway
+    # too: the child ends when the gateway closes its socket, not before
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    uvloop.run(serve(int(sys.argv[1])))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,147 @@
+"""The history service in a child process (``HistoryProcess``, ADR 0027): a child
+killed mid-request fails that request and is started again; the child does not
+outlive a SIGKILLed gateway; ``--history-in-process`` keeps it on a thread."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from synoptic_bus.connect import NatsClient
+from synoptic_bus.history import HistoryConfig, ensure_history
+from synoptic_bus.natsserver import NatsServer
+from synoptic_bus.store import StoreConfig, ensure_store
+from synoptic_gateway.auth import Principal
+from synoptic_gateway.client import GatewayClient
+from synoptic_gateway.history.process import HistoryProcess
+from synoptic_gateway.settings import Settings
+from synoptic_gateway.testing import start_gateway
+from synoptic_schemas import frames
+from synoptic_schemas.frames import ErrorCode, FrameError
+
+READER = Principal("reader", ("*",), ())
+
+
+def _hist(n: int, uris: list[str]) -> dict:
+    now = time.time() * 1000
+    return {"op": "hist", "id": n, "ch": uris, "t0": now - 60_000, "t1": now, "px": 100}
+
+
+async def _streams(nc: NatsClient) -> None:
+    await ensure_store(nc, StoreConfig())
+    await ensure_history(nc, HistoryConfig())
+
+
+def _history_children(pid: int) -> list[int]:
+    """Process ids of the history processes whose parent is ``pid``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        if ppid == pid and b"synoptic_gateway.history.child" in cmdline:
+            found.append(int(entry.name))
+    return found
+
+
+def _running(pid: int) -> bool:
+    """Whether ``pid`` exists and is not a zombie."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+async def _wait_until(predicate: Callable[[], bool], timeout: float) -> None:
+    async with asyncio.timeout(timeout):
+        while not predicate():  # noqa: ASYNC110 - processes give no event to await
+            await asyncio.sleep(0.05)
+
+
+async def test_a_killed_child_fails_its_request_and_the_next_one_works(
+    nats_server: NatsServer, nc: NatsClient, names: list[str]
+) -> None:
+    await _streams(nc)
+    settings = Settings(nats_url=nats_server.url, gateway_id="gw-hp", hist_queue=1)
+    history = HistoryProcess(settings)
+    await asyncio.wait_for(history.start(), 60)
+    try:
+        first = history.pid
+        assert first is not None and _running(first)
+        os.kill(first, signal.SIGSTOP)  # it cannot answer: the request stays in flight
+        request = asyncio.create_task(
+            history.answer(_hist(1, names[:2]), READER, json_mode=False)
+        )
+        await asyncio.sleep(0)  # one turn: the request is sent
+        assert history.in_flight == 1
+        # the queue (1 here) is full: the next request is answered "busy"
+        with pytest.raises(FrameError) as busy:
+            await history.answer(_hist(2, names[:2]), READER, json_mode=False)
+        assert busy.value.code == ErrorCode.UNAVAILABLE and busy.value.req_id == 2
+        assert "busy" in busy.value.msg
+        history.kill()
+        with pytest.raises(FrameError) as ended:
+            await asyncio.wait_for(request, 30)
+        assert ended.value.code == ErrorCode.UNAVAILABLE and ended.value.req_id == 1
+        assert "history process ended" in ended.value.msg
+        # the next request waits for the new child and is answered
+        reply = await asyncio.wait_for(
+            history.answer(_hist(3, names[:2]), READER, json_mode=False), 60
+        )
+        assert history.pid not in (None, first) and history.starts == 2
+        assert not _running(first)
+        answer = frames.unpack(reply)
+        assert answer["op"] == "hist" and answer["id"] == 3
+        assert answer["ch"] == names[:2]
+        text = await asyncio.wait_for(
+            history.answer(_hist(4, names[:1]), READER, json_mode=True), 60
+        )
+        assert isinstance(text, str) and '"id":4' in text.replace(" ", "")
+    finally:
+        await history.close()
+    assert history.pid is None
+
+
+async def test_the_child_exits_when_the_gateway_is_sigkilled(
+    nats_server: NatsServer, nc: NatsClient, names: list[str]
+) -> None:
+    await _streams(nc)
+    gateway = start_gateway(nats_server.url)
+    try:
+        async with GatewayClient([gateway.ws_url]) as client:
+            now = time.time() * 1000
+            traces = await client.history(names[:2], now - 60_000, now, px=100)
+            assert list(traces) == names[:2]
+        children = _history_children(gateway.proc.pid)
+        assert len(children) == 1
+        gateway.proc.signal(signal.SIGKILL)  # the gateway only, not its group
+        await _wait_until(lambda: not _running(children[0]), 30)
+    finally:
+        gateway.proc.kill()
+
+
+async def test_history_in_process_answers_on_a_thread(
+    nats_server: NatsServer, nc: NatsClient, names: list[str]
+) -> None:
+    await _streams(nc)
+    gateway = start_gateway(nats_server.url, "--history-in-process")
+    try:
+        async with GatewayClient([gateway.ws_url]) as client:
+            now = time.time() * 1000
+            traces = await client.history(names[:2], now - 60_000, now, px=100)
+            assert list(traces) == names[:2]
+        assert _history_children(gateway.proc.pid) == []
+    finally:
+        gateway.stop()
