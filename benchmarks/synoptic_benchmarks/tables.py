@@ -536,8 +536,8 @@ def pva_browser(r: Report) -> str:
 
 #: Table name → (results file, function making the table).
 def history(r: Report) -> str:
-    """Trend history, raw history only (before), with the rollup's blocks on a
-    history thread, and with blocks in the history process (now), in one run: the
+    """Trend history, raw history only (before), with the rollup's blocks on the
+    history thread (now), and with blocks in a history process, in one run: the
     read and reduction, 20 trends opened, live p99 under a storm."""
 
     def cells(part: Report) -> list[str]:
@@ -560,18 +560,18 @@ def history(r: Report) -> str:
     goals = [f"≤ {read['target_ms']} ms", f"each ≤ {opened['target_ms']} ms",
              f"p99 ≤ ×{storm['target_p99_ratio']}"]  # fmt: skip
     before = cells(r["raw"]) if "raw" in r else ["–"] * 3
-    thread = (
-        ["same service as now", *cells({**r, **r["thread"]})[1:]]
-        if "thread" in r
+    process = (
+        ["same service as now", *cells({**r, **r["process"]})[1:]]
+        if "process" in r
         else ["–"] * 3
     )
     rows = [
-        list(row) for row in zip(cases, before, thread, cells(r), goals, strict=True)
+        list(row) for row in zip(cases, before, cells(r), process, goals, strict=True)
     ]
     scale = r.get("scale", 1)
     note = "" if scale == 1 else f"*Data sets at {scale} of the full workload.*\n\n"
-    header = ["case", "raw history only (before)", "blocks, history thread",
-              "blocks, history process (now)", "goal"]  # fmt: skip
+    header = ["case", "raw history only (before)", "blocks, history thread (now)",
+              "blocks, history process (--history-process)", "goal"]  # fmt: skip
     return provenance(r) + note + _table(header, rows)
 
 

@@ -92,9 +92,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--hist-timeout", type=float, default=d.hist_timeout)
     p.add_argument("--no-hist-blocks", dest="hist_blocks", action="store_false",
                    help="read every history value raw, not the rollup's blocks")  # fmt: skip
-    p.add_argument("--history-in-process", dest="hist_process", action="store_false",
-                   help="answer history on a thread of the gateway, not in a child "
-                        "process (small deployments)")  # fmt: skip
+    p.add_argument("--history-process", dest="hist_process", action="store_true",
+                   help="answer history in a child process, not on a thread of "
+                        "the gateway (ADR 0027)")  # fmt: skip
     p.add_argument("--archive-dsn", default=d.hist_archive_dsn,
                    help="HDB++ PostgreSQL connection string "
                         "(default $SYNOPTIC_ARCHIVE_DSN; empty: bus history only)")  # fmt: skip

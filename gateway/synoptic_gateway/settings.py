@@ -115,8 +115,8 @@ class Settings:
     hist_timeout: float = 15.0  # seconds to wait for a slot, and per backend read
     hist_blocks: bool = True  # read the rollup's blocks (CS_ROLL) where it has them
     # the history service in a child process (its Python off the live loop's
-    # interpreter); False: on a thread of the gateway (small deployments)
-    hist_process: bool = True
+    # interpreter; ADR 0027) instead of on a thread of the gateway
+    hist_process: bool = False
     hist_queue: int = 64  # requests waiting or running in the history process
     # HDB++ archive on PostgreSQL for ranges older than the bus keeps (a libpq
     # connection string; empty: bus history only)

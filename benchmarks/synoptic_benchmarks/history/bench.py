@@ -7,8 +7,9 @@ value, ``--no-hist-blocks``: the state before the rollup) under ``raw``, and
 reading the blocks of ``synoptic rollup`` (running through the fill, blocks of at
 most 600 values: the fill packs 15 min of 10 Hz into about a minute, and 600
 values make as many blocks as 60-s windows of real time would) at the top level,
-with the history service in its child process (the default); ``thread`` repeats ``open_trends`` and ``storm`` with blocks and the history
-service on a thread of the gateway (``--history-in-process``).
+with the history service on a thread of the gateway (the default); ``process``
+repeats ``open_trends`` and ``storm`` with blocks and the history service in a
+child process (``--history-process``).
 
 - ``read_reduce``: one ``hist`` request of 100 channels x 15 min at 10 Hz (900 000
   values) answered by the gateway's history service in this process: wall and CPU
@@ -321,21 +322,21 @@ async def run(args: argparse.Namespace) -> dict:
         a_range = (a0 / 1e6 - 1, a1 / 1e6 + 1)
         b_range = (b0 / 1e6 - 1, b1 / 1e6 + 1)
         try:
-            # raw: no blocks; thread: blocks, history on a thread of the gateway
-            # (--history-in-process); the top level: blocks, history process
+            # raw: no blocks; the top level: blocks, history on a thread of the
+            # gateway; process: blocks, history in a child process
             for key, blocks, flags in (
                 ("raw", False, ("--no-hist-blocks",)),
-                ("thread", True, ("--history-in-process",)),
+                ("process", True, ("--history-process",)),
                 ("blocks", True, ()),
             ):
                 part = report.setdefault(key, {}) if key != "blocks" else report
-                if key != "thread":
+                if key != "process":
                     part["read_reduce"] = await read_reduce(
                         server.url, a_uris, *a_range, blocks=blocks
                     )
                 gateway = start_gateway(server.url, "--hist-timeout", "120", *flags)
                 try:
-                    if key != "thread":  # measured once the history process runs
+                    if key == "process":  # measured once the history process runs
                         gateway.proc.wait_for(r"history process \d+ ready", timeout=60)
                     part["open_trends"] = await open_trends(
                         gateway.ws_url, b_uris, *b_range
@@ -346,7 +347,7 @@ async def run(args: argparse.Namespace) -> dict:
                         b_uris,
                         *b_range,
                         args.window,
-                        tag={"raw": "LR", "thread": "LT"}.get(key, "LB"),
+                        tag={"raw": "LR", "process": "LP"}.get(key, "LB"),
                     )
                 finally:
                     gateway.stop()

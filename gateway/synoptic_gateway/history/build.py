@@ -1,5 +1,5 @@
-"""The gateway's history service from its settings, on a thread or in a child
-process (``Settings.hist_process``)."""
+"""The gateway's history service from its settings, on a thread (the default) or
+in a child process (``Settings.hist_process``)."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ def history_service(settings: Settings) -> HistoryService:
 
 
 def history_runner(settings: Settings) -> HistoryWorker | HistoryProcess:
-    """A child process by default; a thread of this process where configured."""
+    """A thread of this process by default; a child process where configured."""
     if settings.hist_process:
         return HistoryProcess(settings)
     return HistoryWorker(history_service(settings))

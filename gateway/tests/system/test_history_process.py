@@ -1,6 +1,7 @@
 """The history service in a child process (``HistoryProcess``, ADR 0027): a child
 killed mid-request fails that request and is started again; the child does not
-outlive a SIGKILLed gateway; ``--history-in-process`` keeps it on a thread."""
+outlive a SIGKILLed gateway; without ``--history-process`` history stays on a
+thread."""
 
 from __future__ import annotations
 
@@ -118,7 +119,7 @@ async def test_the_child_exits_when_the_gateway_is_sigkilled(
     nats_server: NatsServer, nc: NatsClient, names: list[str]
 ) -> None:
     await _streams(nc)
-    gateway = start_gateway(nats_server.url)
+    gateway = start_gateway(nats_server.url, "--history-process")
     try:
         async with GatewayClient([gateway.ws_url]) as client:
             now = time.time() * 1000
@@ -132,11 +133,11 @@ async def test_the_child_exits_when_the_gateway_is_sigkilled(
         gateway.proc.kill()
 
 
-async def test_history_in_process_answers_on_a_thread(
+async def test_by_default_history_answers_on_a_thread(
     nats_server: NatsServer, nc: NatsClient, names: list[str]
 ) -> None:
     await _streams(nc)
-    gateway = start_gateway(nats_server.url, "--history-in-process")
+    gateway = start_gateway(nats_server.url)
     try:
         async with GatewayClient([gateway.ws_url]) as client:
             now = time.time() * 1000
