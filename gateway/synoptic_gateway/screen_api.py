@@ -184,8 +184,9 @@ def add_screen_routes(app: FastAPI, gateway: Any) -> None:
     app.add_exception_handler(ApiError, _answer)  # type: ignore[arg-type]
 
     @app.get("/api/screens")
-    async def list_screens() -> Response:
+    async def list_screens(request: Request) -> Response:
         """Every screen: name, title, revision, at, by."""
+        principal(request)
         await catalog.settled()
         try:
             return JSONResponse(catalog.list())
@@ -268,9 +269,10 @@ def add_screen_routes(app: FastAPI, gateway: Any) -> None:
         return await write(who, "revert", revert)
 
     @app.get("/api/screens/{name}/history")
-    async def screen_history(name: str) -> Response:
+    async def screen_history(name: str, request: Request) -> Response:
         """The kept revisions of a screen, newest first."""
         _name(name)
+        principal(request)
         try:
             entries = await catalog.bucket().history(name)
         except ScreenError as exc:
@@ -285,10 +287,11 @@ def add_screen_routes(app: FastAPI, gateway: Any) -> None:
         return JSONResponse({"name": name, "revisions": revisions})
 
     @app.get("/api/screens/{name}/revisions/{revision}")
-    async def screen_revision(name: str, revision: int) -> Response:
+    async def screen_revision(name: str, revision: int, request: Request) -> Response:
         """One kept revision's screen JSON, as stored (not validated: an invalid
         screen is opened from here for repair)."""
         _name(name)
+        principal(request)
         try:
             entry = await catalog.bucket().get(name, revision)
         except ScreenError as exc:

@@ -146,3 +146,14 @@ async def test_connection_ends_when_its_token_expires(secured) -> None:
                 await ws.recv()
     assert last["code"] == "unauthorized" and "expired" in last["msg"]
     assert ws.close_code == 4401
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["/api/screens", "/api/screens/any", "/api/screens/any/history",
+     "/api/screens/any/revisions/1", "/api/channels?prefix=a", "/api/whoami"],
+)  # fmt: skip
+def test_screen_reads_need_a_token_where_anonymous_is_off(secured, path) -> None:
+    assert secured.api("GET", path)[0] == 401
+    assert secured.api("GET", path, token="garbage")[0] == 401
+    assert secured.api("GET", path, token=token())[0] != 401

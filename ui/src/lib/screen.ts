@@ -1,4 +1,5 @@
 /** Screen files (schemas/synoptic_schemas/json/screen.schema.json) and the HTTP API that serves them. */
+import { pageFetch } from './token';
 import { takeEarlyScreen } from './early';
 import type { WidgetStyle } from './canvas/style';
 import { normaliseUri } from './transport/channels';
@@ -95,7 +96,7 @@ export function screenChannels(screen: Screen): string[] {
 }
 
 /** GET /api/screens: the list; accepts a bare array or `{screens: [...]}`, entries as names or objects. */
-export async function fetchScreenList(fetcher: typeof fetch = fetch): Promise<ScreenEntry[]> {
+export async function fetchScreenList(fetcher: typeof fetch = pageFetch): Promise<ScreenEntry[]> {
   const res = await fetcher('api/screens');
   if (!res.ok) throw new Error(`GET /api/screens: ${res.status} ${res.statusText}`);
   const body = await res.json();
@@ -112,12 +113,12 @@ export async function fetchScreenList(fetcher: typeof fetch = fetch): Promise<Sc
   );
 }
 
-/** GET /api/screens/<name>: one screen file. */
-export async function fetchScreen(name: string, fetcher: typeof fetch = fetch): Promise<Screen> {
-  const early = fetcher === fetch ? takeEarlyScreen(name) : null; // started (and parsed) by index.html
-  const res = await (early?.response ?? fetcher(`api/screens/${encodeURIComponent(name)}`));
+/** GET /api/screens/<name>: one screen file (`early`: take index.html's fetch of it when that is the one). */
+export async function fetchScreen(name: string, fetcher: typeof fetch = pageFetch, early = fetcher === pageFetch): Promise<Screen> {
+  const started = early ? takeEarlyScreen(name) : null; // started (and parsed) by index.html
+  const res = await (started?.response ?? fetcher(`api/screens/${encodeURIComponent(name)}`));
   if (!res.ok) throw new Error(`screen '${name}': ${res.status} ${res.statusText}`);
-  const body = (await (early?.body ?? res.json())) as { screen?: Screen } & Screen;
+  const body = (await (started?.body ?? res.json())) as { screen?: Screen } & Screen;
   return (body.screen ?? body) as Screen;
 }
 

@@ -3,6 +3,9 @@
  * globs its principal may write (shell-style, as the gateway checks them). Part of
  * the viewer's bundle (it decides whether edit controls show); asked once per page.
  */
+import { pageToken } from '../token';
+
+export { pageToken };
 
 /** A shell-style glob (`*`, `?`, `[…]`, `[!…]`) as an anchored RegExp. */
 export function globToRegExp(glob: string): RegExp {
@@ -30,10 +33,6 @@ export function mayEdit(globs: readonly string[], name: string): boolean {
   return globs.some((g) => globToRegExp(g).test(name));
 }
 
-/** The page's token (`?access_token=`), as the gateway connection uses it. */
-export function pageToken(): string | null {
-  return new URLSearchParams(location.search).get('access_token');
-}
 
 let asked: Promise<string[]> | null = null;
 
