@@ -172,8 +172,8 @@ ui-build: ui-install ## build the UI into ui/dist (the gateway serves it)
 ui-dev: ui-install ## UI dev server with hot reload; /ws and /api go to SYNOPTIC_GATEWAY (default http://127.0.0.1:8000)
 	cd ui && node_modules/.bin/vite
 
-ui-typecheck: ui-install ## type-check the UI's TypeScript: the browser code (tsconfig.json), then tests, benchmarks and build scripts (tsconfig.test.json)
-	cd ui && node_modules/.bin/tsc -p tsconfig.json && node_modules/.bin/tsc -p tsconfig.test.json
+ui-typecheck: ui-install ## type-check the UI: the browser code with its .svelte files (svelte-check, tsconfig.json), then tests, benchmarks and build scripts (tsc, tsconfig.test.json)
+	cd ui && node_modules/.bin/svelte-check --tsconfig ./tsconfig.json --output human && node_modules/.bin/tsc -p tsconfig.test.json
 
 test-ui: install ui-typecheck ui-build /usr/bin/chromium $(PG_INITDB) ## UI type check, unit tests (vitest), then end-to-end tests in Chromium against the real stack
 	cd ui && node_modules/.bin/vitest run && node_modules/.bin/playwright test
