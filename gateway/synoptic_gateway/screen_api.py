@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import logging
 import time
+from collections.abc import Iterator
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -76,6 +77,26 @@ def _from_screen_error(exc: ScreenError) -> ApiError:
     if exc.status == 422:
         return ApiError(422, "invalid", exc.reason, pointer=exc.pointer)
     return ApiError(503, "store_unavailable", str(exc))
+
+
+@contextlib.contextmanager
+def _store_errors() -> Iterator[None]:
+    """The screen store's and the catalog's refusals as API answers."""
+    try:
+        yield
+    except ScreenError as exc:
+        raise _from_screen_error(exc) from None
+    except ConflictError as exc:
+        raise ApiError(409, "conflict", str(exc), revision=exc.revision,
+                       by=exc.rev.by, at=exc.rev.at, deleted=exc.deleted) from None  # fmt: skip
+    except ScreenInvalidError as exc:
+        raise ApiError(422, "invalid", exc.reason, pointer=exc.pointer) from None
+    except ScreenTooLargeError as exc:
+        raise ApiError(413, "too_large", str(exc)) from None
+    except ScreenNotFoundError as exc:
+        raise ApiError(404, "not_found", str(exc)) from None
+    except StoreUnavailableError as exc:
+        raise ApiError(503, "store_unavailable", str(exc)) from None
 
 
 def _name(name: str) -> str:
@@ -157,26 +178,13 @@ def add_screen_routes(app: FastAPI, gateway: Any) -> None:
 
     async def write(who: Principal, op: str, action: Any) -> JSONResponse:
         try:
-            async with asyncio.timeout(WRITE_TIMEOUT_S):
-                entry: Entry = await action(catalog.bucket())
+            with _store_errors():
+                async with asyncio.timeout(WRITE_TIMEOUT_S):
+                    entry: Entry = await action(catalog.bucket())
         except TimeoutError:
             raise ApiError(503, "store_unavailable", "the screen store did not answer "
                            f"within {WRITE_TIMEOUT_S:g} s (the write may have been "
                            "stored: reload to see)") from None  # fmt: skip
-        except ScreenError as exc:
-            raise _from_screen_error(exc) from None
-        except ConflictError as exc:
-            raise ApiError(409, "conflict", str(exc), revision=exc.revision,
-                           by=exc.rev.by, at=exc.rev.at,
-                           deleted=exc.deleted) from None  # fmt: skip
-        except ScreenInvalidError as exc:
-            raise ApiError(422, "invalid", exc.reason, pointer=exc.pointer) from None
-        except ScreenTooLargeError as exc:
-            raise ApiError(413, "too_large", str(exc)) from None
-        except ScreenNotFoundError as exc:
-            raise ApiError(404, "not_found", str(exc)) from None
-        except StoreUnavailableError as exc:
-            raise ApiError(503, "store_unavailable", str(exc)) from None
         catalog.saved(entry)
         await audit(who, entry, op)
         return JSONResponse(entry.summary())
@@ -188,10 +196,8 @@ def add_screen_routes(app: FastAPI, gateway: Any) -> None:
         """Every screen: name, title, revision, at, by."""
         principal(request)
         await catalog.settled()
-        try:
+        with _store_errors():
             return JSONResponse(catalog.list())
-        except ScreenError as exc:
-            raise _from_screen_error(exc) from None
 
     @app.get("/api/screens/{name}")
     async def get_screen(name: str, request: Request) -> Response:
@@ -273,12 +279,8 @@ def add_screen_routes(app: FastAPI, gateway: Any) -> None:
         """The kept revisions of a screen, newest first."""
         _name(name)
         principal(request)
-        try:
+        with _store_errors():
             entries = await catalog.bucket().history(name)
-        except ScreenError as exc:
-            raise _from_screen_error(exc) from None
-        except StoreUnavailableError as exc:
-            raise ApiError(503, "store_unavailable", str(exc)) from None
         if not entries:
             raise ApiError(404, "not_found", f"no screen {name!r}")
         revisions = [{"revision": e.revision, "at": e.rev.at, "by": e.rev.by,
@@ -292,14 +294,8 @@ def add_screen_routes(app: FastAPI, gateway: Any) -> None:
         screen is opened from here for repair)."""
         _name(name)
         principal(request)
-        try:
+        with _store_errors():
             entry = await catalog.bucket().get(name, revision)
-        except ScreenError as exc:
-            raise _from_screen_error(exc) from None
-        except ScreenNotFoundError as exc:
-            raise ApiError(404, "not_found", str(exc)) from None
-        except StoreUnavailableError as exc:
-            raise ApiError(503, "store_unavailable", str(exc)) from None
         assert entry.screen is not None
         body = await asyncio.to_thread(dump_screen, entry.screen)
         return Response(body, media_type="application/json",

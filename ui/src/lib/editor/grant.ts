@@ -3,7 +3,7 @@
  * globs its principal may write (shell-style, as the gateway checks them). Part of
  * the viewer's bundle (it decides whether edit controls show); asked once per page.
  */
-import { pageToken } from '../token';
+import { pageFetch, pageToken } from '../token';
 
 export { pageToken };
 
@@ -37,10 +37,9 @@ export function mayEdit(globs: readonly string[], name: string): boolean {
 let asked: Promise<string[]> | null = null;
 
 /** The screen globs this browser's principal may edit ([] when none, or when the gateway cannot say). */
-export function editableGlobs(fetcher: typeof fetch = fetch): Promise<string[]> {
+export function editableGlobs(fetcher: typeof fetch = pageFetch): Promise<string[]> {
   if (asked) return asked;
-  const token = pageToken();
-  asked = fetcher('api/whoami', { headers: token ? { Authorization: `Bearer ${token}` } : {}, cache: 'no-store' })
+  asked = fetcher('api/whoami', { cache: 'no-store' })
     .then((res) => (res.ok ? res.json() : { screens: [] }))
     .then((body: { screens?: unknown }) => (Array.isArray(body.screens) ? body.screens.map(String) : []))
     .catch(() => []);
