@@ -56,7 +56,6 @@ from synoptic_adapters.tango.events import (
     call_directly,
 )
 from synoptic_adapters.tango.policy import DeviceTime
-from synoptic_adapters.tango.proxies import ProxyMaker
 from synoptic_adapters.tango.reads import Reads, describe, is_timeout
 from synoptic_adapters.tango.settings import TangoSettings
 from synoptic_adapters.tango.stages import stage
@@ -129,7 +128,6 @@ class DeviceLink:
         settings: TangoSettings,
         inbox: EventInbox,
         pool: ThreadPoolExecutor,
-        proxies: ProxyMaker,
         subscriptions: threading.Lock,
         unsubscriber: Unsubscriber,
         background: asyncio.Lock,
@@ -137,9 +135,8 @@ class DeviceLink:
         self.url = url
         #: ``domain/family/member`` (for log and stage lines)
         self.device = "/".join(url.split("#", 1)[0].rsplit("/", 3)[-3:])
-        #: creates this device's proxies, never behind another device's creation
-        self.proxies = proxies
-        #: held around every (un)subscription call: one at a time per process
+        #: held around proxy creation and every (un)subscription call: one at a
+        #: time per process
         self.subscriptions = subscriptions
         #: unsubscribes released attributes in the background, paced
         self.unsubscriber = unsubscriber
@@ -168,8 +165,6 @@ class DeviceLink:
         self.direct_callbacks = 0
         self._generation = 0
         self._lock = asyncio.Lock()
-        #: proxy creations by role that outlived a connection attempt
-        self._creating: dict[str, asyncio.Future[Any]] = {}
         self._task: asyncio.Task[None] | None = None
         self._poller: asyncio.Task[None] | None = None
         self._config_tasks: set[asyncio.Task[None]] = set()
@@ -288,10 +283,8 @@ class DeviceLink:
         if self.proxy is None:
             # events go through a synchronous proxy: its callbacks run in Tango's
             # thread without a coroutine per event
-            proxy = await self._new_proxy("read")
-            self.events_proxy = await self._new_proxy("events")
-            self.proxy = proxy
-            self._creating.clear()
+            self.proxy = await self._blocking(self._new_proxy)
+            self.events_proxy = await self._blocking(self._new_proxy)
             self.events_proxy.set_green_mode(tango.GreenMode.Synchronous)
             self.proxy.set_timeout_millis(int(self.settings.read_timeout * 1000))
         stage("proxies", self.device)
@@ -638,31 +631,13 @@ class DeviceLink:
         state.last = None
         self.sink.disconnected(state.channel, reason)
 
-    async def _new_proxy(self, role: str) -> Any:
-        """A new DeviceProxy (asyncio mode) for ``role``, waited for at most
-        ``ping_timeout``: a device whose creation hangs (a host that drops
-        packets) is published disconnected meanwhile and retried like any
-        other; the retry takes up the same creation (slow, not lost), and a
-        proxy created is kept until both are there."""
-        creating = self._creating.get(role)
-        if creating is None:
-            creating = asyncio.ensure_future(
-                self.proxies.create(f"{self.url} {role}", self.url)
-            )
-            creating.add_done_callback(lambda f: f.cancelled() or f.exception())
-            self._creating[role] = creating
-        try:
-            async with asyncio.timeout(self.settings.ping_timeout):
-                return await asyncio.shield(creating)
-        except TimeoutError:
-            raise TimeoutError(
-                f"no answer within {self.settings.ping_timeout:g} s "
-                "while connecting to the device"
-            ) from None
-        except BaseException:
-            if creating.done():  # failed: the next attempt creates afresh
-                self._creating.pop(role, None)
-            raise
+    def _new_proxy(self) -> Any:
+        """A DeviceProxy in asyncio mode, created under the process-wide lock
+        (runs in a thread): concurrent creation is left out of cppTango's way."""
+        with self.subscriptions:
+            proxy = tango.DeviceProxy(self.url)
+        proxy.set_green_mode(tango.GreenMode.Asyncio)
+        return proxy
 
     async def _blocking(self, fn: Any, *args: Any) -> Any:
         return await asyncio.get_running_loop().run_in_executor(self.pool, fn, *args)

@@ -88,7 +88,7 @@ def describe(exc: BaseException) -> str:
         first = exc.args[0]
         return f"{first.reason}: {first.desc.strip().splitlines()[0]}"
     if isinstance(exc, TimeoutError):
-        return str(exc) or "timed out"
+        return "timed out"
     return repr(exc)
 
 

@@ -26,7 +26,6 @@ from synoptic_adapters.tango.commands import argument, output
 from synoptic_adapters.tango.convert import metadata
 from synoptic_adapters.tango.device import DeviceLink
 from synoptic_adapters.tango.events import EventInbox, EventItem
-from synoptic_adapters.tango.proxies import ProxyMaker
 from synoptic_adapters.tango.settings import TangoSettings
 from synoptic_adapters.tango.unsubscriber import Unsubscriber
 from synoptic_adapters.tango.writes import WriteTypeError, coerce, failure
@@ -45,6 +44,11 @@ ORB_CONNECTIONS = "32"
 EVENT_BUFFER_HWM = "20000"
 #: Seconds ``stop`` waits for devices to unsubscribe.
 STOP_TIMEOUT = 5.0
+#: Threads that create the proxies of puts and commands (devices not monitored).
+#: A creation blocks its thread until omniORB gives up (3 s, 9 s through a
+#: database) however short the request; on threads of their own, creations for
+#: unreachable hosts never hold a read's thread, and at most this many hang.
+PROXY_THREADS = 8
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +61,13 @@ def _reply(ok: bool, err: str | None = None, msg: str | None = None) -> Any:
     if msg is not None:
         reply["msg"] = msg
     return reply
+
+
+def _new_proxy(url: str) -> Any:
+    """A DeviceProxy in asyncio mode (runs in a thread: creation blocks)."""
+    proxy = tango.DeviceProxy(url)
+    proxy.set_green_mode(tango.GreenMode.Asyncio)
+    return proxy
 
 
 class TangoSource:
@@ -72,7 +83,9 @@ class TangoSource:
         self._inbox: EventInbox | None = None
         self._pool: ThreadPoolExecutor | None = None
         self._write_proxies: dict[str, Any] = {}
-        self._proxies: ProxyMaker | None = None
+        #: proxy creations in flight, one per device, outliving a timed-out request
+        self._creating: dict[str, asyncio.Future[Any]] = {}
+        self._proxy_pool: ThreadPoolExecutor | None = None
         self._subscriptions = threading.Lock()
         self.unsubscriber = Unsubscriber(self._subscriptions)
         self._background: asyncio.Lock | None = None
@@ -109,7 +122,9 @@ class TangoSource:
         asyncio_executor.set_global_executor(
             asyncio_executor.AsyncioExecutor(asyncio.get_running_loop(), self._pool)
         )
-        self._proxies = ProxyMaker()
+        self._proxy_pool = ThreadPoolExecutor(
+            PROXY_THREADS, thread_name_prefix="tango-proxy"
+        )
         self._inbox = EventInbox(asyncio.get_running_loop(), self._dispatch)
         self._background = asyncio.Lock()
 
@@ -119,7 +134,7 @@ class TangoSource:
     async def monitor(self, channels: Iterable[Channel]) -> None:
         """Monitor channels; returns at once, values follow on the sink."""
         assert self._sink and self._inbox and self._pool, "start() first"
-        assert self._background is not None and self._proxies is not None
+        assert self._background is not None
         by_device: dict[str, list[Channel]] = defaultdict(list)
         for channel in channels:
             by_device[channel.tango_device].append(channel)
@@ -130,8 +145,7 @@ class TangoSource:
                 url = self.settings.device_url(hostport, rest)
                 link = DeviceLink(
                     url, self._sink, self.settings, self._inbox, self._pool,
-                    self._proxies, self._subscriptions, self.unsubscriber,
-                    self._background,
+                    self._subscriptions, self.unsubscriber, self._background,
                 )  # fmt: skip
                 self.links[device] = link
                 await link.add(members)
@@ -208,21 +222,33 @@ class TangoSource:
         return reply  # type: ignore[no-any-return]
 
     async def _proxy_for(self, device: str) -> Any:
-        """The monitoring link's proxy, or one of our own, created once (see
-        :mod:`synoptic_adapters.tango.proxies`). A caller that gives up (its
-        timeout) leaves the creation running: the next request for the device
-        waits for the same one; a failure is retried by the next request."""
+        """The monitoring link's proxy, or one of our own, created once on the
+        proxy threads. A caller that gives up (its timeout) leaves the creation
+        running: the next request for the device waits for the same one."""
         link = self.links.get(device)
         if link is not None and link.up and link.proxy is not None:
             return link.proxy
         proxy = self._write_proxies.get(device)
-        if proxy is None:
-            assert self._proxies is not None, "start() first"
+        if proxy is not None:
+            return proxy
+        creating = self._creating.get(device)
+        if creating is None:
+            assert self._proxy_pool is not None, "start() first"
             hostport, rest = device.split("/", 1)
             url = self.settings.device_url(hostport, rest)
-            proxy = await self._proxies.create(device, url)
-            self._write_proxies[device] = proxy
-        return proxy
+            creating = asyncio.get_running_loop().run_in_executor(
+                self._proxy_pool, _new_proxy, url
+            )
+            self._creating[device] = creating
+            creating.add_done_callback(lambda done: self._created(device, done))
+        return await asyncio.shield(creating)
+
+    def _created(self, device: str, done: asyncio.Future[Any]) -> None:
+        """A creation ended: keep its proxy; a failure is retried by the next
+        request (it reached its caller, if any still waited)."""
+        self._creating.pop(device, None)
+        if not done.cancelled() and done.exception() is None:
+            self._write_proxies[device] = done.result()
 
     async def stop(self) -> None:
         """Stop every device link (events still arriving are ignored)."""
@@ -239,8 +265,7 @@ class TangoSource:
             log.warning("Tango links did not close in %s s", STOP_TIMEOUT)
         self._write_proxies.clear()
         self.unsubscriber.close()
-        if self._pool:
-            with contextlib.suppress(Exception):
-                self._pool.shutdown(wait=False, cancel_futures=True)
-        if self._proxies:
-            self._proxies.close()
+        for pool in (self._pool, self._proxy_pool):
+            if pool:
+                with contextlib.suppress(Exception):
+                    pool.shutdown(wait=False, cancel_futures=True)
