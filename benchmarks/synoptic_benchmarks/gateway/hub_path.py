@@ -2,7 +2,7 @@
 
     python -m synoptic_benchmarks.gateway.hub_path [--channels 5000] [--bursts 40]
     (make bench-gateway-hub)
-    python -m synoptic_benchmarks.gateway.hub_path --compare OLD_GATEWAY_DIR --runs 3
+    python -m synoptic_benchmarks.gateway.hub_path --compare OTHER_CHECKOUT --runs 3
 
 One group of ``--channels`` channels is built through the hub's own path
 (``Hub.join``, with an in-process bus that only records the handlers it is given
@@ -14,8 +14,9 @@ Reported: microseconds of wall time and of this process's CPU time per update (t
 minimum and median over bursts; the first burst is a warm-up and not counted).
 
 ``--compare DIR`` runs this measurement in child processes, alternating the hub
-found in ``DIR`` (a ``gateway/`` folder of another checkout, put first on
-``PYTHONPATH``) with this checkout's, ``--runs`` times each, and reports both.
+of another checkout (``DIR`` is its root or its ``gateway/`` folder, which is put
+first on ``PYTHONPATH``) with this checkout's, ``--runs`` times each, and reports
+both.
 """
 
 from __future__ import annotations
@@ -142,8 +143,22 @@ async def measure(channels: int, bursts: int) -> dict[str, Any]:
     }
 
 
+def gateway_dir(checkout: str | Path) -> Path:
+    """The folder holding ``synoptic_gateway`` in ``checkout``: the checkout's
+    ``gateway/`` when given its root, else ``checkout`` itself."""
+    path = Path(checkout)
+    for candidate in (path / "gateway", path):
+        if (candidate / "synoptic_gateway" / "hub.py").is_file():
+            return candidate.resolve()
+    raise ValueError(
+        f"{checkout}: no synoptic_gateway/hub.py in it or in its gateway/ folder"
+    )
+
+
 def compare(old_dir: str, runs: int, channels: int, bursts: int) -> dict[str, Any]:
-    """Alternate child runs of the hub in ``old_dir`` and of this checkout's."""
+    """Alternate child runs of the hub in ``old_dir`` (a checkout's root or its
+    ``gateway/`` folder) and of this checkout's."""
+    old_dir = str(gateway_dir(old_dir))
     results: dict[str, list[dict[str, Any]]] = {"old": [], "new": []}
     for _ in range(runs):
         for name in ("old", "new"):
@@ -162,7 +177,7 @@ def compare(old_dir: str, runs: int, channels: int, bursts: int) -> dict[str, An
             if (name == "old") != where.is_relative_to(Path(old_dir).resolve()):
                 raise RuntimeError(f"the {name} run measured the hub in {where}")
             results[name].append(result)
-    summary: dict[str, Any] = {"runs": runs}
+    summary: dict[str, Any] = {"runs": runs, "old_gateway_dir": old_dir}
     for name, measured in results.items():
         summary[name] = {key: [m[key] for m in measured] for key in FIGURES}
     summary["new_over_old"] = {  # the best run of each, and the median run
@@ -184,8 +199,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--channels", type=int, default=5000)
     parser.add_argument("--bursts", type=int, default=40)
     parser.add_argument(
-        "--compare", metavar="OLD_GATEWAY_DIR",
-        help="alternate runs with the synoptic_gateway found in this folder",
+        "--compare", metavar="OTHER_CHECKOUT",
+        help="alternate runs with the hub of another checkout (its root or its "
+        "gateway/ folder)",
     )  # fmt: skip
     parser.add_argument("--runs", type=int, default=3, help="with --compare")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
@@ -193,6 +209,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     report: dict[str, Any] = {"benchmark": "gateway-hub-path", "machine": machine()}
     if args.compare:
+        try:
+            gateway_dir(args.compare)
+        except ValueError as exc:
+            parser.error(str(exc))
         report |= compare(args.compare, args.runs, args.channels, args.bursts)
         emit("gateway-hub-compare", report, save=args.save)
     elif args.child:

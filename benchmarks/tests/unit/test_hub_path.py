@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from synoptic_benchmarks.gateway.hub_path import FIGURES, measure
+from pathlib import Path
+
+import pytest
+
+from synoptic_benchmarks.gateway.hub_path import FIGURES, gateway_dir, main, measure
+
+ROOT = Path(__file__).parents[3]
 
 
 async def test_every_update_reaches_the_member_and_is_timed() -> None:
@@ -12,3 +18,16 @@ async def test_every_update_reaches_the_member_and_is_timed() -> None:
     for key in FIGURES:
         assert result[key] > 0
     assert result["us_per_update_min"] <= result["us_per_update_median"]
+
+
+def test_compare_takes_a_checkout_root_or_its_gateway_folder() -> None:
+    assert gateway_dir(ROOT) == gateway_dir(ROOT / "gateway") == ROOT / "gateway"
+
+
+def test_compare_refuses_a_folder_without_the_gateway(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--compare", str(tmp_path)])
+    assert exit_info.value.code == 2
+    assert "no synoptic_gateway/hub.py" in capsys.readouterr().err
