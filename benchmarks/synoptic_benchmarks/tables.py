@@ -23,6 +23,7 @@ from synoptic_benchmarks.peers.reference import (
     SCREEN_OPEN_S,
     TANGOGQL_FIRST_VALUES_S,
     UPDATES_PER_CORE_S,
+    WEBJIVE_UPDATES_PER_S,
     Range,
 )
 from synoptic_benchmarks.report import RESULTS_DIR
@@ -397,27 +398,34 @@ def peers(r: Report) -> str:
 
 
 def ui(r: Report) -> str:
+    """The browser's screen open, sustained rates and charts; the sustained rates
+    beside the Webjive frontend's updates per second."""
+    n = r.get("channels", 1000)
+    webjive = "vs Webjive frontend (1.5–2.3k updates/s)"
     rows = []
-    for key, label in (("screen_open_cold_ms", "open 1000 labels + LEDs, cold"),
-                       ("screen_open_reopen_ms", "open 1000 labels + LEDs, re-open")):  # fmt: skip
+    for key, label in (("screen_open_cold_ms", f"open {n} labels + LEDs, cold"),
+                       ("screen_open_reopen_ms", f"open {n} labels + LEDs, re-open")):  # fmt: skip
         if o := r.get(key):
             low, high = (
                 (min(o["runs"]), max(o["runs"])) if o.get("runs") else o["range"]
             )
             rows.append([label, f"median {_num(o['median'])} ms ({_num(low, 0)}–{_num(high, 0)})",
-                         f"≤ {o.get('target', 300)} ms"])  # fmt: skip
-    for key, label in (("sustained_10hz", f"{r.get('channels', 1000)} channels × 10 Hz"),
-                       ("charts", "50 trends + 10 spectra of 10k points, 10 Hz")):  # fmt: skip
+                         f"≤ {o.get('target', 300)} ms", "–"])  # fmt: skip
+    for key, label, rate in (("sustained_10hz", f"{n} channels × 10 Hz", 10),
+                             ("charts", "50 trends + 10 spectra of 10k points, 10 Hz", None)):  # fmt: skip
         if s := r.get(key):
             rows.append([label, f"{_num(s['fps'])} fps, receipt-to-paint p50 / p99 "
                          f"{_pair(s['receipt_to_paint_ms'].get('p50'), s['receipt_to_paint_ms'].get('p99'))} ms",
-                         "≥ 30 fps, p99 ≤ 100 ms"])  # fmt: skip
+                         "≥ 30 fps, p99 ≤ 100 ms",
+                         _times(n * rate, WEBJIVE_UPDATES_PER_S) if rate else "–"])  # fmt: skip
     for step in r.get("breaking", []):
-        rows.append([f"{r.get('channels', 1000)} channels × {step['rate_hz']:g} Hz",
+        holds = bool(step.get("ok"))
+        rows.append([f"{n} channels × {step['rate_hz']:g} Hz",
                      f"{_num(step['fps'])} fps, receipt-to-paint p99 "
                      f"{_num(step['receipt_to_paint_ms'].get('p99'))} ms",
-                     "holds" if step.get("ok") else "breaks"])  # fmt: skip
-    return provenance(r) + _table(["scenario", "result", "target"], rows)
+                     "holds" if holds else "breaks",
+                     _times(n * step["rate_hz"], WEBJIVE_UPDATES_PER_S) if holds else "–"])  # fmt: skip
+    return provenance(r) + _table(["scenario", "result", "target", webjive], rows)
 
 
 def screens(r: Report) -> str:
@@ -518,7 +526,7 @@ def pva_image(r: Report) -> str:
 
 
 def pva_browser(r: Report) -> str:
-    """One run, or ``runs`` (the widget before and after an image sized to it)."""
+    """The image widget in Chromium: one run, or ``runs`` (one row each)."""
     rows = [
         [x.get("widget", "-"), x.get("image_sent", x["image"]),
          _num(x["images_received_per_s"]), _num(x.get("received_mb_per_s")),
@@ -534,11 +542,11 @@ def pva_browser(r: Report) -> str:
     return provenance(r) + _table(header, rows)
 
 
-#: Table name → (results file, function making the table).
 def history(r: Report) -> str:
-    """Trend history, raw history only (before), with the rollup's blocks on the
-    history thread (now), and with blocks in a history process, in one run: the
-    read and reduction, 20 trends opened, live p99 under a storm."""
+    """Trend history in one run, three ways: the raw history only
+    (``--no-hist-blocks``), the rollup's blocks on the history thread (the
+    default), and blocks in a history process: the read and reduction, 20 trends
+    opened, live p99 under a storm."""
 
     def cells(part: Report) -> list[str]:
         read, opened, storm = part["read_reduce"], part["open_trends"], part["storm"]
@@ -561,7 +569,7 @@ def history(r: Report) -> str:
              f"p99 ≤ ×{storm['target_p99_ratio']}"]  # fmt: skip
     before = cells(r["raw"]) if "raw" in r else ["–"] * 3
     process = (
-        ["same service as now", *cells({**r, **r["process"]})[1:]]
+        ["same service as the default", *cells({**r, **r["process"]})[1:]]
         if "process" in r
         else ["–"] * 3
     )
@@ -570,7 +578,8 @@ def history(r: Report) -> str:
     ]
     scale = r.get("scale", 1)
     note = "" if scale == 1 else f"*Data sets at {scale} of the full workload.*\n\n"
-    header = ["case", "raw history only (before)", "blocks, history thread (now)",
+    header = ["case", "raw history only (--no-hist-blocks)",
+              "blocks, history thread (default)",
               "blocks, history process (--history-process)", "goal"]  # fmt: skip
     return provenance(r) + note + _table(header, rows)
 
@@ -635,6 +644,84 @@ def import_real(r: Report) -> str:
     return provenance(r) + _table(header, rows) + "\nGaps by source type:\n\n" + gaps
 
 
+def editor_layouts(r: Report) -> str:
+    """The editor on the same widgets in a canvas and in a grid screen."""
+    rows = []
+    for x in r["runs"]:
+        d, s = x["drag"], x["save"]["round_trip_ms"]
+        wall, cpu = d["frame_work_wall_ms"], d["frame_work_cpu_ms"]
+        rows.append([
+            x["layout"], f"{_num(x['editor_open_ms'], 0)} ms",
+            f"{_num(wall['p50'])} / {_num(wall['p95'])} ms, {_num(cpu['p95'])} ms",
+            f"{_num(d['drop_to_next_frame_ms']['p50'])} ms",
+            f"{_num(s['p50'], 0)} / {_num(s['p95'], 0)} ms",
+        ])  # fmt: skip
+    header = ["layout", "editor open", "drag frame work p50 / p95 wall, p95 CPU",
+              "drop → next frame p50", "save round trip p50 / p95"]  # fmt: skip
+    return provenance(r) + _table(header, rows)
+
+
+def _cpu(x: float | str | None) -> str:
+    """A CPU share: a number as ``12.0 %``, a text (``≤ 29 %``) as it is."""
+    return x if isinstance(x, str) else "–" if x is None else f"{_num(x)} %"
+
+
+def loadtest(r: Report) -> str:
+    """``make loadtest`` runs, one row each; delivered updates per gateway
+    core-second beside PVWS's per core (its whole server)."""
+    pvws = UPDATES_PER_CORE_S["PVWS"]
+    rows = []
+    for x in r["runs"]:
+        args = f' "{x["lt_args"]}"' if x["lt_args"] else ""
+        what = f" ({x['what']})" if x["what"] else ""
+        dps, fps = x.get("deliveries_per_s"), x.get("frames_per_s")
+        if dps is None:
+            delivered = x["delivered"]
+        else:
+            delivered = f"{_num(dps, 0)}/s" + (
+                f" in {_num(fps, 0)} frames/s" if fps else ""
+            )
+        lat = x.get("latency_ms")
+        gw = x.get("gateway_cpu_pct")
+        per_core = _per_core(dps, gw) if dps and isinstance(gw, int | float) else None
+        rows.append([
+            f"`SCENARIO={x['scenario']} VUS={x['vus']}{args}`{what}", x["outcome"],
+            delivered, _num(x["gaps"], 0),
+            " / ".join(_num(lat[k], 0) for k in ("p50", "p95", "p99")) if lat else "–",
+            x.get("screen_open_p95") or "–", _cpu(gw), _cpu(x.get("k6_cpu_pct")),
+            _cpu(x.get("machine_cpu_pct")),
+            _num(per_core, 0) if per_core else "–",
+            _times(per_core, pvws) if per_core else "–",
+        ])  # fmt: skip
+    header = ["run (`make loadtest …`, `LT_ARGS`)", "outcome", "delivered", "gaps",
+              "latency p50/p95/p99 ms", "screen open p95", "gateway CPU", "k6 CPU",
+              "machine", "delivered per gateway core-second",
+              "vs PVWS (30–40k per core, whole server)"]  # fmt: skip
+    return provenance(r) + _table(header, rows)
+
+
+def loadtest_scaling(r: Report) -> str:
+    """``make loadtest-scaling``: the same fan-out over 1, 2 and 4 gateways."""
+    pvws = UPDATES_PER_CORE_S["PVWS"]
+    rows = [
+        [
+            str(x["gateways"]), _num(x["deliveries_per_s"], 0), _num(x["frames_per_s"], 0),
+            _cpu(x["gateway_cpu_pct"]),
+            f"{x['deliveries_per_s_per_gateway_core'] / 1000:.1f} k",
+            f"{x['scaling_efficiency']:.2f}", _cpu(x["nats_cpu_pct"]),
+            _cpu(x["k6_cpu_pct"]), _num(x["gaps"], 0),
+            _times(x["deliveries_per_s_per_gateway_core"], pvws),
+        ]
+        for x in r["rows"]
+    ]  # fmt: skip
+    header = ["gateways", "delivered/s", "frames/s", "gateway CPU (sum)",
+              "deliveries/s per gateway core", "scaling efficiency",
+              "NATS CPU (3 nodes)", "k6 CPU", "gaps",
+              "vs PVWS (30–40k per core)"]  # fmt: skip
+    return provenance(r) + _table(header, rows)
+
+
+#: Table name → (results file, function making the table).
 TABLES: dict[str, tuple[str, Callable[[Report], str]]] = {
     "import": ("import", importer),
     "import-real": ("import-real", import_real),
@@ -657,6 +744,9 @@ TABLES: dict[str, tuple[str, Callable[[Report], str]]] = {
     "ui": ("ui", ui),
     "screens": ("screens", screens),
     "editor": ("editor", editor),
+    "editor-layouts": ("editor-layouts", editor_layouts),
+    "loadtest": ("loadtest", loadtest),
+    "loadtest-scaling": ("loadtest-scaling", loadtest_scaling),
 }
 
 

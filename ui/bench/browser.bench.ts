@@ -149,6 +149,10 @@ class Bench {
       this.importResult = JSON.parse(execFileSync(join(VENV, 'python'), ['-m', 'synoptic_benchmarks.importer.bench', '--out', this.dir], { encoding: 'utf8' }));
       const screen = JSON.parse(readFileSync(join(this.dir, 'imported-500.json'), 'utf8'));
       this.importedLive = screen.widgets.filter((w: any) => ['label', 'led'].includes(w.type) && w.channels?.length).length;
+      // the publisher serves BENCH_CHANNELS channels: the imported screen's must be among them, or its open never completes
+      const indexes = screen.widgets.flatMap((w: any) => w.channels ?? []).map((c: string) => Number(/^sim:\/\/BENCH:SCALAR:(\d+)$/.exec(c)?.[1] ?? -1));
+      const needed = Math.max(0, ...indexes) + 1;
+      if (N < needed) throw new Error(`BENCH_CHANNELS=${N}: the imported screen shows sim://BENCH:SCALAR channels up to ${needed - 1}; publish at least ${needed}`);
     }
     const natsPort = await freePort();
     this.natsUrl = `nats://127.0.0.1:${natsPort}`;

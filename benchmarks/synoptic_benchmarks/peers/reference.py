@@ -42,3 +42,7 @@ SCREEN_OPEN_S: dict[str, dict[int, tuple[float, float]]] = {
 
 #: TangoGQL: first value of N attributes (s), cold.
 TANGOGQL_FIRST_VALUES_S: dict[int, Range] = {100: (0.48, 0.48), 400: (4.5, 31.0)}
+
+#: The Webjive study's web frontend (its own measurement): LED and label updates
+#: per second one browser page kept up with (it crashed with 100 plots).
+WEBJIVE_UPDATES_PER_S: Range = (1_500, 2_300)

@@ -3,6 +3,8 @@ the generator touches only the marked blocks."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from synoptic_benchmarks.tables import PAGE, TABLES, TablesError, load_results, render
@@ -30,6 +32,15 @@ def test_every_table_of_the_registry_is_on_the_page() -> None:
     text = PAGE.read_text(encoding="utf-8")
     for name in TABLES:
         assert f"<!-- bench:{name} -->" in text and f"<!-- /bench:{name} -->" in text
+
+
+def test_every_table_on_the_page_is_generated() -> None:
+    text = PAGE.read_text(encoding="utf-8")
+    outside = re.sub(
+        r"<!-- bench:([a-z0-9-]+) -->.*?<!-- /bench:\1 -->", "", text, flags=re.S
+    )
+    hand_made = [line for line in outside.splitlines() if line.startswith("|")]
+    assert hand_made == [], "a table outside the <!-- bench:NAME --> blocks"
 
 
 def test_only_the_marked_block_is_rewritten() -> None:
