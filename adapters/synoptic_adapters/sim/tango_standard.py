@@ -17,10 +17,19 @@ case, from the Taurus performance study: one device (default
   ``--timeout-s`` (10 s, past the 3 s default client timeout); ``broken``: every
   read raises ``SIM_ReadFailed``. ``--clean`` makes the three fast and healthy.
   The commands ``SetSlow`` and ``SetTimeout`` change the two durations (seconds,
-  0: fast) while the server runs.
+  0: fast) while the server runs; ``HardwareReads`` (an attribute name) says how
+  many times the device's code read it (Tango's polling included; a read served
+  from the polling buffer does not count).
 
 The three bad attributes are declared last. The timings are options so that tests
-can use short ones. The ``NO_SYNC`` server of :mod:`.tango_device` stays for the
+can use short ones.
+
+The server runs on a file database (``-file``: a fresh file per start, removed at
+exit), not ``-nodb``: without a database Tango takes the device's
+``poll_old_factor`` for 0, so every read of its polling buffer is "not updated
+any more" and falls through to the hardware; with one (as facilities run) the
+factor is 4 and such reads are served from the buffer. Clients still name the
+device ``…#dbase=no``. The ``NO_SYNC`` server of :mod:`.tango_device` stays for the
 tests that need every attribute kind. Run with ``synoptic sim tango-standard``.
 """
 
@@ -28,10 +37,13 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
+import tempfile
 import threading
 import time
 from dataclasses import asdict, dataclass
+from pathlib import Path
 
 import tango
 from tango.server import Device, attribute, command, run
@@ -46,6 +58,8 @@ BROKEN_REASON = "SIM_ReadFailed"
 BROKEN_DESC = "simulated hardware fault: the controller refused the read"
 #: The bad attributes, in declaration order (last on the device).
 BAD = ("slow", "timeout", "broken")
+#: The folder of this process's file database (removed at exit).
+_database_dir: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -89,8 +103,11 @@ class SynopticStandard(Device):
             self.register_signal(signo)
 
     def signal_handler(self, signo: int) -> None:
-        """Exit at once (see :func:`~.tango_device.exit_now`)."""
+        """Remove the file database and exit at once (see
+        :func:`~.tango_device.exit_now`)."""
         if signo in (signal.SIGTERM, signal.SIGINT):
+            if _database_dir is not None:
+                shutil.rmtree(_database_dir, ignore_errors=True)
             exit_now()
 
     def initialize_dynamic_attributes(self) -> None:
@@ -114,25 +131,38 @@ class SynopticStandard(Device):
     def _tick(self) -> float:
         return float(int(time.monotonic() - self._start))
 
-    def _read_counter(self, attr: tango.Attribute) -> float:
-        name = attr.get_name()
+    def _count(self, attr: tango.Attribute) -> int:
+        """One more read of ``attr`` by the device's code; the count so far."""
+        name = attr.get_name().lower()
         with self._lock:
             count = self._polls[name] = self._polls.get(name, 0) + 1
-        return float(count)
+        return count
+
+    def _read_counter(self, attr: tango.Attribute) -> float:
+        return float(self._count(attr))
 
     def _read_tick(self, attr: tango.Attribute) -> float:
+        self._count(attr)
         return self._tick
 
-    def _read_cached(self, attr: tango.Attribute) -> float:
-        return self._tick
+    _read_cached = _read_tick
 
     def _read_slow(self, attr: tango.Attribute) -> float:
+        self._count(attr)
         time.sleep(self._slow_s)
         return self._tick
 
     def _read_timeout(self, attr: tango.Attribute) -> float:
+        self._count(attr)
         time.sleep(self._timeout_s)
         return self._tick
+
+    @command(dtype_in=str, dtype_out=int)
+    def HardwareReads(self, name: str) -> int:  # noqa: N802 - Tango command name
+        """Times the device's code read the attribute ``name`` (Tango's polling
+        included; reads served from the polling buffer are not)."""
+        with self._lock:
+            return self._polls.get(name.lower(), 0)
 
     @command(dtype_in=float)
     def SetSlow(self, seconds: float) -> None:  # noqa: N802 - Tango command name
@@ -145,6 +175,7 @@ class SynopticStandard(Device):
         self._timeout_s = max(0.0, seconds)
 
     def _read_broken(self, attr: tango.Attribute) -> float:
+        self._count(attr)
         if not self.settings.clean:
             tango.Except.throw_exception(
                 BROKEN_REASON, BROKEN_DESC, "SynopticStandard.read_broken"
@@ -160,12 +191,21 @@ def serve(
     settings: StandardSettings | None = None,
     host: str = "127.0.0.1",
 ) -> None:
-    """Run the server (database-less: clients name the device
+    """Run the server on a file database of its own (clients name the device
     ``tango://host:port/<device>#dbase=no``) until SIGTERM or SIGINT. Tango
     prints ``Ready to accept request`` when serving."""
+    global _database_dir
     os.environ[ENV_SETTINGS] = json.dumps(asdict(settings or StandardSettings()))
+    _database_dir = Path(tempfile.mkdtemp(prefix="synoptic-tango-standard-"))
+    database = _database_dir / "devices.db"
+    database.write_text(
+        f"SynopticStandard/{instance}/DEVICE/SynopticStandard: {device}\n"
+    )
     args = [
-        "SynopticStandard", instance, "-nodb", "-port", str(port), "-dlist", device,
+        "SynopticStandard", instance, f"-file={database}",
         "-ORBendPoint", f"giop:tcp:{host}:{port}",
     ]  # fmt: skip
-    run((SynopticStandard,), args=args)
+    try:
+        run((SynopticStandard,), args=args)
+    finally:
+        shutil.rmtree(_database_dir, ignore_errors=True)

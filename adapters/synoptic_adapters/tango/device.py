@@ -27,7 +27,8 @@ Guarantees:
 - The device is pinged every ``ping_period``: when it stops answering every
   attribute is published disconnected; when it answers again it is connected
   afresh (first values, new subscriptions) without operator action. A ping that
-  times out while a read of ours holds the device means "busy", not gone.
+  times out while a read of ours holds the device means "busy", not gone (the
+  timed-out attribute's status says the device is still busy with it).
 - A device or attribute that does not exist is published as disconnected with a
   ``never connected: …`` status, and retried every ``retry_period``.
 """
@@ -287,6 +288,9 @@ class DeviceLink:
             self.events_proxy = await self._blocking(self._new_proxy)
             self.events_proxy.set_green_mode(tango.GreenMode.Synchronous)
             self.proxy.set_timeout_millis(int(self.settings.read_timeout * 1000))
+            # attributes the device polls are read from its polling buffer, not
+            # from the hardware (Tango's default, stated)
+            self.proxy.set_source(tango.DevSource.CACHE_DEV)
         stage("proxies", self.device)
         async with self._lock:
             names, status = await asyncio.gather(
@@ -307,7 +311,8 @@ class DeviceLink:
         """Ping until the device stops answering. A ping that times out while a
         read of ours holds the device (or may still: a timed-out read runs on),
         for at most :data:`BUSY_MAX`, says the device is busy, not gone: no
-        reconnection."""
+        reconnection (the status of the attribute whose timed-out read the
+        device still runs says so)."""
         busy_logged = False
         while True:
             await asyncio.sleep(self.settings.ping_period)
@@ -328,6 +333,8 @@ class DeviceLink:
                     and now - held_since < BUSY_MAX
                 ):
                     self.busy_pings += 1
+                    if reads is not None:
+                        reads.busy_ping()
                     if not busy_logged:
                         busy_logged = True
                         log.info("%s: busy (ping timed out while our read holds "

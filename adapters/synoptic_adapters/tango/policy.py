@@ -39,10 +39,15 @@ def slow_status(took: float, slow_after: float, wait: float) -> str:
     return f"read took {took:.1f} s (slow: over {slow_after:g} s); next try in {wait:.0f} s"
 
 
-def timeout_status(timeout: float, wait: float, busy: float | None = None) -> str:
+def timeout_status(
+    timeout: float, wait: float, busy: float | None = None, *, busy_now: bool = False
+) -> str:
     """Status of a read that timed out (``busy``: how long the device turned out
-    to be busy with it, once known)."""
+    to be busy with it, once known; ``busy_now``: the device still is, its pings
+    time out)."""
     held = f" (the device was busy {busy:.1f} s with it)" if busy else ""
+    if busy_now:
+        held = " (the device is still busy with it: pings time out)"
     return f"read timed out after {timeout:.1f} s{held}; next try in {wait:.0f} s"
 
 

@@ -16,9 +16,11 @@ slowness. Here the reads of a device form one lane (decision 0016):
   the device's budget allows, those in backoff, cheapest first;
 - a read is judged only when no read of ours may still hold the device: after a
   timeout the device may go on with the read for long (a 3 s client timeout, a
-  10 s read), so the lane counts it busy until some read of ours answers again
-  (when nothing else is due, a read of ``State`` every ``poll_period`` asks), and
-  that whole time is the timed-out read's cost;
+  10 s read), so the lane counts it busy until some read of ours that needs the
+  device answers again (not one from the polling buffer, which Tango serves
+  without waiting for the device; when nothing else is due, a read of ``State``
+  every ``poll_period`` asks), and that whole time is the timed-out read's cost;
+  reads queued behind it are not judged, nor is their time their cost;
 - a slow group is split (its members are read alone from then on); a slow or
   timed-out attribute backs off (:func:`~.policy.backoff_wait`), published invalid
   with what happened and when the next try is, and comes back to the normal
@@ -105,6 +107,7 @@ class Reads:
         #: or None for a group)
         self.stall: tuple[float, AttrState | None] | None = None
         self.wake = asyncio.Event()
+        self._busy_said: tuple[float, AttrState | None] | None = None
         self._cache_due = 0.0
         self._group_due = 0.0
         self._probe_due = 0.0
@@ -120,6 +123,25 @@ class Reads:
         """Since when (monotonic) a read of ours holds the device, if it does."""
         starts = [t for t in (self.in_flight, self.stall and self.stall[0]) if t]
         return min(starts) if starts else None
+
+    def busy_ping(self) -> None:
+        """A ping timed out while a read of ours holds the device: the attribute
+        whose timed-out read the device still runs says it is busy (once per
+        such read)."""
+        stall = self.stall
+        if stall is None or stall is self._busy_said:
+            return
+        self._busy_said = stall
+        state = stall[1]
+        if state is not None and state.strikes:
+            wait = self._next_try(state, time.monotonic())
+            status = timeout_status(self.settings.read_timeout, wait, busy_now=True)
+            self.link.invalid(state, status)
+
+    def _next_try(self, state: AttrState, now: float) -> float:
+        """Seconds until a backed-off attribute is read again: its backoff, or
+        longer while the device's budget is in debt."""
+        return max(state.due - now, self.time.wait(now))
 
     async def first_cached(self, states: list[AttrState]) -> None:
         """First values of the attributes Tango polls, from its polling buffer in
@@ -213,8 +235,12 @@ class Reads:
 
     # -- reads ----------------------------------------------------------------------
 
-    async def _timed(self, call: Any) -> tuple[Any, BaseException | None, float]:
-        """Run one device call of ours: (result, exception, seconds)."""
+    async def _timed(
+        self, call: Any, *, proves_free: bool = True
+    ) -> tuple[Any, BaseException | None, float]:
+        """Run one device call of ours: (result, exception, seconds). An answer
+        ends a stall unless ``proves_free`` is false (a read the polling buffer
+        serves does not wait for the device)."""
         start = self.in_flight = time.monotonic()
         result: Any = None
         error: BaseException | None = None
@@ -227,7 +253,10 @@ class Reads:
         end = time.monotonic()
         took = end - start
         self.time.spent(start, end)
-        if error is None or not is_timeout(error, took, self.settings.read_timeout):
+        answered = error is None or not is_timeout(
+            error, took, self.settings.read_timeout
+        )
+        if answered and proves_free:
             self._freed(end)
         return result, error, took
 
@@ -247,7 +276,10 @@ class Reads:
         )  # fmt: skip
         state.due = max(state.due, now + wait)
         self.link.invalid(
-            state, timeout_status(self.settings.read_timeout, state.due - now, busy)
+            state,
+            timeout_status(
+                self.settings.read_timeout, self._next_try(state, now), busy
+            ),
         )
 
     async def _cached(self, states: list[AttrState]) -> None:
@@ -256,7 +288,9 @@ class Reads:
         for first in range(0, len(states), size):
             chunk = states[first : first + size]
             names = [self.link.names[s.name] for s in chunk]
-            result, error, _ = await self._timed(self.link.proxy.read_attributes(names))
+            result, error, _ = await self._timed(
+                self.link.proxy.read_attributes(names), proves_free=False
+            )
             if error is None:
                 for state, one in zip(chunk, result, strict=True):
                     self.link.take(state, one)
@@ -267,8 +301,11 @@ class Reads:
         names = [self.link.names[s.name] for s in states]
         result, error, took = await self._timed(self.link.proxy.read_attributes(names))
         settings = self.settings
+        # its own cost stretches its period; time queued behind our timed-out
+        # read is not its own
+        cost = took if judged else 0.0
         self._group_due = time.monotonic() + max(
-            settings.poll_period, took / settings.busy_fraction
+            settings.poll_period, cost / settings.busy_fraction
         )
         timed_out = error is not None and is_timeout(error, took, settings.read_timeout)
         if timed_out and judged:
@@ -316,6 +353,7 @@ class Reads:
             state.cost, state.strikes, settings.busy_fraction, settings.backoff_max
         )
         state.due = now + wait
+        wait = self._next_try(state, now)
         if state.strikes == 1:
             log.info("%s/%s: read %s; backing off", self.link.url, state.name,
                      "timed out" if timed_out else f"took {took:.1f} s")  # fmt: skip

@@ -11,6 +11,7 @@ import sys
 import time
 from collections.abc import Iterator
 from dataclasses import replace
+from typing import Any
 
 import pytest
 import tango
@@ -22,6 +23,7 @@ from tango_support import (
 )
 
 from synoptic_adapters.sim.tango_standard import BROKEN_DESC, BROKEN_REASON
+from synoptic_adapters.tango.attr import Events
 from synoptic_adapters.testing import eventually
 from synoptic_bus.procs import Process
 
@@ -47,6 +49,31 @@ def device(request: pytest.FixtureRequest) -> Iterator[StandardServer]:
 def names(server: StandardServer) -> list[str]:
     listed = tango.DeviceProxy(server.url).get_attribute_list()
     return [n for n in listed if n not in ("State", "Status")]
+
+
+class ReadSpy:
+    """A device link's proxy that passes every call on and notes the attribute
+    names each of the adapter's reads asks for."""
+
+    def __init__(self, proxy: Any) -> None:
+        self._proxy = proxy
+        self.names: list[str] = []
+
+    def read_attribute(self, name: str, *args: Any, **kwargs: Any) -> Any:
+        self.names.append(name.lower())
+        return self._proxy.read_attribute(name, *args, **kwargs)
+
+    def read_attributes(self, names: list[str], *args: Any, **kwargs: Any) -> Any:
+        self.names.extend(n.lower() for n in names)
+        return self._proxy.read_attributes(names, *args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._proxy, name)
+
+
+def hardware_reads(server: StandardServer, name: str) -> int:
+    """Times the device's code read ``name`` (not from its polling buffer)."""
+    return tango.DeviceProxy(server.url).command_inout("HardwareReads", name)
 
 
 def count_now(counter: Process) -> tuple[int, float]:
@@ -211,10 +238,115 @@ async def test_a_busy_device_is_not_reconnected(device: StandardServer) -> None:
         assert link.reads is not None and link.reads.stall is not None
         assert link.connects == 1
         assert not sink.of(event, "disconnected")
-        assert sink.last(timeout).st.startswith("read timed out after 0.5 s")
+        assert sink.last(timeout).v is None and sink.last(timeout).sev == 3
+        assert re.fullmatch(
+            r"read timed out after 0\.5 s \(the device is still busy with it: pings "
+            r"time out\); next try in \d+ s",
+            sink.last(timeout).st,
+        ), sink.last(timeout).st
         started = time.monotonic()
         await eventually(lambda: link.connects >= 2 or link.reads is None, 20)
         assert time.monotonic() - started < 10
         assert link.reads is None or link.reads.stall is None
+        # "not responding" only now, when pings fail with no read of ours pending
+        down = sink.last(event, "disconnected")
+        assert down is not None and down.st == "device server not responding"
+    finally:
+        await source.stop()
+
+
+@pytest.mark.parametrize("device", [("--slow-s", "0.6", "--timeout-s", "2")],
+                         indirect=True)  # fmt: skip
+async def test_event_attributes_are_not_read_and_tango_polled_ones_come_from_its_buffer(
+    device: StandardServer,
+) -> None:
+    """While their events arrive, the event attributes are never read; the one
+    the device polls without events is read from its polling buffer: the
+    device's code reads it only at Tango's 1 Hz polling, not at every read."""
+    sink = CollectingSink()
+    settings = device.settings(read_timeout=1.0, slow_after=0.3, poll_period=0.2)
+    source = await started_source(settings, sink)
+    try:
+        await source.monitor(device.channel(n) for n in names(device))
+        (link,) = source.links.values()
+        events = [s for n, s in link.attrs.items() if n.startswith("ev_")]
+        assert len(events) == EVENTS
+        bad = [link.attrs["slow"], link.attrs["timeout"]]
+        await eventually(
+            lambda: (
+                all(s.events is Events.LIVE and not s.confirm_read for s in events)
+                and all(s.strikes for s in bad)
+                and link.reads is not None
+                and not link.reads.busy
+            ),  # the bad ones backed off, the device free
+            timeout=30,
+        )
+        spy = link.proxy = ReadSpy(link.proxy)
+        received = link.events_received
+        before = await asyncio.to_thread(hardware_reads, device, "cached")
+        started = time.monotonic()
+        await eventually(lambda: spy.names.count("cached") >= 10, timeout=30)
+        after = await asyncio.to_thread(hardware_reads, device, "cached")
+        took = time.monotonic() - started
+
+        assert not [n for n in spy.names if n.startswith("ev_")], spy.names
+        assert link.events_received > received + EVENTS  # events went on
+        assert all(s.events is Events.LIVE for s in events)
+        # the fast ones keep their period (time they spent queued behind the
+        # timed-out read was not theirs)
+        assert spy.names.count("po_00") >= 5, set(spy.names)
+        assert after - before <= took * 1.0 + 2, (after - before, took)
+        assert spy.names.count("cached") > after - before
+    finally:
+        await source.stop()
+
+
+@pytest.mark.parametrize(
+    "device",
+    [
+        (
+            "--slow-s",
+            "0.3",
+        )
+    ],
+    indirect=True,
+)
+async def test_reads_keep_within_the_configured_share_of_the_device(
+    device: StandardServer,
+) -> None:
+    """busy_fraction 5 %: once the bucket (5 % of 60 s) is spent, the slow
+    attribute is read only as often as the budget pays for (0.3 s at 5 %: 6 s
+    apart), though its backoff (at most 0.2 s) would read it twice a second; its
+    status says when; the fast attribute keeps its period meanwhile."""
+    sink = CollectingSink()
+    settings = device.settings(
+        slow_after=0.1, poll_period=0.2, busy_fraction=0.05, backoff_max=0.2
+    )
+    source = await started_source(settings, sink)
+    began = time.monotonic()
+    slow, fast = device.channel("slow"), device.channel("po_00")
+    try:
+        await source.monitor([slow, fast])
+        (link,) = source.links.values()
+        budget = link.device_time
+        assert budget.capacity == pytest.approx(3.0)
+        await eventually(lambda: not budget.allows(time.monotonic()), timeout=30)
+        count = len(sink.of(slow))
+        # the first read once the budget allows again, then the next one
+        await sink.wait(lambda: len(sink.of(slow)) >= count + 2, timeout=40)
+        first, second = sink.of(slow)[count : count + 2]
+        said = int(re.search(r"next try in (\d+) s$", first.st)[1])
+        gap = second.at - first.at
+        assert gap >= 4.0, (gap, first.st)  # not 0.5 s: the budget holds it
+        assert said - 1.5 <= gap <= 1.5 * said + 2, (gap, first.st)
+        assert first.sev == second.sev == 3
+        ticks = [u for u in sink.of(fast) if first.at < u.at < second.at]
+        assert len(ticks) >= gap - 2  # a new value each second, read every 0.2 s
+        elapsed = time.monotonic() - began
+        assert budget.total <= budget.capacity + 0.05 * elapsed + 0.5, (
+            budget.total,
+            elapsed,
+        )
+        assert link.stats()["in_backoff"] == 1
     finally:
         await source.stop()

@@ -11,6 +11,7 @@ from synoptic_adapters.tango.policy import (
     slow_status,
     timeout_status,
 )
+from synoptic_adapters.tango.settings import TangoSettings, TangoSettingsError
 
 
 def test_backoff_doubles_from_twice_the_budget_spacing_up_to_the_maximum() -> None:
@@ -28,6 +29,10 @@ def test_statuses_say_what_happened_and_when_the_next_try_is() -> None:
     assert timeout_status(3.0, 190.4, busy=10.02) == (
         "read timed out after 3.0 s (the device was busy 10.0 s with it); "
         "next try in 190 s"
+    )
+    assert timeout_status(3.0, 37.6, busy_now=True) == (
+        "read timed out after 3.0 s (the device is still busy with it: pings time "
+        "out); next try in 38 s"
     )
     assert slow_status(2.04, 1.0, 40) == (
         "read took 2.0 s (slow: over 1 s); next try in 40 s"
@@ -61,3 +66,19 @@ def test_device_time_keeps_only_the_window() -> None:
         spent.spent(float(second), second + 0.01)
     assert len(spent._spans) <= WINDOW + 1
     assert spent.total == pytest.approx(100.0)
+
+
+def test_the_budget_and_the_backoff_maximum_default_to_10_percent_and_5_minutes() -> (
+    None
+):
+    defaults = TangoSettings.from_section({})
+    assert defaults.busy_fraction == 0.1 and defaults.backoff_max == 300.0
+    assert defaults.slow_after == 1.0 and defaults.read_timeout == 3.0
+    configured = TangoSettings.from_section({"busy_fraction": 0.05, "backoff_max": 60})
+    assert configured.busy_fraction == 0.05 and configured.backoff_max == 60
+    # a 10 s timed-out read at the configured 5 %: 400 s, capped at 60 s
+    assert backoff_wait(10.0, 1, configured.busy_fraction, configured.backoff_max) == 60
+    for bad in ({"busy_fraction": 0}, {"busy_fraction": 1.5}, {"backoff_max": 0}):
+        with pytest.raises(TangoSettingsError) as error:
+            TangoSettings.from_section(bad)
+        assert error.value.field == f"tango.{next(iter(bad))}"
