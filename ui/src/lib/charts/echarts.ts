@@ -20,6 +20,73 @@ echarts.use([
 
 export type ECharts = echarts.ECharts;
 
+/**
+ * Text widths for ECharts' layout, with a line at least as tall as its font: zrender
+ * takes a line's height from the width of a CJK glyph (国), a few pixels where no
+ * CJK font is installed (a plain Debian desktop), so labels were laid out and tested
+ * for overlap (`hideOverlap`) as if they were that short, and ran into each other.
+ */
+function measureText(ctx: CanvasRenderingContext2D, text: string, font?: string): { width: number } {
+  ctx.font = font || '12px sans-serif';
+  const width = ctx.measureText(text).width;
+  if (text !== '国') return { width };
+  const size = Number(/(\d+(?:\.\d+)?)px/.exec(ctx.font)?.[1] ?? 12);
+  return { width: Math.max(width, size) };
+}
+
+const measureCtx = typeof document === 'undefined' ? null : document.createElement('canvas').getContext('2d');
+if (measureCtx) echarts.setPlatformAPI({ measureText: (text, font) => measureText(measureCtx, text, font) });
+
+/** A text drawn by a chart (tick label, legend, title) and its box, in the chart's pixels. */
+export interface TextBox {
+  text: string;
+  x: number;
+  y: number;
+  w: number;
+  h: number;
+}
+
+/** An element a chart is attached to: `textBoxes()` lists the texts the chart draws now. */
+export type ChartHost = HTMLElement & { textBoxes?: () => TextBox[] };
+
+/**
+ * The texts `chart` draws now (its canvas holds no DOM to measure), measured as the
+ * browser draws them: each span's ink across and its font's line box down, placed by
+ * its alignment and transform, in chart pixels. Labels a chart hides (an axis's
+ * `hideOverlap`) are not drawn, so not listed. (zrender's own boxes take a line's
+ * height from the width of a CJK glyph, wrong where no CJK font is installed.)
+ */
+export function textBoxes(chart: ECharts): TextBox[] {
+  type Span = {
+    type: string;
+    invisible?: boolean;
+    transform?: number[] | null;
+    style: { text?: unknown; x?: number; y?: number; font?: string; textAlign?: CanvasTextAlign; textBaseline?: CanvasTextBaseline };
+  };
+  const ctx = document.createElement('canvas').getContext('2d');
+  if (!ctx) return [];
+  const out: TextBox[] = [];
+  for (const el of chart.getZr().storage.getDisplayList(true) as unknown as Span[]) {
+    const text = String(el.style?.text ?? '');
+    if (el.type !== 'tspan' || el.invisible || !text.trim()) continue;
+    const { x = 0, y = 0, font, textAlign = 'left', textBaseline = 'alphabetic' } = el.style;
+    if (font) ctx.font = font;
+    ctx.textAlign = textAlign;
+    ctx.textBaseline = textBaseline;
+    const m = ctx.measureText(text);
+    const [l, r] = [x - m.actualBoundingBoxLeft, x + m.actualBoundingBoxRight];
+    const [t, b] = [y - m.fontBoundingBoxAscent, y + m.fontBoundingBoxDescent];
+    // zrender's matrix [a, b, c, d, tx, ty]: x' = a·x + c·y + tx, y' = b·x + d·y + ty
+    const [ma, mb, mc, md, tx, ty] = el.transform ?? [1, 0, 0, 1, 0, 0];
+    const corners = [[l, t], [r, t], [l, b], [r, b]];
+    const xs = corners.map(([px, py]) => ma * px + mc * py + tx);
+    const ys = corners.map(([px, py]) => mb * px + md * py + ty);
+    const [x0, y0] = [Math.min(...xs), Math.min(...ys)];
+    out.push({ text, x: x0, y: y0, w: Math.max(...xs) - x0, h: Math.max(...ys) - y0 });
+  }
+  return out;
+}
+
 /** Attach a chart to an element; `ready` receives it (and null when it goes). */
 export function echart(renderer: 'canvas' | 'svg', ready: (chart: ECharts | null) => void): Attachment<HTMLElement> {
   return (el) => {
@@ -29,13 +96,26 @@ export function echart(renderer: 'canvas' | 'svg', ready: (chart: ECharts | null
       height: el.clientHeight || 150,
     });
     untrack(() => ready(chart));
+    (el as ChartHost).textBoxes = () => textBoxes(chart); // read by the device tests, never by the app
     const observer = typeof ResizeObserver === 'undefined' ? null : new ResizeObserver(() => chart.resize());
     observer?.observe(el);
     return () => {
       observer?.disconnect();
+      delete (el as ChartHost).textBoxes;
       untrack(() => ready(null));
       chart.dispose();
     };
+  };
+}
+
+/** An attachment that tells `set` the element's width (px, `offsetWidth`) now and whenever it changes. */
+export function widthOf(set: (px: number, el: HTMLElement) => void): Attachment<HTMLElement> {
+  return (el) => {
+    const update = () => set(el.offsetWidth, el);
+    update();
+    const observer = typeof ResizeObserver === 'undefined' ? null : new ResizeObserver(update);
+    observer?.observe(el);
+    return () => observer?.disconnect();
   };
 }
 
