@@ -128,6 +128,15 @@ def cap_send_buffer(transport: object, size: int) -> None:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, size)
 
 
+class _SecuredApp(FastAPI):
+    """FastAPI with the security headers around its whole middleware stack, so
+    that Starlette's own answer to an unhandled error (a 500 from its outermost
+    middleware) carries them too, not only what the routes answer."""
+
+    def build_middleware_stack(self) -> ASGIApp:
+        return SecurityHeaders(super().build_middleware_stack(), self.state.ui_dir)
+
+
 def create_app(settings: Settings) -> FastAPI:
     """A gateway application for ``settings``."""
     gateway = Gateway(settings)
@@ -140,11 +149,11 @@ def create_app(settings: Settings) -> FastAPI:
         finally:
             await gateway.stop()
 
-    app = FastAPI(title="Synoptic gateway", lifespan=lifespan, docs_url="/api/docs",
-                  redoc_url=None, openapi_url="/api/openapi.json")  # fmt: skip
+    app = _SecuredApp(title="Synoptic gateway", lifespan=lifespan, docs_url="/api/docs",
+                      redoc_url=None, openapi_url="/api/openapi.json")  # fmt: skip
     app.state.gateway = gateway
+    app.state.ui_dir = settings.ui_dir
     app.add_middleware(_TransportScope)
-    app.add_middleware(SecurityHeaders, ui_dir=settings.ui_dir)
 
     @app.websocket("/ws")
     async def ws_endpoint(ws: WebSocket) -> None:
