@@ -294,6 +294,17 @@ describe('chart widgets render with ECharts (SVG)', () => {
     await vi.waitFor(() => expect(container.querySelectorAll('.chart svg path').length).toBeGreaterThan(3)); // scale, ticks, pointer
   });
 
+  it('spectrum asks for its full arrays with the full option, without a width', async () => {
+    const { gw } = setup(['ca://SIM:WF1K']);
+    const asked: [string[], Record<string, number> | undefined][] = [];
+    const subscribe = gw.subscribe.bind(gw);
+    gw.subscribe = (uris, pts) => (asked.push([uris, pts]), subscribe(uris, pts));
+    const { container } = show(gw, { type: 'spectrum', channels: ['ca://SIM:WF1K'], options: { full: true } });
+    await vi.waitFor(() => expect(container.querySelector('.chart')).not.toBeNull(), { timeout: 15_000 });
+    flushSync();
+    expect(asked).toEqual([[['ca://SIM:WF1K'], undefined]]); // no sub.pts: the full array
+  });
+
   it('spectrum takes a typed array', async () => {
     const { gw, snap } = setup(['ca://SIM:WF1K']);
     const { container } = show(gw, { type: 'spectrum', channels: ['ca://SIM:WF1K'] });
