@@ -26,16 +26,23 @@ export type ECharts = echarts.ECharts;
  * CJK font is installed (a plain Debian desktop), so labels were laid out and tested
  * for overlap (`hideOverlap`) as if they were that short, and ran into each other.
  */
-function measureText(ctx: CanvasRenderingContext2D, text: string, font?: string): { width: number } {
-  ctx.font = font || '12px sans-serif';
-  const width = ctx.measureText(text).width;
-  if (text !== '国') return { width };
-  const size = Number(/(\d+(?:\.\d+)?)px/.exec(ctx.font)?.[1] ?? 12);
-  return { width: Math.max(width, size) };
+function lineHeightFloor(): ((text: string, font?: string) => { width: number }) | null {
+  const ctx = typeof document === 'undefined' ? null : document.createElement('canvas').getContext('2d');
+  if (!ctx) return null;
+  let current = '';
+  let size = 12;
+  return (text, font = '12px sans-serif') => {
+    if (font !== current) {
+      ctx.font = current = font; // parsing a font is the costly part: once per change, as zrender does
+      size = Number(/(\d+(?:\.\d+)?)px/.exec(ctx.font)?.[1] ?? 12);
+    }
+    const width = ctx.measureText(text).width;
+    return { width: text === '国' ? Math.max(width, size) : width };
+  };
 }
 
-const measureCtx = typeof document === 'undefined' ? null : document.createElement('canvas').getContext('2d');
-if (measureCtx) echarts.setPlatformAPI({ measureText: (text, font) => measureText(measureCtx, text, font) });
+const measureText = lineHeightFloor();
+if (measureText) echarts.setPlatformAPI({ measureText });
 
 /** A text drawn by a chart (tick label, legend, title) and its box, in the chart's pixels. */
 export interface TextBox {
