@@ -6,7 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from synoptic_gateway.channel_state import ChannelState
 from synoptic_gateway.decimate import bin_max, envelope_indexes, reduce_value
+from synoptic_schemas import frames, parse_channel
 from synoptic_schemas.codec import decode, encode
 
 RNG = np.random.default_rng(7)
@@ -97,3 +99,17 @@ def test_an_image_wider_than_the_points_gains_bin_and_full_shape() -> None:
 
 def test_a_payload_it_cannot_read_is_forwarded() -> None:
     assert reduce_value(b"\xc1garbage", 256) == b"\xc1garbage"
+
+
+def test_a_value_is_reduced_once_per_size_whatever_the_groups_asking() -> None:
+    state = ChannelState(parse_channel("ca://WAVE"), "cs")
+    raw = value(RNG.random(100_000))
+    first = state.reduced_to(raw, 1024)
+    assert state.reduced_to(raw, 1024) is first  # the second group: the same bytes
+    other = state.reduced_to(raw, 4096)  # another size: its own reduction
+    assert other is not first and len(decode(other)["v"]) > len(decode(first)["v"])
+    newer = value(RNG.random(100_000))
+    assert state.reduced_to(newer, 1024) is not first  # a new value: reduced anew
+    for size in frames.POINT_SIZES:
+        state.reduced_to(newer, size)
+    assert len(state.reduced) == len(frames.POINT_SIZES)  # one kept per size at most
