@@ -181,11 +181,17 @@ class StandardServer:
 
     port: int
     proc: Process
+    argv: list[str]
     device: str = "sim/standard/1"
 
     @property
     def hostport(self) -> str:
         return f"127.0.0.1:{self.port}"
+
+    def restart(self) -> None:
+        """Start the same server again, on the same port (after a stop)."""
+        self.proc = Process("tango-standard", self.argv)
+        self.proc.wait_for(READY, timeout=60)
 
     @property
     def url(self) -> str:
@@ -208,4 +214,4 @@ def start_standard(*options: str) -> StandardServer:
     ]  # fmt: skip
     proc = Process("tango-standard", argv)
     proc.wait_for(READY, timeout=60)
-    return StandardServer(port, proc)
+    return StandardServer(port, proc, argv)

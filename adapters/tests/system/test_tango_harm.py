@@ -26,6 +26,7 @@ from synoptic_adapters.sim.tango_standard import BROKEN_DESC, BROKEN_REASON
 from synoptic_adapters.tango.attr import Events
 from synoptic_adapters.testing import eventually
 from synoptic_bus.procs import Process
+from synoptic_schemas import Channel
 
 pytestmark = pytest.mark.system
 
@@ -348,5 +349,58 @@ async def test_reads_keep_within_the_configured_share_of_the_device(
             elapsed,
         )
         assert link.stats()["in_backoff"] == 1
+    finally:
+        await source.stop()
+
+
+@pytest.mark.parametrize("device", [("--slow-s", "1.0", "--timeout-s", "3")],
+                         indirect=True)  # fmt: skip
+async def test_after_a_reconnect_the_backed_off_attributes_are_read_last(
+    device: StandardServer,
+) -> None:
+    """The device server restarts while `slow` and `timeout` are backed off (and
+    due again by the time it is back): after the reconnection every event and
+    healthy attribute has its value before either of them is read."""
+    sink = CollectingSink()
+    settings = device.settings(
+        read_timeout=1.5, slow_after=0.5, poll_period=0.5, backoff_max=2.0,
+        retry_period=0.5, ping_period=0.2,
+    )  # fmt: skip
+    source = await started_source(settings, sink)
+    channels = {name: device.channel(name) for name in names(device)}
+    fast = [c for n, c in channels.items() if n.startswith(("ev_", "po_"))]
+    fast.append(channels["cached"])
+    slow, timeout = channels["slow"], channels["timeout"]
+    try:
+        await source.monitor(channels.values())
+        (link,) = source.links.values()
+        await eventually(
+            lambda: (
+                link.attrs["slow"].strikes
+                and link.attrs["timeout"].strikes
+                and link.reads is not None
+                and not link.reads.busy
+            ),
+            timeout=40,
+        )
+        assert await asyncio.to_thread(device.proc.stop) == 0
+        await sink.wait(lambda: sink.last(fast[0], "disconnected"), timeout=10)
+        # the device gone: "not responding" (then the reconnect attempts' reason)
+        down = sink.of(fast[0], "disconnected")[0]
+        assert down.st == "device server not responding"
+        back = time.monotonic()  # every value from now on is the new connection's
+        await asyncio.to_thread(device.restart)
+        await eventually(lambda: link.connects == 2, timeout=30)
+
+        def since(channel: Channel) -> list[Any]:
+            return [u for u in sink.of(channel) if u.at > back]
+
+        await sink.wait(lambda: since(slow) and since(timeout), timeout=30)
+        assert all(since(c) for c in fast), [c for c in fast if not since(c)]
+        valued = max(since(c)[0].at for c in fast)
+        assert valued - back < 5.0
+        assert since(slow)[0].at > valued and since(timeout)[0].at > valued
+        assert since(slow)[0].st.startswith("read took 1.")
+        assert all(since(c)[0].sev == 0 for c in fast)
     finally:
         await source.stop()
