@@ -78,6 +78,10 @@ class ArrivalStampedConnection(ClientConnection):
 _MESSAGE_STARTS = frozenset({Opcode.BINARY, Opcode.TEXT})
 
 
+#: Seconds between two fresh snapshots asked for shift updates whose base is not held.
+RESYNC_S = 3.0
+
+
 class Subscription:
     """The live state of one subscribed channel set.
 
@@ -95,6 +99,12 @@ class Subscription:
         self.requested = uris
         #: channel -> most points drawn (``sub.pts``; empty: full arrays)
         self.points: dict[str, int] = {}
+        #: whether it accepts array updates in the shift form (``sub.shift``)
+        self.shift = False
+        #: shift-form updates whose base it did not hold (each asks a snapshot)
+        self.shift_misses = 0
+        self._resync_at = float("-inf")
+        self._resync: asyncio.Task[None] | None = None
         self.on_update = on_update
         self.sid: int | None = None
         self.channels: list[str] = []
@@ -152,6 +162,15 @@ class Subscription:
 
     def _apply_upd(self, frame: dict[str, Any]) -> None:
         indexes, values = frame["i"], frame["val"]
+        if self.shift:  # the full values, of those to apply only, in order
+            kept_i, kept_v = [], []
+            for i, v in zip(indexes, values, strict=False):
+                full = self._unshifted(i, v)
+                if full is not None:
+                    self.values[i] = full
+                    kept_i.append(i)
+                    kept_v.append(full)
+            indexes, values = kept_i, kept_v
         for i, v in zip(indexes, values, strict=False):
             self.values[i] = v
         if self.stale:  # a value clears the mark
@@ -160,6 +179,30 @@ class Subscription:
         if self.on_update is not None:
             self.on_update(self, indexes, values)
         self._changed.set()
+
+    def _unshifted(self, i: int, value: dict[str, Any]) -> dict[str, Any] | None:
+        """The full value of an update (``None``: not to apply): an update not
+        newer in (ep, seq) than the one held is ignored; a shift form applies to
+        its base only, else it is counted and a fresh snapshot asked (at most
+        once per :data:`RESYNC_S`)."""
+        held = self.values[i]
+        if held is not None and (held["ep"], held["seq"]) >= (
+            value["ep"],
+            value["seq"],
+        ):
+            return None
+        if not frames.is_shifted(value):
+            return value
+        full = frames.unshift(held, value)
+        if full is None:
+            self.shift_misses += 1
+            now = time.monotonic()
+            if now - self._resync_at >= RESYNC_S:
+                self._resync_at = now
+                self._resync = asyncio.get_running_loop().create_task(
+                    self.client._send_sub(self)
+                )
+        return full
 
     def _apply_src(self, frame: dict[str, Any]) -> None:
         if frame["up"]:
@@ -497,7 +540,9 @@ class GatewayClient:
     async def _send_sub(self, sub: Subscription, timeout: float = 30.0) -> None:
         req_id = next(self._ids)
         self._pending_subs[req_id] = sub
-        await self._request(frames.sub(req_id, sub.requested, sub.points), timeout)
+        await self._request(
+            frames.sub(req_id, sub.requested, sub.points, sub.shift), timeout
+        )
 
     async def subscribe(
         self,
@@ -505,6 +550,7 @@ class GatewayClient:
         on_update: UpdateCallback | None = None,
         timeout: float = 30.0,
         points: Mapping[str, int] | None = None,
+        shift: bool = False,
     ) -> Subscription:
         """Subscribe a channel set; returns once its snapshot has arrived.
 
@@ -514,9 +560,14 @@ class GatewayClient:
         value keys ``x`` (the kept indexes) and ``n`` (the full length). For an
         image channel, the most pixels you draw across: an image wider or taller
         arrives binned (each pixel its block's maximum, same dtype) with ``bin``
-        (the factor) and ``n`` (the full shape); leave it out for full resolution."""
+        (the factor) and ``n`` (the full shape); leave it out for full resolution.
+
+        ``shift``: full-resolution 1-D arrays that are the previous value shifted
+        (a circular buffer) arrive as their new samples only; the subscription
+        rebuilds the full values (``values`` and ``on_update`` see full values)."""
         sub = Subscription(self, list(uris), on_update)
         sub.points = dict(points or {})
+        sub.shift = shift
         self._subs.append(sub)  # before the snap: updates may follow it at once
         try:
             await self._send_sub(sub, timeout)

@@ -34,6 +34,9 @@ class Group:
     """The sockets of this gateway that watch one channel set (a dashboard) with
     the same reduced arrays (``sub.pts``)."""
 
+    #: whether its sockets accept updates in the shift form (``sub.shift``)
+    shift = False
+
     def __init__(
         self,
         sid: int,

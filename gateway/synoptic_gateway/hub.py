@@ -36,11 +36,15 @@ from synoptic_gateway.liveness import Liveness
 from synoptic_gateway.member import Member
 from synoptic_gateway.metrics import Stats
 from synoptic_gateway.settings import Settings
+from synoptic_gateway.shift import ShiftGroup
 from synoptic_gateway.source_watch import SourceWatch
 from synoptic_gateway.stalls import close_stalled
 from synoptic_gateway.store_fill import FillTimes, StoreFill
 from synoptic_schemas import Subjects, frames
 from synoptic_schemas.channels import Channel
+
+#: A group's identity: its channel set, reduced arrays and shift form or not.
+GroupIdent = tuple[tuple[str, ...], Points, bool]
 
 log = logging.getLogger(__name__)
 
@@ -64,7 +68,7 @@ class Hub:
         self.batch_max = max(1, settings.batch_max)
         self.large_value_bytes = settings.large_value_bytes
         #: (channel set, reduced arrays) -> its group
-        self.groups: dict[tuple[tuple[str, ...], Points], Group] = {}
+        self.groups: dict[GroupIdent, Group] = {}
         self.sessions: set[Member] = set()
         self.demand = Demand(bus, self.subjects, settings.want_lease, gateway_id)
         self.liveness = Liveness(settings.liveness_misses, settings.heartbeat_period)
@@ -78,7 +82,7 @@ class Hub:
             bus, self.subjects, settings, stats, self.liveness,
             self.channels.by_uri, self.groups,
         )  # fmt: skip
-        self._creating: dict[tuple[tuple[str, ...], Points], asyncio.Future[Group]] = {}
+        self._creating: dict[GroupIdent, asyncio.Future[Group]] = {}
         self._next_sid = 1
         self._tasks: set[asyncio.Task[Any]] = set()
         self._watchdog: asyncio.Task[None] | None = None
@@ -131,12 +135,13 @@ class Hub:
         req_id: Any,
         parsed: Mapping[str, Channel] | None = None,
         points: Points = (),
+        shift: bool = False,
     ) -> Group:
         """Add ``session`` to the group of channel set ``key`` with reduced arrays
-        ``points`` (creating it), and queue its snapshot on the session before any
-        update of the group. ``parsed`` may hold the channels of ``key``'s URIs
-        already parsed."""
-        ident = (key, points)
+        ``points`` and the shift form or not (``shift``), creating it, and queue
+        its snapshot on the session before any update of the group. ``parsed`` may
+        hold the channels of ``key``'s URIs already parsed."""
+        ident = (key, points, shift)
         while True:
             group = self.groups.get(ident)
             if group is None:
@@ -144,7 +149,7 @@ class Hub:
                 if pending is not None:
                     group = await asyncio.shield(pending)
                 else:
-                    group = await self._create(key, parsed or {}, points)
+                    group = await self._create(key, parsed or {}, points, shift)
             if group.closed:  # emptied and dropped while we waited: make anew
                 continue
             group.flush()  # members are up to date: the snapshot starts from here
@@ -159,18 +164,22 @@ class Hub:
             return
         group.flush()
         group.closed = True
-        self.groups.pop((group.key, group.points_key), None)
+        self.groups.pop((group.key, group.points_key, group.shift), None)
         for state in group.states:
             state.listeners.pop(group, None)
         self.channels.release(group.states)
 
     async def _create(
-        self, key: tuple[str, ...], parsed: Mapping[str, Channel], points: Points
+        self,
+        key: tuple[str, ...],
+        parsed: Mapping[str, Channel],
+        points: Points,
+        shift: bool,
     ) -> Group:
         future: asyncio.Future[Group] = asyncio.get_running_loop().create_future()
-        self._creating[key, points] = future
+        self._creating[key, points, shift] = future
         try:
-            group = await self._build(key, parsed, points)
+            group = await self._build(key, parsed, points, shift)
         except BaseException as exc:
             future.set_exception(
                 exc if isinstance(exc, Exception) else UnavailableError()
@@ -181,10 +190,14 @@ class Hub:
             future.set_result(group)
             return group
         finally:
-            self._creating.pop((key, points), None)
+            self._creating.pop((key, points, shift), None)
 
     async def _build(
-        self, key: tuple[str, ...], parsed: Mapping[str, Channel], points: Points
+        self,
+        key: tuple[str, ...],
+        parsed: Mapping[str, Channel],
+        points: Points,
+        shift: bool,
     ) -> Group:
         if not self.bus.up:
             raise UnavailableError("the bus is down")
@@ -220,7 +233,7 @@ class Hub:
             channels.release(states)
             raise
         sid, self._next_sid = self._next_sid, self._next_sid + 1
-        group = Group(
+        group = (ShiftGroup if shift else Group)(
             sid, key, states, self.stats,
             self.batch_s, self.batch_max, self.large_value_bytes, points,
         )  # fmt: skip
@@ -230,7 +243,7 @@ class Hub:
             state.listeners[group] = index
             if state.key is not None and is_silent(state.key[0], now):
                 group.stale.add(index)
-        self.groups[key, points] = group
+        self.groups[key, points, shift] = group
         if fresh and self.settle_reads:
             self._spawn(self._settle(fresh))
         ms = 1000.0

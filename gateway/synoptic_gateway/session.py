@@ -448,8 +448,9 @@ class Session:
             channels[uri] = channel
         key = tuple(sorted(channels))
         points = self._points(frame, key)
+        shift = frame.get("shift", False)
         for group in self._groups.values():
-            if group.key == key and group.points_key == points:
+            if group.key == key and group.points_key == points and group.shift == shift:
                 group.flush()  # the same again: a fresh snapshot of the same sid
                 group.push_snap((self,), req_id)
                 return
@@ -472,7 +473,7 @@ class Session:
                 req_id=req_id,
             )
         try:
-            group = await self.hub.join(self, key, req_id, channels, points)
+            group = await self.hub.join(self, key, req_id, channels, points, shift)
         except UnavailableError as exc:
             raise FrameError(ErrorCode.UNAVAILABLE, str(exc), req_id=req_id) from None
         if self.state is not State.OPEN:

@@ -9,6 +9,7 @@ or JSON text (typed arrays as ``{"dtype", "shape", "b64"}``).
 
 from __future__ import annotations
 
+import base64
 import json
 import math
 import re
@@ -16,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 import msgpack
+import numpy as np
 
 from synoptic_schemas.codec import _ext_hook, encode, to_json_view
 from synoptic_schemas.errors import ContractError, DecodeError, VersionError
@@ -195,6 +197,10 @@ def validate_client_frame(frame: Any) -> dict[str, Any]:
     if op == Op.SUB:
         _validate_channels(frame, op, req_id)
         _validate_points(frame, req_id)
+        if not isinstance(frame.get("shift", False), bool):
+            raise FrameError(
+                ErrorCode.BAD_FRAME, "'sub.shift' must be true or false", req_id=req_id
+            )
     elif op == Op.UNSUB:
         sid = frame.get("sid")
         if not isinstance(sid, int) or isinstance(sid, bool) or abs(sid) > MAX_SAFE_INT:
@@ -334,14 +340,77 @@ def _validate_hist(frame: Mapping[str, Any], req_id: Any) -> None:
 
 
 def sub(
-    req_id: Any, channels: Sequence[str], pts: Mapping[str, int] | None = None
+    req_id: Any,
+    channels: Sequence[str],
+    pts: Mapping[str, int] | None = None,
+    shift: bool = False,
 ) -> dict[str, Any]:
     """A ``sub`` request; ``pts`` maps channels whose arrays the client draws to
-    the most points it draws of them (the gateway sends reduced arrays)."""
+    the most points it draws of them (the gateway sends reduced arrays); ``shift``
+    accepts updates of arrays in the shift form (:func:`unshift`)."""
     frame: dict[str, Any] = {"op": Op.SUB, "id": req_id, "ch": list(channels)}
     if pts:
         frame["pts"] = dict(pts)
+    if shift:
+        frame["shift"] = True
     return frame
+
+
+#: Keys of an ``upd`` value in the shift form (``sub.shift``): it has no ``v``;
+#: ``v`` is the value of seq ``base`` (same ``ep``) without its first ``sh``
+#: elements, followed by ``tail``.
+SHIFT: Final = "sh"
+SHIFT_TAIL: Final = "tail"
+SHIFT_BASE: Final = "base"
+
+
+def is_shifted(value: Mapping[str, Any]) -> bool:
+    """Whether an ``upd`` value is in the shift form."""
+    return SHIFT in value
+
+
+def unshift(held: Mapping[str, Any] | None, value: Mapping[str, Any]) -> Any:
+    """The full value payload of the shift-form ``value``, given the payload the
+    client holds for that channel; ``None`` when ``held`` is not its base (another
+    ``ep`` or ``seq``, or not an array): the client then asks a fresh snapshot."""
+    if (
+        held is None
+        or held.get("ep") != value.get("ep")
+        or held.get("seq") != value.get(SHIFT_BASE)
+    ):
+        return None
+    prev = held.get("v")
+    tail = value[SHIFT_TAIL]
+    json_view = isinstance(prev, Mapping)
+    if json_view:  # the JSON view of typed arrays
+        prev, tail = _typed_array(prev), _typed_array(tail)
+    k = value[SHIFT]
+    if (
+        not isinstance(prev, np.ndarray)
+        or not isinstance(tail, np.ndarray)
+        or prev.ndim != 1
+        or prev.dtype != tail.dtype
+        or not isinstance(k, int)
+        or not 0 <= k <= len(prev)
+    ):
+        return None
+    full = {key: v for key, v in value.items() if key not in _SHIFT_KEYS}
+    v = np.concatenate((prev[k:], tail))
+    full["v"] = to_json_view(v) if json_view else v
+    return full
+
+
+def _typed_array(view: Any) -> np.ndarray | None:
+    """The numpy array of a typed array's JSON view (``{"dtype", "shape", "b64"}``)."""
+    try:
+        dtype = np.dtype(view["dtype"]).newbyteorder("<")
+        data = base64.b64decode(view["b64"])
+        return np.frombuffer(data, dtype).reshape(view["shape"])
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+_SHIFT_KEYS = frozenset({SHIFT, SHIFT_TAIL, SHIFT_BASE})
 
 
 def unsub(req_id: Any, sid: int) -> dict[str, Any]:
@@ -686,6 +755,9 @@ __all__ = [
     "POINT_SIZES",
     "PROTOCOL_VERSION",
     "RECONNECT_CODES",
+    "SHIFT",
+    "SHIFT_BASE",
+    "SHIFT_TAIL",
     "CloseCode",
     "ErrorCode",
     "FrameError",
@@ -698,6 +770,7 @@ __all__ = [
     "hello",
     "hist",
     "hist_reply",
+    "is_shifted",
     "meta",
     "meta_order",
     "pack",
@@ -715,6 +788,7 @@ __all__ = [
     "sub",
     "to_json",
     "unpack",
+    "unshift",
     "unsub",
     "unsub_ack",
     "upd",
