@@ -62,21 +62,23 @@ class Shifts:
     """One group's last value of each channel it sent as a full-resolution array
     (``ep``, ``seq``, array), and the shift form of the next ones."""
 
-    __slots__ = ("_last", "_skip")
+    __slots__ = ("_last",)
 
-    def __init__(self, skip: frozenset[int] = frozenset()) -> None:
-        #: indexes never shifted (their arrays are reduced: ``sub.pts``)
-        self._skip = skip
+    def __init__(self) -> None:
         self._last: dict[int, tuple[Any, Any, np.ndarray]] = {}
 
     def __len__(self) -> int:
         return len(self._last)
 
+    def forget(self, index: int) -> None:
+        """Channel ``index`` was sent otherwise (reduced): its next value is full."""
+        self._last.pop(index, None)
+
     def shifted(self, index: int, raw: bytes) -> bytes:
         """The payload to send for the value ``raw`` of channel ``index``: its
         shift form when it is one of the last array sent, else ``raw``."""
         last = self._last
-        if len(raw) < MIN_BYTES or index in self._skip:
+        if len(raw) < MIN_BYTES:
             if last:  # the next value must not shift against an older array
                 last.pop(index, None)
             return raw
@@ -106,16 +108,36 @@ class Shifts:
 
 class ShiftGroup(Group):
     """A group whose sockets accept the shift form (``sub.shift``): never shared
-    with sockets that do not."""
+    with sockets that do not. An array of a channel in its ``pts`` is shifted
+    when it is sent at full resolution (it fits), never when it is reduced."""
 
     shift = True
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.shifts = Shifts(frozenset(self.points))
+        self.shifts = Shifts()
         for index, state in enumerate(self.states):  # what its snapshots hold
-            if state.value is not None:
+            if state.value is not None and self._full(index, state.value):
                 self.shifts.shifted(index, state.value)
 
+    def _full(self, index: int, raw: bytes) -> bool:
+        """Whether the group sends ``raw`` at full resolution (not reduced)."""
+        points = self.points.get(index)
+        return points is None or self.states[index].reduced_to(raw, points) is raw
+
     def push_value(self, index: int, raw: bytes, t: int) -> None:
-        super().push_value(index, self.shifts.shifted(index, raw), t)
+        if not self._full(index, raw):  # sent reduced (``sub.pts``)
+            self.shifts.forget(index)
+            super().push_value(index, raw, t)
+            return
+        out = self.shifts.shifted(index, raw)
+        if out is raw or index not in self.points:
+            super().push_value(index, out, t)
+            return
+        # a shift of an array that fits its points: sent as it is, not reduced
+        # again (push_value never awaits: the group's points are back at once)
+        points, self.points = self.points, {}
+        try:
+            super().push_value(index, out, t)
+        finally:
+            self.points = points

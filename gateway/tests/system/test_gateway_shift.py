@@ -202,11 +202,11 @@ async def test_joining_mid_stream_and_catching_up_after_conflation_rebuild(
     ep = publisher.ep
     # reads nothing: its mailbox fills and its group conflates
     sluggish = await open_raw(patient_gateway.ws_url, uri, shift=True, rcvbuf=4096)
-    pouring = asyncio.create_task(buffer.pour(400, hz=400, step=40))
+    pouring = asyncio.create_task(buffer.pour(100, hz=200, step=40))
     joined: list[RawReader] = []
     reading = [asyncio.create_task(first.read_until(ep, 10**9, timeout=120))]
     async with asyncio.timeout(60):  # sockets join while the group sends
-        while len(joined) < 5 and not pouring.done():
+        while len(joined) < 3 and not pouring.done():
             joined.append(await open_raw(patient_gateway.ws_url, uri, shift=True))
             reading.append(
                 asyncio.create_task(joined[-1].read_until(ep, 10**9, timeout=120))
@@ -254,3 +254,37 @@ async def test_a_new_adapter_epoch_sends_the_full_array(
     assert reader.shifted == shifted + 3  # and shifts against it again
     assert_rebuilt(reader.rebuilt, buffer)
     await reader.ws.close()
+
+
+async def test_with_pts_an_array_that_fits_shifts_and_a_reduced_one_does_not(
+    patient_gateway: GatewayProc, publisher: Publisher, names: list[str]
+) -> None:
+    fits, big = names[:2]
+    small = Buffer(publisher, fits, start=N)
+    large = Buffer(publisher, big, start=50_000, n=50_000)
+    await small.push()
+    await large.push()
+    await publisher.nc.flush()
+    shapes: list[tuple[str, bool, bool]] = []  # (channel, shift form, reduced)
+
+    def note(frame: dict[str, Any]) -> None:
+        if frame["op"] == "upd":
+            for i, value in zip(frame["i"], frame["val"], strict=True):
+                shapes.append((sub.channels[i], frames.is_shifted(value), "x" in value))
+
+    async with GatewayClient(patient_gateway.ws_url, on_frame=note) as client:
+        sub = await client.subscribe(
+            [fits, big], points={fits: 1000, big: 1000}, shift=True
+        )
+        for _ in range(5):
+            await small.push()
+            last = await large.push()
+        await publisher.nc.flush()
+        await sub.wait_for(lambda s: s.value(big)["seq"] == last)
+        await sub.wait_for(lambda s: s.value(fits)["seq"] == last)
+        np.testing.assert_array_equal(sub.value(fits)["v"], small.v)
+        assert len(sub.value(big)["v"]) <= 1024  # the envelope
+    assert {(c, s, r) for c, s, r in shapes} == {
+        (fits, True, False),
+        (big, False, True),
+    }

@@ -101,7 +101,7 @@ def test_the_group_sends_the_shift_form_against_its_last_array() -> None:
 
 def test_a_new_epoch_a_scalar_in_between_or_a_reduced_channel_send_full() -> None:
     buf = RNG.random(1000)
-    shifts = Shifts(skip=frozenset({1}))
+    shifts = Shifts()
     shifts.shifted(0, value(buf, 1))
     full = value(np.append(buf[1:], 1.0), 1, ep=4)  # the adapter restarted
     assert shifts.shifted(0, full) is full
@@ -111,11 +111,12 @@ def test_a_new_epoch_a_scalar_in_between_or_a_reduced_channel_send_full() -> Non
     assert shifts.shifted(0, again) is again  # not against the array before None
     assert len(shifts) == 1
     shifts.shifted(1, value(buf, 1))
+    shifts.forget(1)  # sent reduced (sub.pts)
     reduced = value(np.append(buf[1:], 1.0), 2)
     assert shifts.shifted(1, reduced) is reduced
     small = value(np.arange(10.0), 1)
     assert len(small) < MIN_BYTES and shifts.shifted(2, small) is small
-    assert len(shifts) == 1  # only full arrays are kept
+    assert len(shifts) == 2  # only full arrays are kept
 
 
 def test_the_client_refuses_a_shift_whose_base_it_does_not_hold() -> None:
@@ -146,3 +147,37 @@ def test_the_sub_frame_asks_the_shift_form() -> None:
     frames.validate_client_frame(frames.sub(1, ["sim://a"], shift=True))
     with pytest.raises(frames.FrameError, match="shift"):
         frames.validate_client_frame({"op": "sub", "id": 1, "ch": ["x"], "shift": 1})
+
+
+async def test_the_python_client_rebuilds_ignores_old_and_asks_a_snapshot_once() -> (
+    None
+):
+    from synoptic_gateway.client import GatewayClient, Subscription
+
+    client = GatewayClient("ws://127.0.0.1:9/ws")  # never connected
+    sub = Subscription(client, ["ca://WF"], None)
+    sub.shift = True
+    buf = RNG.random(1000)
+    shifts = Shifts()
+    first = value(buf, 1)
+    shifts.shifted(0, first)
+    sub._apply_snap(
+        {"sid": 1, "ch": ["ca://WF"], "val": [decode(first)], "meta": [None]}
+    )
+    grown = np.append(buf[1:], [0.5])
+    again = np.append(grown[2:], [0.1, 0.2])
+    s2 = decode(shifts.shifted(0, value(grown, 2)))
+    s3 = decode(shifts.shifted(0, value(again, 3)))
+    sub._apply_upd({"sid": 1, "i": [0, 0], "val": [s2, s3]})  # two in one frame
+    assert np.array_equal(sub.values[0]["v"], again) and sub.values[0]["seq"] == 3
+    sub._apply_upd({"sid": 1, "i": [0], "val": [s2]})  # not newer: ignored
+    assert sub.values[0]["seq"] == 3 and sub.shift_misses == 0
+    orphan = {**s3, "seq": 9, "base": 8}
+    sub._apply_upd({"sid": 1, "i": [0], "val": [orphan]})
+    sub._apply_upd({"sid": 1, "i": [0], "val": [{**orphan, "seq": 10, "base": 9}]})
+    assert sub.values[0]["seq"] == 3 and sub.shift_misses == 2
+    resync = sub._resync
+    assert resync is not None  # one fresh snapshot asked for both misses
+    with pytest.raises(ConnectionError):
+        await resync
+    assert sub._resync is resync

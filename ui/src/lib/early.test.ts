@@ -99,7 +99,7 @@ describe("index.html's early subscription", () => {
     ws.open();
     await vi.waitFor(() => expect(ws.subs()).toHaveLength(1));
     const [sub] = ws.subs();
-    expect(sub).toEqual({ op: 'sub', id: EARLY_ID, ch: screenChannels(screen) });
+    expect(sub).toEqual({ op: 'sub', id: EARLY_ID, ch: screenChannels(screen), shift: true });
     expect(sub.ch).toContain('tango://host:10000/sys/tg/1/double_scalar');
     expect(sub.ch).not.toContain('ca://WAVE'); // the spectrum's own
     // the gateway's own decoder and validator (synoptic_schemas.frames)
@@ -266,7 +266,7 @@ describe("index.html's cache of each screen's channels", () => {
     expect(JSON.parse(localStorage.getItem('synoptic.sub:early')!)).toEqual(screenChannels(screen));
     const { ws, answer, early } = bootDeferred('early');
     ws.open();
-    expect(ws.subs()).toEqual([{ op: 'sub', id: EARLY_ID, ch: screenChannels(screen) }]); // no file yet
+    expect(ws.subs()).toEqual([{ op: 'sub', id: EARLY_ID, ch: screenChannels(screen), shift: true }]); // no file yet
     answer(screen);
     await early.screen.body;
     await Promise.resolve();
@@ -285,7 +285,7 @@ describe("index.html's cache of each screen's channels", () => {
     expect(ws.sent).toEqual([]);
     answer(screen);
     await early.screen.body;
-    await vi.waitFor(() => expect(ws.subs()).toEqual([{ op: 'sub', id: EARLY_ID, ch: screenChannels(screen) }]));
+    await vi.waitFor(() => expect(ws.subs()).toEqual([{ op: 'sub', id: EARLY_ID, ch: screenChannels(screen), shift: true }]));
     expect(early.cache.get('early')).toEqual(screenChannels(screen));
     expect(JSON.parse(localStorage.getItem('synoptic.subs')!)).toEqual(['early']);
   });
@@ -294,7 +294,7 @@ describe("index.html's cache of each screen's channels", () => {
     bootDeferred('early').early.cache.put('early', screenChannels(screen)); // what an earlier load of the old file left
     const { ws, answer, early } = bootDeferred('early');
     ws.open();
-    expect(ws.subs()).toEqual([{ op: 'sub', id: EARLY_ID, ch: screenChannels(screen) }]);
+    expect(ws.subs()).toEqual([{ op: 'sub', id: EARLY_ID, ch: screenChannels(screen), shift: true }]);
     const gw = new Gateway({ pingMs: 0, schedule: (cb) => cb() });
     gw.start();
     const old = screenChannels(screen);
@@ -304,7 +304,7 @@ describe("index.html's cache of each screen's channels", () => {
     await early.screen.body;
     const uris = screenChannels(edited);
     await vi.waitFor(() => expect(ws.subs()).toHaveLength(2));
-    expect(ws.subs()[1]).toEqual({ op: 'sub', id: 2147483646, ch: uris });
+    expect(ws.subs()[1]).toEqual({ op: 'sub', id: 2147483646, ch: uris, shift: true });
     expect(early.cache.get('early')).toEqual(uris);
     ws.receive({ op: 'upd', sid: 5, i: [1], val: [{ v: 9, t: 2, sev: 0, c: true }] });
     ws.receive(snapOf(uris, 6, { v: 2, t: 3, sev: 0, c: true }, 2147483646));

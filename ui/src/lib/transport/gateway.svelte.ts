@@ -10,6 +10,7 @@ import { decodeFrame, decodeJsonFrame, encodeFrame, warmDecoder } from './codec'
 import { abandonEarlySub, adoptEarlySub, earlySocketOpened, isDroppedEarlySub, isEarlySub, takeEarlySocket } from '../early';
 import type { ClientFrame, HistFrame, MetaMsg, ScreenFrame, ServerFrame, SnapFrame, ValueMsg } from './protocol';
 import type { BrowserChannels } from './local/engine';
+import { isNewer, unshift } from './shift';
 import { isBrowserSide, isFormula, isLocalWritable, quotedInputs } from './local/kinds';
 
 /** What the connection is doing, as shown to the operator. */
@@ -79,6 +80,10 @@ export class GatewayStats {
   ages: number[] = [];
   missed = 0;
   conflated = 0;
+  /** shift-form updates applied (sub.shift: a circular buffer's new samples only) */
+  shifted = 0;
+  /** shift-form updates whose base was not held (each may ask a fresh snapshot) */
+  shiftMisses = 0;
 }
 
 /** One subscribed set of channels (a screen). */
@@ -98,6 +103,10 @@ export class Subscription {
   readonly pts: Record<string, number> | undefined;
   /** the channels of this set that the browser serves itself (never in `uris`) */
   local: string[] = [];
+  /** the last value applied per snapshot index (the base of shift-form updates) */
+  held: (ValueMsg | null)[] = [];
+  /** when (performance.now()) a shift miss last asked a fresh snapshot */
+  resyncAt = -Infinity;
 
   constructor(uris: string[], channels: ChannelState[], pts?: Record<string, number>) {
     this.uris = uris;
@@ -107,6 +116,9 @@ export class Subscription {
 }
 
 let nextId = 1;
+
+/** ms between two fresh snapshots asked for shift-form updates whose base is not held. */
+export const RESYNC_MS = 3000;
 
 /**
  * How long the answers to index.html's subscription are held for the app to adopt
@@ -561,7 +573,8 @@ export class Gateway implements Liveness {
     const snap = held?.[0];
     if (snap?.op === 'snap' && snap.id === abandoned) this.#send({ op: 'unsub', id: nextId++, sid: snap.sid });
     performance.mark('synoptic:sub');
-    this.#send(sub.pts ? { op: 'sub', id, ch: sub.uris, pts: sub.pts } : { op: 'sub', id, ch: sub.uris });
+    // shift: circular buffers arrive as their new samples (rebuilt in the upd handler)
+    this.#send(sub.pts ? { op: 'sub', id, ch: sub.uris, pts: sub.pts, shift: true } : { op: 'sub', id, ch: sub.uris, shift: true });
   }
 
   #onMessage(data: unknown): void {
@@ -612,11 +625,26 @@ export class Gateway implements Liveness {
         const { i, val } = frame;
         const n = i.length;
         const now = performance.now();
+        const held = sub.held;
         for (let k = 0; k < n; k++) {
           const ch = sub.byIndex[i[k]];
           if (!ch) continue;
-          const v = val[k];
+          let v = val[k];
           if (typeof v.t === 'bigint') v.t = Number(v.t);
+          if (v.sh !== undefined) {
+            // docs/protocol.md, the client rule: not newer than held is ignored,
+            // else its base must be the value held
+            const before = held[i[k]] ?? null;
+            if (!isNewer(before, v)) continue;
+            const full = unshift(before, v);
+            if (!full) {
+              this.#shiftMiss(sub, now);
+              continue;
+            }
+            v = full;
+            this.stats.shifted++;
+          }
+          held[i[k]] = v;
           ch.receive(v);
           this.#touch(ch, now);
         }
@@ -752,6 +780,7 @@ export class Gateway implements Liveness {
     sub.sid = frame.sid;
     this.#bySid.set(frame.sid, sub);
     sub.byIndex = frame.ch.map((uri) => this.channel(uri));
+    sub.held = frame.val.map((v) => v ?? null);
     const down = new Set(frame.stale ?? []);
     const now = performance.now();
     sub.byIndex.forEach((ch, k) => {
@@ -768,6 +797,14 @@ export class Gateway implements Liveness {
     // before the frame that lays out and paints the revealed screen
     this.flush();
     performance.mark('synoptic:snap-committed');
+  }
+
+  /** A shift-form update whose base is not held (should not happen): counted, and a fresh snapshot asked, at most once per RESYNC_MS. */
+  #shiftMiss(sub: Subscription, now: number): void {
+    this.stats.shiftMisses++;
+    if (now - sub.resyncAt < RESYNC_MS || this.state !== 'live') return;
+    sub.resyncAt = now;
+    this.#sendSub(sub);
   }
 
   /** Queue a channel for the next commit. */

@@ -259,7 +259,7 @@ describe('Gateway subscriptions on a new socket', () => {
     const subs = () => ws.sent.map((d) => JSON.parse(d)).filter((f) => f.op === 'sub');
     expect(subs()).toEqual([]); // not before the socket is open
     ws.open();
-    expect(subs()).toEqual([{ op: 'sub', id: a.requestId, ch: ['sim://A'] }]);
+    expect(subs()).toEqual([{ op: 'sub', id: a.requestId, ch: ['sim://A'], shift: true }]);
     ws.receive({ op: 'hello', ver: 1, gw: 'g', user: 'u', write: false });
     expect(subs()).toHaveLength(1); // hello does not repeat them
     gw.subscribe(['sim://B']);

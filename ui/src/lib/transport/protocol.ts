@@ -19,6 +19,12 @@ export interface ValueMsg {
   n?: number | number[];
   /** a binned image (sub.pts): the factor, each pixel the maximum of a bin × bin block */
   bin?: number;
+  /** shift form (sub.shift): elements dropped from the front of the base value's array; no `v` */
+  sh?: number;
+  /** shift form: the typed array appended */
+  tail?: unknown;
+  /** shift form: seq (same ep) of the value it is built on */
+  base?: number;
 }
 
 /** A metadata payload from the bus (MetaMsg). */
@@ -164,7 +170,7 @@ export type ServerFrame =
   | WatchFrame;
 
 export type ClientFrame =
-  | { op: 'sub'; id: number; ch: string[]; pts?: Record<string, number> }
+  | { op: 'sub'; id: number; ch: string[]; pts?: Record<string, number>; shift?: boolean }
   | { op: 'unsub'; id: number; sid: number }
   | { op: 'put'; id: number; ch: string; v: unknown }
   | { op: 'cmd'; id: number; ch: string; v?: unknown }
