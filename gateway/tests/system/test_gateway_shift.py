@@ -7,6 +7,7 @@ adapter epoch sends the full array."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import socket
 import time
 from collections.abc import Iterator
@@ -288,3 +289,31 @@ async def test_with_pts_an_array_that_fits_shifts_and_a_reduced_one_does_not(
         (fits, True, False),
         (big, False, True),
     }
+
+
+async def test_json_sockets_get_and_rebuild_the_shift_form_too(
+    patient_gateway: GatewayProc, publisher: Publisher, names: list[str]
+) -> None:
+    uri = names[0]
+    buffer = Buffer(publisher, uri, start=N)
+    await buffer.push()
+    await publisher.nc.flush()
+    shifted = 0
+
+    def note(frame: dict[str, Any]) -> None:
+        nonlocal shifted
+        if frame["op"] == "upd":
+            shifted += sum(frames.is_shifted(v) for v in frame["val"])
+
+    async with GatewayClient(
+        patient_gateway.ws_url, json_mode=True, on_frame=note
+    ) as client:
+        sub = await client.subscribe([uri], shift=True)
+        last = await buffer.pour(10, step=2)
+        await publisher.nc.flush()
+        await sub.wait_for(lambda s: s.value(uri)["seq"] == last)
+        view = sub.value(uri)["v"]  # the JSON view of a typed array
+        assert view["dtype"] == "f8" and view["shape"] == [N]
+        rebuilt = np.frombuffer(base64.b64decode(view["b64"]), "<f8")
+        np.testing.assert_array_equal(rebuilt, buffer.v)
+    assert shifted == 10 and sub.shift_misses == 0

@@ -62,6 +62,7 @@ def test_pack_snap_equals_the_generic_encoding(stale, more) -> None:
         frames.ping(),
         frames.ping(10),
         frames.hist(3, ["ca://A", "ca://B"], 1.7e12, 1.7e12 + 60e3, 800),
+        frames.sub(4, ["ca://WF"], {"ca://WF": 800}, shift=True),
     ],
 )
 def test_client_frames_validate_and_match_the_schema(frame: dict) -> None:
@@ -82,6 +83,19 @@ def test_client_frames_validate_and_match_the_schema(frame: dict) -> None:
             None, 2, ["ca://A", "ca://W"], [VALUE, None], [META, META], (), (1,)
         ),
         frames.upd(2, [0], [{**VALUE, "v": np.zeros(3, "<f4")}]),
+        frames.upd(
+            2,
+            [0, 1],
+            [
+                {
+                    **{k: v for k, v in VALUE.items() if k != "v"},
+                    "sh": 1,
+                    "tail": np.ones(1, "<f8"),
+                    "base": VALUE["seq"] - 1,
+                },
+                VALUE,
+            ],
+        ),
         frames.meta(2, [0], [META]),
         frames.stats(2, 10, 3),
         frames.put_reply(9, True),
