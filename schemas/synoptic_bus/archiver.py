@@ -17,7 +17,6 @@ import os
 import sys
 import time
 from collections import deque
-from datetime import UTC, datetime
 from typing import Any
 
 import psycopg
@@ -146,7 +145,7 @@ class Archiver:
             if conf is None:
                 continue
             conf_id, table = conf
-            when = datetime.fromtimestamp(value["t"] / 1e9, UTC)
+            when = hdbpp.data_time(value["t"])
             quality = hdbpp.QUALITY_OF_SEV[min(max(int(value["sev"]), 0), 3)]
             number = v if value["c"] and isinstance(v, bool | int | float) else None
             reason = value["st"] if not value["c"] else None

@@ -12,6 +12,7 @@ and arrays are not archived here.
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 #: Tango type names (the ``att_conf_type`` table) and their numbers.
@@ -38,6 +39,15 @@ DT_TABLE: dict[str, str] = {
 #: Alarm severity (0-3) → Tango quality, and back (CHANGING reads as no alarm).
 QUALITY_OF_SEV = (0, 4, 2, 1)
 SEV_OF_QUALITY = {0: 0, 1: 3, 2: 2, 3: 0, 4: 1}
+
+
+def data_time(ns: int) -> datetime:
+    """The ``data_time`` of a value stamped ``ns`` nanoseconds after the epoch:
+    exact integer arithmetic, truncated to the column's microseconds (through a
+    float, two values 1 µs apart could round to the same instant and the second
+    be dropped as a duplicate row)."""
+    secs, rest = divmod(int(ns), 1_000_000_000)
+    return datetime.fromtimestamp(secs, UTC) + timedelta(microseconds=rest // 1000)
 
 
 def table_name(suffix: str) -> str:
