@@ -112,6 +112,8 @@ class Subscription:
         self.values: list[Any] = []
         self.metas: list[Any] = []
         self.stale: set[int] = set()
+        #: indexes whose large values the last snapshot said follow (``snap.more``)
+        self.following: set[int] = set()
         self.snapshots = 0  # snapshots received (a reconnect adds one)
         self.updates = 0
         self.missed = 0
@@ -157,11 +159,14 @@ class Subscription:
         self.values = list(frame["val"])
         self.metas = list(frame["meta"])
         self.stale = set(frame.get("stale") or ())
+        self.following = set(frame.get("more") or ())
         self.snapshots += 1
         self._changed.set()
 
     def _apply_upd(self, frame: dict[str, Any]) -> None:
         indexes, values = frame["i"], frame["val"]
+        if self.following:
+            self.following.difference_update(indexes)
         if self.shift:  # the full values, of those to apply only, in order
             kept_i, kept_v = [], []
             for i, v in zip(indexes, values, strict=False):
@@ -552,7 +557,8 @@ class GatewayClient:
         points: Mapping[str, int] | None = None,
         shift: bool = False,
     ) -> Subscription:
-        """Subscribe a channel set; returns once its snapshot has arrived.
+        """Subscribe a channel set; returns once its snapshot has arrived, the
+        large values that follow it (``snap.more``) included.
 
         ``points`` maps channels (of ``uris``) whose arrays you draw to the most
         points you draw of them (e.g. twice the plot's width in pixels): their 1-D
@@ -570,7 +576,9 @@ class GatewayClient:
         sub.shift = shift
         self._subs.append(sub)  # before the snap: updates may follow it at once
         try:
-            await self._send_sub(sub, timeout)
+            async with asyncio.timeout(timeout):
+                await self._send_sub(sub, timeout)
+                await sub.wait_for(lambda s: not s.following, timeout)
         except BaseException:
             self._subs.remove(sub)
             raise
