@@ -75,6 +75,7 @@ class Adapter:
         *,
         shard: Shard | None = None,
         adapter_id: str | None = None,
+        epoch_ms: int | None = None,
     ) -> None:
         self.source = source
         self.config = config
@@ -83,7 +84,7 @@ class Adapter:
             adapter_id or config.id or default_adapter_id(source.proto, self.shard)
         )
         self.subjects = Subjects(config.prefix)
-        self.epoch_ms = time.time_ns() // 1_000_000
+        self.epoch_ms = epoch_ms or time.time_ns() // 1_000_000
         self.configured = [c for c in config.channels if self.shard.owns(c)]
         self.nc: NatsClient | None = None
         self.publisher: Publisher | None = None
@@ -285,15 +286,19 @@ async def run_adapter(
     adapter_id: str | None = None,
     stop: asyncio.Event | None = None,
     on_ready: Callable[[Adapter], Awaitable[None]] | None = None,
+    epoch_ms: int | None = None,
 ) -> int:
     """Run one adapter until SIGTERM/SIGINT (or ``stop`` is set); return 0.
-    ``on_ready(adapter)`` is awaited once it serves, before the ready line."""
+    ``on_ready(adapter)`` is awaited once it serves, before the ready line;
+    ``epoch_ms`` overrides its epoch (default: now, in ms)."""
     stop = stop or asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(sig, stop.set)
-    adapter = Adapter(source, config, shard=shard, adapter_id=adapter_id)
+    adapter = Adapter(
+        source, config, shard=shard, adapter_id=adapter_id, epoch_ms=epoch_ms
+    )
     try:
         await adapter.start()
         if on_ready is not None:

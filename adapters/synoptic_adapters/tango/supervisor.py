@@ -92,6 +92,11 @@ def _die_with_parent() -> None:  # runs in the child between fork and exec
         ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
+def next_epoch(last: int) -> int:
+    """The current time in ms, or ``last + 1`` when that is not later."""
+    return max(time.time_ns() // 1_000_000, last + 1)
+
+
 async def _exited(proc: subprocess.Popen[bytes]) -> int:
     """Wait for ``proc`` to exit (a pidfd watched by the loop); its status."""
     fd = os.pidfd_open(proc.pid)
@@ -149,6 +154,7 @@ class Supervisor:
         self.id = adapter_id or config.id or default_adapter_id("tango", self.shard)
         self.subjects = Subjects(config.prefix)
         self.epoch_ms = time.time_ns() // 1_000_000
+        self._last_epoch = self.epoch_ms  # the latest epoch given to a worker
         self.assignment = Assignment(workers)
         self.configured = [c for c in config.channels if self.shard.owns(c)]
         self.assignment.deal(self.configured)
@@ -231,6 +237,13 @@ class Supervisor:
         with contextlib.suppress(Exception):
             await self.nc.close()
 
+    def _next_epoch(self) -> int:
+        """A worker's epoch: now in ms, but later than every epoch given before,
+        so workers started in the same millisecond (and a restarted one) never
+        share one."""
+        self._last_epoch = next_epoch(self._last_epoch)
+        return self._last_epoch
+
     def _spawn(self, worker: Worker) -> None:
         devices = self.folder / f"devices-{worker.index}.json"
         devices.write_text(json.dumps(self.assignment.devices_of(worker.index)))
@@ -239,6 +252,7 @@ class Supervisor:
             "--config", self.config_path, "--shard", str(self.shard),
             "--instance", self.id, "--worker", str(worker.index),
             "--workers", str(len(self.workers)), "--devices", str(devices),
+            "--epoch", str(self._next_epoch()),
         ]  # fmt: skip
         if self.config.nats_url:
             argv += ["--nats", self.config.nats_url]

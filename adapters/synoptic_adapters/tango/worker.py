@@ -217,8 +217,9 @@ async def serve(args: argparse.Namespace) -> int:
 
     try:
         return await run_adapter(
-            source, config, shard=shard, adapter_id=name, stop=stop, on_ready=on_ready
-        )
+            source, config, shard=shard, adapter_id=name, stop=stop,
+            on_ready=on_ready, epoch_ms=args.epoch,
+        )  # fmt: skip
     finally:
         for task in tasks:
             task.cancel()
@@ -236,6 +237,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--worker", type=int, required=True)
     parser.add_argument("--workers", type=int, required=True)
     parser.add_argument("--devices", required=True, help="JSON file: devices")
+    parser.add_argument(
+        "--epoch",
+        type=int,
+        help="its epoch in ms (the supervisor's, distinct per worker)",
+    )
     args = parser.parse_args(argv)
     args.device_list = json.loads(Path(args.devices).read_text())
     logging.basicConfig(
