@@ -23,7 +23,7 @@ from typing import Any, Self
 
 from synoptic_adapters.sim.epics_ioc import ca_environment
 from synoptic_adapters.sim.pva_env import pva_environment
-from synoptic_bus.procs import Process, free_udp_tcp_port
+from synoptic_bus.procs import Process, ProcessError, free_udp_tcp_port
 from synoptic_bus.store import fetch_last, stream_name
 from synoptic_schemas import (
     SCHEMA_VERSION,
@@ -48,6 +48,10 @@ def random_prefix() -> str:
     return f"T{uuid.uuid4().hex[:6]}:"
 
 
+#: What an IOC prints when its CA port is in use (it then suspends, never ready).
+_PORT_TAKEN = "CAS: No TCP server started"
+
+
 class SimIoc:
     """``synoptic sim ioc`` on its own CA port (restartable on the same port)."""
 
@@ -67,6 +71,8 @@ class SimIoc:
         self.interface = interface
         self.prefix = prefix or random_prefix()
         self.port = port or free_udp_tcp_port()
+        #: whether the port may still change: picked here and never served yet
+        self._port_free_to_change = port is None
         self.process: Process | None = None
 
     @property
@@ -91,9 +97,21 @@ class SimIoc:
             argv += ["--fill-rate", f"{self.fill_rate:g}"]
         if self.interface:
             argv += ["--interface", self.interface]
-        self.process = Process("sim-ioc", argv, env=self.env)
-        self.process.wait_for(r"sim ioc ready", timeout)
-        return self
+        for _ in range(3):
+            self.process = Process("sim-ioc", argv, env=self.env)
+            ready = self.process.wait_for(f"sim ioc ready|{_PORT_TAKEN}", timeout)
+            if ready.group(0) != _PORT_TAKEN:
+                self._port_free_to_change = False
+                return self
+            # the free port was taken between picking and binding it: EPICS
+            # suspends the IOC instead of exiting
+            self.process.kill()
+            self.process = None
+            if not self._port_free_to_change:
+                break
+            self.port = free_udp_tcp_port()
+            argv[argv.index("--port") + 1] = str(self.port)
+        raise ProcessError(f"sim ioc: no CA server on port {self.port} ({_PORT_TAKEN})")
 
     def kill(self) -> None:
         if self.process:
