@@ -16,7 +16,7 @@ help: ## list the targets
 $(UV):
 	python$(PY_VERSION) -m venv $(TOOLS) && $(TOOLS)/bin/pip install -q uv==0.13.9
 
-$(VENV)/.synced: $(UV) uv.lock pyproject.toml schemas/pyproject.toml adapters/pyproject.toml gateway/pyproject.toml benchmarks/pyproject.toml
+$(VENV)/.synced: $(UV) uv.lock pyproject.toml schemas/pyproject.toml bus/pyproject.toml importer/pyproject.toml adapters/pyproject.toml gateway/pyproject.toml benchmarks/pyproject.toml
 	$(UV) sync --frozen --all-packages --python python$(PY_VERSION) && touch $@
 
 install: $(VENV)/.synced ## create the virtual environment with pinned packages (idempotent)
@@ -186,7 +186,7 @@ bench-import: install ui-build /usr/bin/chromium ## importer: a 500-widget .bob 
 	set -o pipefail; cd ui && BENCH_PARTS=open,import node_modules/.bin/playwright test --config bench/playwright.bench.config.ts bench/browser.bench.ts $(if $(findstring --save,$(BENCH_ARGS)),| tee ../benchmarks/results/import.json.tmp && mv ../benchmarks/results/import.json.tmp ../benchmarks/results/import.json)
 
 .PHONY: bench-import-real
-bench-import-real: install ## importer on third-party screens (schemas/tests/importer/realworld): share of widgets of mapped types that become live widgets, per file and type (target >= 90 %; JSON; BENCH_ARGS=--save keeps benchmarks/results/import-real.json)
+bench-import-real: install ## importer on third-party screens (importer/tests/realworld): share of widgets of mapped types that become live widgets, per file and type (target >= 90 %; JSON; BENCH_ARGS=--save keeps benchmarks/results/import-real.json)
 	$(PY) -m synoptic_benchmarks.importer.realworld $(BENCH_ARGS)
 
 .PHONY: bench-wan

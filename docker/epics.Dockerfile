@@ -19,6 +19,8 @@ WORKDIR /src
 # Dependencies first (cached until uv.lock or a pyproject.toml changes) ...
 COPY uv.lock pyproject.toml ./
 COPY schemas/pyproject.toml schemas/
+COPY bus/pyproject.toml bus/
+COPY importer/pyproject.toml importer/
 COPY adapters/pyproject.toml adapters/
 COPY gateway/pyproject.toml gateway/
 COPY benchmarks/pyproject.toml benchmarks/
@@ -26,6 +28,8 @@ RUN --mount=type=cache,target=/root/.cache/uv \
     uv sync --frozen --no-dev --no-install-workspace --package synoptic-adapters --extra epics --extra pva
 # ... then our code, installed as wheels (not editable) so /src can be left behind.
 COPY schemas/ schemas/
+COPY bus/ bus/
+COPY importer/ importer/
 COPY adapters/ adapters/
 RUN --mount=type=cache,target=/root/.cache/uv \
     uv sync --frozen --no-dev --no-editable --package synoptic-adapters --extra epics --extra pva

@@ -15,12 +15,16 @@ ENV UV_COMPILE_BYTECODE=1 \
 WORKDIR /src
 COPY uv.lock pyproject.toml ./
 COPY schemas/pyproject.toml schemas/
+COPY bus/pyproject.toml bus/
+COPY importer/pyproject.toml importer/
 COPY adapters/pyproject.toml adapters/
 COPY gateway/pyproject.toml gateway/
 COPY benchmarks/pyproject.toml benchmarks/
 RUN --mount=type=cache,target=/root/.cache/uv \
     uv sync --frozen --no-dev --no-install-workspace --package synoptic-adapters --extra tango
 COPY schemas/ schemas/
+COPY bus/ bus/
+COPY importer/ importer/
 COPY adapters/ adapters/
 RUN --mount=type=cache,target=/root/.cache/uv \
     uv sync --frozen --no-dev --no-editable --package synoptic-adapters --extra tango

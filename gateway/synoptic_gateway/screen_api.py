@@ -20,12 +20,6 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 
-from synoptic_bus.importer import (
-    MAX_SOURCE_BYTES,
-    ScreenImportError,
-    import_screen,
-    parse_macro_args,
-)
 from synoptic_bus.screens import (
     ConflictError,
     Entry,
@@ -35,6 +29,12 @@ from synoptic_bus.screens import (
 from synoptic_gateway.auth import AuthError, Principal, bearer_token
 from synoptic_gateway.screens import ScreenError
 from synoptic_gateway.static import REVALIDATE, not_modified
+from synoptic_importer import (
+    MAX_SOURCE_BYTES,
+    ScreenImportError,
+    import_screen,
+    parse_macro_args,
+)
 from synoptic_schemas import encode
 from synoptic_schemas.screens import (
     MAX_SCREEN_BYTES,

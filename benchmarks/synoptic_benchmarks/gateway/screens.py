@@ -26,12 +26,12 @@ from typing import Any
 
 from synoptic_benchmarks.report import add_save_option, emit, machine
 from synoptic_bus.connect import connect
-from synoptic_bus.importer import import_screen
 from synoptic_bus.natsserver import NatsServer
 from synoptic_bus.store import StoreConfig, ensure_store
 from synoptic_gateway.client import GatewayClient
 from synoptic_gateway.directory import DirectoryIndex
 from synoptic_gateway.testing import GatewayProc, start_gateway
+from synoptic_importer import import_screen
 from synoptic_schemas import Subjects, encode, parse_channel
 
 

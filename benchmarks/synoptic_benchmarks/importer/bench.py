@@ -13,7 +13,7 @@ import statistics
 import time
 from pathlib import Path
 
-from synoptic_bus.importer import import_screen
+from synoptic_importer import import_screen
 
 TARGET_MS = 200
 #: Widgets per group of ten (one group frame + nine widgets).

@@ -1,6 +1,6 @@
 """Coverage of real screens (target ≥ 90 %): imports every ``.bob``/``.opi``/``.wj``
 of a folder of third-party screens (default: the stored corpus,
-``schemas/tests/importer/realworld``) and counts, among the widgets of the types
+``importer/tests/realworld``) and counts, among the widgets of the types
 the importer maps (:data:`MAPPED`), those that become real widgets with every
 channel resolved, its rules' included: not a placeholder, and each channel a
 valid URI once its ``$(MACRO)`` references get values (as an operator's open
@@ -16,11 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from synoptic_benchmarks.report import add_save_option, emit, machine
-from synoptic_bus.importer import SUFFIXES, folder_resolver, import_screen, screen_name
+from synoptic_importer import SUFFIXES, folder_resolver, import_screen, screen_name
 from synoptic_schemas import ChannelError, parse_channel
 
 TARGET_PCT = 90.0
-CORPUS = Path(__file__).resolve().parents[3] / "schemas/tests/importer/realworld"
+CORPUS = Path(__file__).resolve().parents[3] / "importer/tests/realworld"
 #: Source types of the issue's list, per format: the coverage's denominator.
 MAPPED: dict[str, frozenset[str]] = {
     "bob": frozenset(

@@ -1,7 +1,7 @@
 """The importer benchmark's display: the widget count it promises, all mapped."""
 
 from synoptic_benchmarks.importer.bench import make_bob
-from synoptic_bus.importer import import_screen
+from synoptic_importer import import_screen
 
 
 def test_the_benchmark_display_has_500_widgets_all_mapped() -> None:

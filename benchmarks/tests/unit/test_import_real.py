@@ -1,4 +1,4 @@
-"""Real screens written elsewhere (schemas/tests/importer/realworld): ≥ 90 % of the
+"""Real screens written elsewhere (importer/tests/realworld): ≥ 90 % of the
 widgets of mapped types become live widgets, every file imports into a valid
 screen, and no source widget is dropped."""
 
@@ -18,7 +18,7 @@ from synoptic_benchmarks.importer.realworld import (
     is_live,
     measure,
 )
-from synoptic_bus.importer import SUFFIXES, import_screen
+from synoptic_importer import SUFFIXES, import_screen
 
 FILES = sorted(p for p in CORPUS.rglob("*") if p.suffix in SUFFIXES)
 

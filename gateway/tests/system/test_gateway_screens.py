@@ -26,9 +26,7 @@ from synoptic_schemas import decode
 pytestmark = pytest.mark.system
 
 SECRET = "test-secret-of-at-least-32-bytes-long!"
-VACUUM_BOB = (
-    Path(__file__).resolve().parents[3] / "schemas/tests/importer/corpus/vacuum.bob"
-)
+VACUUM_BOB = Path(__file__).resolve().parents[3] / "importer/tests/corpus/vacuum.bob"
 SCREEN = {"title": "Seeded", "widgets": [{"type": "label", "channels": ["ca://S:A"]}]}
 
 

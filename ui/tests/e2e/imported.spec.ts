@@ -62,7 +62,7 @@ test('an imported Taranta .wj is a live canvas against the simulated Tango devic
 });
 
 test('a third-party Phoebus screen (monitors_led.bob) imports whole and its LEDs and text update run live from sim:// channels', async ({ page, stack }) => {
-  const file = new URL('../../../schemas/tests/importer/realworld/phoebus/monitors_led.bob', import.meta.url);
+  const file = new URL('../../../importer/tests/realworld/phoebus/monitors_led.bob', import.meta.url);
   const { name, report } = await importAndSave(page, stack, 'monitors_led.bob', readFileSync(file, 'utf8'));
   expect(report.placeholders).toEqual({});
   await openImported(page, stack, name);
@@ -82,7 +82,7 @@ test('a third-party Phoebus screen (monitors_led.bob) imports whole and its LEDs
 });
 
 test('every third-party screen of the real corpus imports through the gateway and draws all its widgets', async ({ page, stack }) => {
-  const root = new URL('../../../schemas/tests/importer/realworld/', import.meta.url);
+  const root = new URL('../../../importer/tests/realworld/', import.meta.url);
   const files = readdirSync(root, { recursive: true, encoding: 'utf8' }).filter((f) => /\.(bob|opi|wj)$/.test(f)).sort();
   expect(files.length).toBeGreaterThanOrEqual(16);
   const errors: string[] = [];

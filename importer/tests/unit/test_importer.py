@@ -9,18 +9,18 @@ from pathlib import Path
 
 import pytest
 
-from synoptic_bus.importer import (
+from synoptic_importer import (
     ScreenImportError,
     folder_resolver,
     import_screen,
     parse_macro_args,
     screen_name,
 )
-from synoptic_bus.importer.common import box, canvas_layout, convert_channel, expand
-from synoptic_bus.importer.rules import UnsupportedError, entries_of, parse
+from synoptic_importer.common import box, canvas_layout, convert_channel, expand
+from synoptic_importer.rules import UnsupportedError, entries_of, parse
 from synoptic_schemas.screens import validate_screen
 
-HERE = Path(__file__).resolve().parents[1] / "importer"
+HERE = Path(__file__).resolve().parents[1]
 CORPUS = sorted((HERE / "corpus").iterdir())
 #: The corpus is imported as one batch: a display embedding another embeds it.
 SIBLINGS = frozenset(screen_name(p.name) for p in CORPUS)

@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from synoptic_bus.importer.common import (
+from synoptic_importer.common import (
     Report,
     ScreenImportError,
     box,

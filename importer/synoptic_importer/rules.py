@@ -16,7 +16,7 @@ from functools import lru_cache
 from typing import Any
 from xml.etree.ElementTree import Element
 
-from synoptic_bus.importer.style import colour
+from synoptic_importer.style import colour
 
 #: ``pvSev0`` codes: Phoebus counts 0 OK, 1 minor, 2 major, 3 invalid, 4 undefined;
 #: BOY 0 OK, 1 major, 2 minor, -1 invalid.

@@ -12,7 +12,7 @@ from pathlib import PurePath
 from typing import Any
 from xml.etree.ElementTree import Element
 
-from synoptic_bus.importer.style import colour
+from synoptic_importer.style import colour
 
 #: Source type → shape kind.
 SHAPES = {

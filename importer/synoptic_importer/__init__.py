@@ -10,15 +10,15 @@ from dataclasses import dataclass
 from pathlib import Path, PurePath
 from typing import Any
 
-from synoptic_bus.importer.common import (
+from synoptic_importer.common import (
     MAX_SOURCE_BYTES,
     Report,
     ScreenImportError,
     parse_macro_args,
     screen_name,
 )
-from synoptic_bus.importer.display import Resolver, import_display
-from synoptic_bus.importer.taranta import import_taranta
+from synoptic_importer.display import Resolver, import_display
+from synoptic_importer.taranta import import_taranta
 from synoptic_schemas.screens import ScreenInvalidError, validate_screen
 
 #: File suffixes this module imports.

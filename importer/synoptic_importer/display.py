@@ -15,7 +15,7 @@ from xml.etree.ElementTree import Element, ParseError
 from defusedxml import DefusedXmlException
 from defusedxml.ElementTree import fromstring
 
-from synoptic_bus.importer.common import (
+from synoptic_importer.common import (
     Report,
     ScreenImportError,
     box,
@@ -24,14 +24,14 @@ from synoptic_bus.importer.common import (
     expand,
     screen_name,
 )
-from synoptic_bus.importer.rules import rules_of
-from synoptic_bus.importer.shapes import (
+from synoptic_importer.rules import rules_of
+from synoptic_importer.shapes import (
     SHAPES,
     line_colour,
     picture_src,
     shape_options,
 )
-from synoptic_bus.importer.style import hex_colour, style_of
+from synoptic_importer.style import hex_colour, style_of
 
 OPI_PREFIX = "org.csstudio.opibuilder.widgets."
 

@@ -14,20 +14,20 @@ from pathlib import Path
 from typing import Any
 
 from synoptic_bus.connect import NatsClient, connect
-from synoptic_bus.importer import (
-    MAX_SOURCE_BYTES,
-    SUFFIXES,
-    folder_resolver,
-    import_screen,
-    parse_macro_args,
-    screen_name,
-)
 from synoptic_bus.screens import (
     ConflictError,
     ScreenBucket,
     ScreenNotFoundError,
     ScreensConfig,
     StoreUnavailableError,
+)
+from synoptic_importer import (
+    MAX_SOURCE_BYTES,
+    SUFFIXES,
+    folder_resolver,
+    import_screen,
+    parse_macro_args,
+    screen_name,
 )
 from synoptic_schemas.errors import ContractError
 from synoptic_schemas.screens import (
