@@ -15,7 +15,7 @@ from synoptic_bus.procs import free_port
 
 pytestmark = pytest.mark.system
 
-CORPUS = Path(__file__).resolve().parents[2] / "importer" / "tests" / "corpus"
+CORPUS = Path(__file__).resolve().parents[3] / "importer" / "tests" / "corpus"
 SCREEN = {"title": "CLI", "widgets": [{"type": "label", "channels": ["ca://A"]}]}
 
 
