@@ -35,8 +35,10 @@ test-py: install ## Python unit and system tests (real nats-server, IOC, Tango)
 
 test: lint test-py test-ui ## everything CI runs: lint, then every test
 
-demo: install ui-build ## run the whole system in the foreground (Ctrl-C stops it)
-	$(VENV)/bin/synoptic demo
+DEMO_ARGS ?=
+
+demo: install ui-build ## run the whole system in the foreground (Ctrl-C stops it; DEMO_ARGS="--http-port 8001 …")
+	$(VENV)/bin/synoptic demo $(DEMO_ARGS)
 
 BENCH_ARGS ?=
 

@@ -12,7 +12,8 @@
   its adapter (``--no-tango`` leaves the Tango pair out).
 
 ``python deploy/local_cluster.py`` (``make cluster``) runs it in the foreground until
-Ctrl-C and prints ``cluster ready: …``. Tests use :class:`LocalCluster` directly
+Ctrl-C or SIGTERM (whenever it lands: a start under way is undone) and prints
+``cluster ready: …``. Tests use :class:`LocalCluster` directly
 (start, the process handles, :meth:`LocalCluster.stop`).
 """
 
@@ -35,7 +36,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from synoptic_bus.natsserver import nats_server_executable
-from synoptic_bus.procs import Process, ProcessError, free_port
+from synoptic_bus.procs import Process, ProcessError, free_port, stop_all
+from synoptic_bus.stopsignal import StopSignals
 
 REPO = Path(__file__).resolve().parents[1]
 ACCOUNTS = REPO / "k8s/base/nats/accounts.conf"
@@ -90,8 +92,15 @@ class Gateway:
         return f"gw-{self.index}"
 
 
-def wait_port(port: int, timeout: float = 60.0, host: str = "127.0.0.1") -> None:
-    """Block until something accepts TCP connections on ``port``."""
+def wait_port(
+    port: int,
+    timeout: float = 60.0,
+    host: str = "127.0.0.1",
+    stop: threading.Event | None = None,
+) -> None:
+    """Block until something accepts TCP connections on ``port`` (raise once
+    ``stop`` is set)."""
+    stop = stop or threading.Event()
     deadline = time.monotonic() + timeout
     while True:
         try:
@@ -100,7 +109,8 @@ def wait_port(port: int, timeout: float = 60.0, host: str = "127.0.0.1") -> None
         except OSError:
             if time.monotonic() > deadline:
                 raise ProcessError(f"nothing listens on {host}:{port}") from None
-            time.sleep(0.05)
+            if stop.wait(0.05):
+                raise ProcessError("stopping") from None
 
 
 def http_ok(port: int, path: str, timeout: float = 0.5) -> bool:
@@ -140,6 +150,24 @@ class LocalCluster:
         self._route_round = threading.Lock()  # held during one routing round
         self._down: set[str] = set()
         self._applied: frozenset[str] = frozenset()
+        self._spawned: list[Process] = []  # every process started, for stop()
+        self._spawn_lock = threading.Lock()
+
+    def spawn(
+        self, name: str, argv: list[str], env: dict[str, str] | None = None
+    ) -> Process:
+        """Start a process that :meth:`stop` will end; none once stopping."""
+        with self._spawn_lock:
+            if self._stopping.is_set():
+                raise ProcessError(f"{name}: the cluster is stopping")
+            process = Process(name, argv, env=env)
+            self._spawned = [p for p in self._spawned if p.alive()] + [process]
+        return process
+
+    def pause(self, seconds: float) -> None:
+        """Sleep ``seconds`` of a retry loop; raise once stopping."""
+        if self._stopping.wait(seconds):
+            raise ProcessError("the cluster is stopping")
 
     # -- addresses --------------------------------------------------------------
     def nats_url(self, role: str) -> str:
@@ -180,15 +208,15 @@ class LocalCluster:
             for node in self.nodes:
                 self.start_nats(node, wait=True)
             self.write_nginx_config()
-            self.nginx = Process("nginx", self.nginx_argv())
-            wait_port(self.plan.nats_port)
+            self.nginx = self.spawn("nginx", self.nginx_argv())
+            wait_port(self.plan.nats_port, stop=self._stopping)
             self.init_store()
             self.start_simulators()
             for proto in self.protocols:  # adapters and gateways start in parallel
                 self.start_adapter(proto, wait=False)
             for gateway in self.gateways:
                 self.start_gateway(gateway, wait=False)
-            self.rollup = Process(  # history blocks (decision 0027), its own user
+            self.rollup = self.spawn(  # history blocks (decision 0027), its own user
                 "rollup", [*self.synoptic, "rollup"],
                 env={"SYNOPTIC_NATS_URL": self.nats_url("rollup")},
             )  # fmt: skip
@@ -197,7 +225,7 @@ class LocalCluster:
             for gateway in self.gateways:
                 self.start_gateway(gateway, wait=True)
             self.rollup.wait_for(r"rollup ready", 60)
-            wait_port(self.plan.http_port)
+            wait_port(self.plan.http_port, stop=self._stopping)
             self._router = threading.Thread(
                 target=self._route, daemon=True, name="health-router"
             )
@@ -207,23 +235,15 @@ class LocalCluster:
             raise
         return self
 
-    def stop(self) -> None:
-        """Stop everything, consumers first; each process by its own PID."""
+    def stop(self, timeout: float = 10.0) -> None:
+        """Stop everything together, each process group by its own PID (SIGTERM,
+        SIGKILL after ``timeout``); nothing starts from the moment this is called."""
         self._stopping.set()
+        with self._spawn_lock:
+            processes = list(self._spawned)
+        stop_all(processes, timeout)
         if self._router:
             self._router.join(5)
-        for gateway in self.gateways:
-            if gateway.process:
-                gateway.process.stop()
-        if self.rollup:
-            self.rollup.stop()
-        for process in [*self.adapters.values(), *self.sims.values()]:
-            process.stop()
-        if self.nginx:
-            self.nginx.stop()
-        for node in self.nodes:
-            if node.process:
-                node.process.stop()
 
     @property
     def protocols(self) -> list[str]:
@@ -265,7 +285,7 @@ include "accounts.conf"
         only wait for a started one to be ready."""
         if node.process is None or not node.process.alive():
             conf = self.nats_config(node)
-            node.process = Process(
+            node.process = self.spawn(
                 node.name, [nats_server_executable(), "-c", str(conf)], env=self.env
             )
         if wait:
@@ -297,10 +317,10 @@ include "accounts.conf"
                     for n in self.nodes
                 )
                 raise ProcessError(f"JetStream elected no meta leader:\n{logs}")
-            time.sleep(0.2)
+            self.pause(0.2)
         argv = [*self.synoptic, "bus", "init", "--storage", "file", "--replicas", "3"]
         while True:
-            init = Process(
+            init = self.spawn(
                 "bus-init", argv, env={"SYNOPTIC_NATS_URL": self.nats_url("admin")}
             )
             try:
@@ -312,7 +332,7 @@ include "accounts.conf"
                 return
             if time.monotonic() > deadline:
                 raise ProcessError(f"bus init failed:\n{init.output()}")
-            time.sleep(0.5)
+            self.pause(0.5)
 
     # -- nginx ------------------------------------------------------------------
     def nginx_argv(self) -> list[str]:
@@ -432,7 +452,7 @@ http {{
 
     def start_ioc(self) -> None:
         """Start (or restart, same CA port) the simulated IOC."""
-        ioc = Process("sim-ioc", [
+        ioc = self.spawn("sim-ioc", [
             *self.synoptic, "sim", "ioc", "--records", str(self.plan.records),
             "--rate", f"{self.plan.rate:g}", "--prefix", self.plan.prefix,
             "--port", str(self.ca_port),
@@ -442,7 +462,7 @@ http {{
 
     def start_tango(self) -> None:
         """Start (or restart, same port) the simulated Tango device server."""
-        tango = Process("sim-tango", [
+        tango = self.spawn("sim-tango", [
             *self.synoptic, "sim", "tango", "--port", str(self.tango_port),
         ])  # fmt: skip
         self.sims["tango"] = tango
@@ -475,7 +495,8 @@ http {{
             config = self.adapter_config(proto)
             argv = [*self.synoptic, "adapter", proto, "--config", str(config)]
             env = {"SYNOPTIC_NATS_URL": self.nats_url("adapter")}
-            process = self.adapters[proto] = Process(f"adapter-{proto}", argv, env=env)
+            process = self.spawn(f"adapter-{proto}", argv, env=env)
+            self.adapters[proto] = process
         if wait:
             process.wait_for(r"adapter \S+ ready", 120)
 
@@ -484,7 +505,7 @@ http {{
         wait for a started one to be ready: serving HTTP and connected to NATS
         (before that it answers subscriptions "the bus is down")."""
         if gateway.process is None or not gateway.process.alive():
-            gateway.process = Process(gateway.name, [
+            gateway.process = self.spawn(gateway.name, [
                 *self.synoptic, "gateway", "--host", "127.0.0.1",
                 "--port", str(gateway.port), "--id", gateway.name,
                 "--no-seed-screens",  # bus init seeds; gateways may not create
@@ -496,6 +517,7 @@ http {{
 
 def main(argv: list[str] | None = None) -> int:
     """``make cluster``: run the rehearsal in the foreground until a signal."""
+    signals = StopSignals()  # first: a signal at any later moment stops cleanly
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--gateways", type=int, default=3)
     parser.add_argument("--records", type=int, default=100)
@@ -512,24 +534,39 @@ def main(argv: list[str] | None = None) -> int:
         var=args.var, gateways=args.gateways, records=args.records, rate=args.rate,
         tango=args.tango, http_port=args.http_port, nats_port=args.nats_port,
     )  # fmt: skip
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    signal.signal(signal.SIGINT, lambda *_: stop.set())
-    cluster = LocalCluster(plan).start()
+    cluster = LocalCluster(plan)
+    failure: list[str] = []
+
+    def start() -> None:
+        try:
+            cluster.start()
+        except Exception as exc:  # one line, never a traceback
+            failure.append((str(exc) or type(exc).__name__).splitlines()[0])
+        else:
+            print(
+                f"cluster ready: {cluster.http_url} ({plan.gateways} gateways behind "
+                f"nginx; NATS 3 nodes behind 127.0.0.1:{plan.nats_port}; admin URL "
+                f"in {plan.var}/admin.url)",
+                flush=True,
+            )
+            (plan.var / "admin.url").write_text(cluster.nats_url("admin") + "\n")
+            os.chmod(plan.var / "admin.url", 0o600)
+        finally:
+            signals.wake()
+
+    starter = threading.Thread(target=start, daemon=True, name="cluster-start")
+    starter.start()
     try:
-        print(
-            f"cluster ready: {cluster.http_url} ({plan.gateways} gateways behind nginx; "
-            f"NATS 3 nodes behind 127.0.0.1:{plan.nats_port}; admin URL in "
-            f"{plan.var}/admin.url)",
-            flush=True,
-        )
-        (plan.var / "admin.url").write_text(cluster.nats_url("admin") + "\n")
-        os.chmod(plan.var / "admin.url", 0o600)
-        while not stop.wait(1.0):
+        while not signals.wait(1.0) and not failure:
             pass
     finally:
         with contextlib.suppress(Exception):
             cluster.stop()
+        starter.join(15)
+    if failure and not signals.stopping:
+        print(f"cluster: cannot start: {failure[0]}", flush=True)
+        return 1
+    print("cluster stopped", flush=True)
     return 0
 
 

@@ -48,8 +48,9 @@ def random_prefix() -> str:
     return f"T{uuid.uuid4().hex[:6]}:"
 
 
-#: What an IOC prints when its CA port is in use (it then suspends, never ready).
-_PORT_TAKEN = "CAS: No TCP server started"
+#: What an IOC prints when its CA port is in use: the simulator's own check
+#: (it exits), or EPICS's when the port was taken after that (it suspends).
+_PORT_TAKEN = "synoptic sim ioc: cannot listen on|CAS: No TCP server started"
 
 
 class SimIoc:
@@ -100,11 +101,10 @@ class SimIoc:
         for _ in range(3):
             self.process = Process("sim-ioc", argv, env=self.env)
             ready = self.process.wait_for(f"sim ioc ready|{_PORT_TAKEN}", timeout)
-            if ready.group(0) != _PORT_TAKEN:
+            if ready.group(0) == "sim ioc ready":
                 self._port_free_to_change = False
                 return self
-            # the free port was taken between picking and binding it: EPICS
-            # suspends the IOC instead of exiting
+            # the free port was taken between picking and binding it
             self.process.kill()
             self.process = None
             if not self._port_free_to_change:

@@ -178,15 +178,19 @@ class Process:
         if self.popen.stdout:
             self.popen.stdout.close()
 
-    def stop(self, timeout: float = 10.0) -> int:
-        """SIGTERM, then SIGKILL after ``timeout``; return the exit code."""
+    def terminate(self) -> None:
+        """SIGTERM the process group without waiting (see :func:`stop_all`)."""
         if self.popen.poll() is None:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(self.popen.pid, signal.SIGTERM)
-            try:
-                self.popen.wait(timeout)
-            except subprocess.TimeoutExpired:
-                self.kill()
+
+    def stop(self, timeout: float = 10.0) -> int:
+        """SIGTERM, then SIGKILL after ``timeout``; return the exit code."""
+        self.terminate()
+        try:
+            self.popen.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.kill()
         if self.popen.stdin:
             with contextlib.suppress(OSError):
                 self.popen.stdin.close()
@@ -194,3 +198,14 @@ class Process:
         if self.popen.stdout:
             self.popen.stdout.close()
         return self.popen.returncode
+
+
+def stop_all(processes: Sequence[Process], timeout: float = 10.0) -> None:
+    """Stop ``processes`` together: SIGTERM to every process group at once, then
+    SIGKILL to those still running ``timeout`` seconds later. Stopping them one
+    after the other would add up their shutdown times."""
+    for process in processes:
+        process.terminate()
+    deadline = time.monotonic() + timeout
+    for process in processes:
+        process.stop(max(0.0, deadline - time.monotonic()))

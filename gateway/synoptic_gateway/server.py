@@ -7,7 +7,10 @@ command registers it)."""
 from __future__ import annotations
 
 import asyncio
+import errno
 import gc
+import socket
+import sys
 
 import uvicorn
 
@@ -25,8 +28,51 @@ class _Server(uvicorn.Server):
         await super().shutdown(sockets)
 
 
+class ListenError(OSError):
+    """The gateway's address cannot be listened on (one line says why)."""
+
+
+def listen(host: str, port: int) -> list[socket.socket]:
+    """Sockets bound to ``host:port`` (every address it resolves to, as asyncio
+    binds them), before anything else starts: a port in use ends the gateway at
+    once, never half started."""
+    try:
+        infos = socket.getaddrinfo(
+            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )
+    except socket.gaierror as exc:
+        raise ListenError(f"cannot resolve --host {host}: {exc.strerror}") from None
+    sockets: list[socket.socket] = []
+    for family, kind, proto, _, address in dict.fromkeys(infos):
+        sock = socket.socket(family, kind, proto)
+        sockets.append(sock)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if family == socket.AF_INET6:
+            sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+        try:
+            sock.bind(address)
+        except OSError as exc:
+            for opened in sockets:
+                opened.close()
+            if exc.errno == errno.EADDRINUSE:
+                raise ListenError(
+                    f"port {port} on {host} is already in use: stop the program "
+                    f"listening there or pass --port with a free one"
+                ) from None
+            raise ListenError(
+                f"cannot listen on {host}:{port}: {exc.strerror}"
+            ) from None
+    return sockets
+
+
 async def serve(settings: Settings) -> int:
-    """Run a gateway until SIGINT/SIGTERM; print a readiness line when listening."""
+    """Run a gateway until SIGINT/SIGTERM; print a readiness line when listening.
+    Returns 1 at once (one line on stderr) when its address cannot be bound."""
+    try:
+        sockets = listen(settings.host, settings.port)
+    except ListenError as exc:
+        print(f"synoptic gateway: {exc}", file=sys.stderr, flush=True)
+        return 1
     app = create_app(settings)
     config = uvicorn.Config(
         app,
@@ -41,7 +87,7 @@ async def serve(settings: Settings) -> int:
         access_log=False,
     )
     server = _Server(config)
-    task = asyncio.create_task(server.serve())
+    task = asyncio.create_task(server.serve(sockets=sockets))
     while not server.started and not task.done():  # noqa: ASYNC110 - uvicorn has only a flag
         await asyncio.sleep(0.02)
     if server.started:
@@ -55,5 +101,8 @@ async def serve(settings: Settings) -> int:
             f"(NATS {settings.nats_url})",
             flush=True,
         )
-    await task
+    try:
+        await task
+    except SystemExit as exc:  # uvicorn's own start failure (lifespan)
+        return exc.code if isinstance(exc.code, int) else 1
     return 0 if server.started else 1

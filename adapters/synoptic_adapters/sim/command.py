@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from synoptic_adapters.sim.epics_db import SCAN_BY_RATE, SimSpec
-from synoptic_adapters.sim.options import add_sim_parser
+from synoptic_adapters.sim.options import add_sim_parser, port_taken
 
 
 def register(sims: argparse._SubParsersAction) -> None:
@@ -28,4 +28,7 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"synoptic sim ioc: {exc}", flush=True)
         return 2
+    if taken := port_taken("ioc", args.interface, args.port):
+        print(taken, flush=True)
+        return 1
     return run_ioc(spec, args.port, args.db_out, args.fill_rate, args.interface)

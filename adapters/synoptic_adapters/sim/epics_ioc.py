@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import ctypes
 import os
-import signal
 import sys
 import tempfile
 import threading
@@ -25,6 +24,7 @@ from synoptic_adapters.sim.epics_db import (
     SimSpec,
     build_database,
 )
+from synoptic_bus.stopsignal import StopSignals
 
 #: Largest CA payload for the server and its clients (100k doubles = 800 kB).
 MAX_ARRAY_BYTES = 10_000_000
@@ -60,6 +60,7 @@ def run_ioc(
 
     ``fill_rate`` > 0 rewrites the 100k-point waveform with a moving pattern that
     many times a second (the demo shows it); 0 leaves it to clients' puts."""
+    signals = StopSignals()  # a flag and a pipe: safe whenever it lands
     os.environ.update(ca_environment(port, interface))
     text, names = build_database(spec)
     with tempfile.TemporaryDirectory(prefix="synoptic-ioc-") as tmp:
@@ -67,9 +68,7 @@ def run_ioc(
         db_path.write_text(text)
         acf_path = Path(tmp) / "sim.acf"
         acf_path.write_text(ACCESS_SECURITY)
-        stop = threading.Event()
-        signal.signal(signal.SIGTERM, lambda *_: stop.set())
-        signal.signal(signal.SIGINT, lambda *_: stop.set())
+        stop = threading.Event()  # set by the main thread, never in a handler
         _start(db_path, acf_path)
         if fill_rate > 0 and spec.extras:
             filler = threading.Thread(
@@ -83,8 +82,8 @@ def run_ioc(
             f"{spec.rate:g} Hz), prefix {spec.prefix} on CA port {port}",
             flush=True,
         )
-        while not stop.wait(1.0):
-            pass
+        signals.wait()
+        stop.set()
     print("sim ioc stopped", flush=True)
     sys.stdout.flush()
     # epicsExit's atexit cleanup can hang with live clients: leave at once.

@@ -4,7 +4,24 @@
 from __future__ import annotations
 
 import argparse
+import socket
 from collections.abc import Callable
+
+
+def port_taken(sim: str, host: str, port: int) -> str | None:
+    """The line to print when TCP ``port`` on ``host`` is already in use (a
+    server there would never be ready: EPICS suspends, omniORB exits 0)."""
+    with socket.socket() as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, port))
+        except OSError as exc:
+            return (
+                f"synoptic sim {sim}: cannot listen on {host}:{port} "
+                f"({exc.strerror}): stop the program listening there or pass "
+                f"--port with a free one"
+            )
+    return None
 
 
 def add_sim_parser(

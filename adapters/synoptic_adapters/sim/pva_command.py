@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from synoptic_adapters.sim.options import add_sim_parser
+from synoptic_adapters.sim.options import add_sim_parser, port_taken
 
 
 def register(sims: argparse._SubParsersAction) -> None:
@@ -29,6 +29,9 @@ def run(args: argparse.Namespace) -> int:
     if args.rate <= 0 or args.records < 0:
         print("synoptic sim pva: --rate must be > 0 and --records >= 0", flush=True)
         return 2
+    if taken := port_taken("pva", args.interface, args.port):
+        print(taken, flush=True)
+        return 1
     spec = SimSpec(args.prefix, args.records, args.rate, extras=not args.no_extras)
     return serve(
         spec, args.port, image_rate=args.image_rate, fill_rate=args.fill_rate,

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import math
 import os
-import signal
 import sys
 import threading
 import time
@@ -51,6 +50,7 @@ from synoptic_adapters.sim.epics_db import WAVEFORM_BIG, WAVEFORM_SMALL, SimSpec
 from synoptic_adapters.sim.epics_db import counter_names as _counter_names
 from synoptic_adapters.sim.nd_encode import encode, nd_data_type
 from synoptic_adapters.sim.pva_env import CODEC_IMAGES, pva_environment
+from synoptic_bus.stopsignal import StopSignals
 
 READY = "sim pva ready"
 IMAGE_SIZE = 1024
@@ -396,11 +396,10 @@ def serve(
     interface: str = "127.0.0.1",
 ) -> int:
     """Serve until SIGTERM/SIGINT; print :data:`READY` once serving."""
+    signals = StopSignals()  # a flag and a pipe: safe whenever it lands
     os.environ.update(pva_environment(port, interface))
     sim = SimServer(spec, image_rate, fill_rate)
     server = Server(providers=[sim.pvs])
-    signal.signal(signal.SIGTERM, lambda *_: sim.stop.set())
-    signal.signal(signal.SIGINT, lambda *_: sim.stop.set())
     threads = [threading.Thread(target=sim.run_scalars, daemon=True, name="scalars")]
     if spec.extras and image_rate > 0:
         threads.append(
@@ -415,8 +414,8 @@ def serve(
         f"prefix {spec.prefix} on PVA port {port}",
         flush=True,
     )
-    while not sim.stop.wait(1.0):
-        pass
+    signals.wait()
+    sim.stop.set()  # by the main thread, never in a signal handler
     server.stop()
     print("sim pva stopped", flush=True)
     sys.stdout.flush()

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from synoptic_adapters.sim.options import port_taken
+
 #: Every attribute of a simulated device except the bulk counters.
 ATTRIBUTES = (
     "boolean", "uchar", "short", "ushort", "long", "ulong", "long64", "ulong64",
@@ -67,6 +69,9 @@ def run_standard(args: argparse.Namespace) -> int:
     """Serve the default-serialisation device until killed."""
     from synoptic_adapters.sim.tango_standard import StandardSettings, serve
 
+    if taken := port_taken("tango-standard", args.host, args.port):
+        print(taken, flush=True)
+        return 1
     settings = StandardSettings(
         events=args.events, polled=args.polled, rate_hz=args.rate,
         slow_s=args.slow_s, timeout_s=args.timeout_s, clean=args.clean,
@@ -80,6 +85,9 @@ def run(args: argparse.Namespace) -> int:
     """Serve until killed; prints ``Ready to accept request`` when serving."""
     from synoptic_adapters.sim.tango_device import device_names, serve
 
+    if taken := port_taken("tango", args.host, args.port):
+        print(taken, flush=True)
+        return 1
     serve(
         port=args.port,
         devices=args.dlist.split(",") if args.dlist else device_names(args.devices),

@@ -113,3 +113,57 @@ def test_a_child_that_never_gets_ready_fails_add() -> None:
     with pytest.raises(ProcessError, match="exited"):
         sup.add(Child("child", spawner("exit", []), "never printed", 20))
     sup.stop()
+
+
+def test_stop_during_a_restart_leaves_nothing_running() -> None:
+    """stop() lands while a restart spawns (a slow spawn, as initdb's): the
+    process spawned then is stopped too, and nothing starts after."""
+    log = Lines()
+    sup = Supervisor(log, backoff_min=0.01, backoff_max=0.01)
+    spawning = threading.Event()
+    release = threading.Event()
+    spawned: list[Process] = []
+
+    def spawn() -> Process:
+        if spawned:  # a restart: hold it in the middle of its spawn
+            spawning.set()
+            release.wait(10)
+        process = Process("child", [sys.executable, "-c", CHILD, "live"])
+        spawned.append(process)
+        return process
+
+    first = sup.add(Child("child", spawn, "child ready", 20))
+    first.signal(9)
+    assert spawning.wait(10)
+    stopper = threading.Thread(target=sup.stop)
+    stopper.start()
+    assert sup._stopping.wait(10)  # stop() has begun
+    release.set()
+    stopper.join(20)
+    assert not stopper.is_alive()
+    for process in spawned:
+        process.popen.wait(10)
+    assert len(spawned) == 2 and not [p for p in spawned if p.alive()]
+    assert not [line for line in log.lines if "restarted (pid" in line]
+
+
+def test_run_once_is_ended_by_stop() -> None:
+    sup = Supervisor(lambda _: None)
+    errors: list[Exception] = []
+
+    def run() -> None:
+        try:
+            sup.run_once("sleeper", [sys.executable, "-c", CHILD, "live"], 60)
+        except ProcessError as exc:
+            errors.append(exc)
+
+    runner = threading.Thread(target=run)
+    runner.start()
+    deadline = time.monotonic() + 20
+    while not sup._transient and time.monotonic() < deadline:  # it runs
+        time.sleep(0.01)
+    started = time.monotonic()
+    sup.stop()
+    runner.join(20)
+    assert time.monotonic() - started < 10 and not runner.is_alive()
+    assert errors and "stopping" in str(errors[0])

@@ -13,6 +13,7 @@ import shutil
 import signal
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -114,8 +115,13 @@ async def test_demo_restarts_a_killed_nats_server_and_adapter(var_dir: Path) -> 
             await kill_and_see_restart(demo, "adapter-epics", 0)
             await counting(sub, 5)
     finally:
-        demo.stop(30)
-    assert "demo stopped" in demo.output()
-    # every child, restarted ones included, was stopped with the demo
+        sent = time.monotonic()
+        demo.stop(30)  # SIGTERM
     pids = re.findall(r"(?:pid |restarted \(pid )(\d+)", demo.output())
+    while [p for p in pids if exists(p)] and time.monotonic() - sent < 20:  # noqa: ASYNC110 - no event tells of other processes ending
+        await asyncio.sleep(0.05)
+    took = time.monotonic() - sent
+    assert "demo stopped" in demo.output()
+    # every child, restarted ones included, was stopped with the demo, in time
     assert pids and not [p for p in pids if exists(p)]
+    assert took < 20, f"the demo and its children took {took:.1f} s to stop"
