@@ -28,7 +28,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from nats.aio.client import Client as NatsClient
+from nats.errors import MaxPayloadError
 
+from synoptic_bus.prereq import payload_too_small
 from synoptic_schemas import SCHEMA_VERSION, Channel, Severity, Subjects, encode
 from synoptic_schemas.codec import encode_value
 
@@ -87,6 +89,7 @@ class Publisher:
         self._republish = False
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+        self._oversized: set[str] = set()  # subjects told to be over max_payload
 
     # -- ChannelSink -------------------------------------------------------------
 
@@ -210,12 +213,32 @@ class Publisher:
 
     async def _publish(self, subject: str, message: dict[str, Any]) -> bool:
         try:
-            await self.nc.publish(subject, encode(message))
-        except Exception as exc:  # encoding, payload too large, buffer full
+            data = encode(message)
+            await self.nc.publish(subject, data)
+        except MaxPayloadError:
+            self.stats.errors += 1
+            if "v" in message:  # a value: say why it cannot be shown instead
+                await self._publish(
+                    subject, self._oversize(subject, len(data), message)
+                )
+            return False
+        except Exception as exc:  # encoding, buffer full
             self.stats.errors += 1
             log.warning("publish on %s failed: %s", subject, exc)
             return False
         return True
+
+    def _oversize(
+        self, subject: str, size: int, message: dict[str, Any]
+    ) -> dict[str, Any]:
+        """The value published instead of one over the bus's ``max_payload``: no
+        value, sev 3 (invalid), the reason and what to do as its status (logged
+        once per channel)."""
+        status = payload_too_small(size, self.max_payload)
+        if subject not in self._oversized:
+            self._oversized.add(subject)
+            log.error("%s: %s", subject, status)
+        return {**message, "v": None, "sev": int(Severity.INVALID), "st": status}
 
     async def _flusher(self) -> None:
         while True:
@@ -250,6 +273,9 @@ class Publisher:
             subject = subjects.get(channel) or self._subject(channel)
             try:
                 await publish(subject, encode_value(v, t, sev, st, seq, ep, c))
+            except MaxPayloadError:
+                message = self._message((seq, v, t, sev, st, c))
+                await self._publish(subject, message)  # says why, once logged
             except Exception as exc:
                 self.stats.errors += 1
                 log.warning("publish on %s failed: %s", subject, exc)

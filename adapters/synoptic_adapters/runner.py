@@ -28,7 +28,8 @@ from synoptic_adapters.publisher import Publisher
 from synoptic_adapters.sharding import Shard
 from synoptic_adapters.source import CommandSource, Source
 from synoptic_bus.connect import connect
-from synoptic_bus.store import StoreConfig, ensure_store
+from synoptic_bus.prereq import PrerequisiteError
+from synoptic_bus.store import StoreConfig, ensure_store, wait_for_store
 from synoptic_schemas import (
     SCHEMA_VERSION,
     ContractError,
@@ -99,7 +100,7 @@ class Adapter:
         self.nc = await connect(
             self.config.nats_url, name=self.id, on_reconnect=self._on_reconnect
         )
-        await ensure_store(self.nc, self._store_config())
+        await wait_for_store(self.nc, self._store_config())
         self.publisher = Publisher(
             self.nc,
             self.subjects,
@@ -278,6 +279,25 @@ class Adapter:
                 await self.nc.close()
 
 
+async def until_stopped(work: Awaitable[Any], stop: asyncio.Event) -> bool:
+    """Await ``work`` unless ``stop`` is set first (then it is cancelled): a
+    signal during a start that waits (NATS away, a missing stream) stops at once.
+    Whether ``work`` finished."""
+    task = asyncio.ensure_future(work)
+    stopped = asyncio.create_task(stop.wait())
+    try:
+        await asyncio.wait({task, stopped}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stopped.cancel()
+    if task.done():
+        task.result()  # its exception, if any
+        return True
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError, Exception):
+        await task
+    return False
+
+
 async def run_adapter(
     source: Source,
     config: AdapterConfig,
@@ -300,7 +320,12 @@ async def run_adapter(
         source, config, shard=shard, adapter_id=adapter_id, epoch_ms=epoch_ms
     )
     try:
-        await adapter.start()
+        try:
+            if not await until_stopped(adapter.start(), stop):
+                return 0  # a signal during the start
+        except PrerequisiteError as exc:
+            print(f"adapter {adapter.id} cannot start: {exc}", flush=True)
+            return 2
         if on_ready is not None:
             await on_ready(adapter)
         print(

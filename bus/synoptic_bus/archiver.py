@@ -177,7 +177,18 @@ async def run(args: argparse.Namespace) -> int:
     if not args.dsn:
         print("synoptic archiver: give --dsn or $SYNOPTIC_ARCHIVE_DSN", file=sys.stderr)
         return 2
-    conn = await psycopg.AsyncConnection.connect(args.dsn, autocommit=True)
+    try:
+        conn = await psycopg.AsyncConnection.connect(
+            args.dsn, autocommit=True, connect_timeout=10
+        )
+    except psycopg.OperationalError as exc:
+        reason = " ".join(str(exc).split())[:300]
+        print(
+            f"synoptic archiver: cannot reach the database ({reason}): check --dsn "
+            f"(or $SYNOPTIC_ARCHIVE_DSN) and that PostgreSQL runs",
+            file=sys.stderr, flush=True,
+        )  # fmt: skip
+        return 2
     await ensure_schema(conn)
     if args.schema_only:
         await conn.close()

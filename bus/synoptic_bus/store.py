@@ -24,9 +24,15 @@ from nats.aio.client import Client as NatsClient
 from nats.errors import NoRespondersError
 from nats.errors import TimeoutError as NatsTimeoutError
 from nats.js.api import DiscardPolicy, RePublish, StorageType, StreamConfig
-from nats.js.errors import NotFoundError
+from nats.js.errors import NotFoundError, ServiceUnavailableError
 from nats.protocol.command import sub_cmd, unsub_cmd
 
+from synoptic_bus.prereq import (
+    MissingStreamError,
+    jetstream_off,
+    jetstream_off_error,
+    missing_stream_error,
+)
 from synoptic_schemas.subjects import DEFAULT_PREFIX
 
 log = logging.getLogger(__name__)
@@ -86,6 +92,33 @@ def stream_name(prefix: str) -> str:
     return prefix.upper().replace(".", "_").replace("-", "_") + "_LAST"
 
 
+async def wait_for_store(
+    nc: NatsClient,
+    config: StoreConfig,
+    *,
+    retry: float = 2.0,
+    say_every: float = 30.0,
+) -> None:
+    """:func:`ensure_store`, waiting while the stream is missing and cannot be
+    created here (``synoptic bus init`` may be on its way): the reason is logged
+    at once and every ``say_every`` seconds. JetStream off raises
+    :class:`~synoptic_bus.prereq.JetStreamOffError` at once."""
+    said = float("-inf")
+    while True:
+        try:
+            await ensure_store(nc, config)
+        except MissingStreamError as exc:
+            now = asyncio.get_running_loop().time()
+            if now - said >= say_every:
+                said = now
+                log.error("%s; waiting for it", exc)
+            await asyncio.sleep(retry)
+            continue
+        if said > float("-inf"):
+            log.info("last-value stream %s found", config.stream)
+        return
+
+
 def history_stream_name(prefix: str) -> str:
     """The history stream's name for a subject prefix (``cs`` → ``CS_HIST``;
     :mod:`synoptic_bus.history`)."""
@@ -109,10 +142,14 @@ async def ensure_store(
     wanted = config.stream_config()
     try:
         info = await js.stream_info(config.stream)
+    except (ServiceUnavailableError, NoRespondersError) as exc:
+        if jetstream_off(exc):
+            raise jetstream_off_error(nc) from None
+        raise
     except NotFoundError:
         try:  # re-created (a memory stream after a restart): the history feed too
             await js.stream_info(history_stream_name(config.prefix))
-        except NotFoundError:
+        except (NotFoundError, NatsTimeoutError):  # none, or not ours to see
             pass
         else:
             wanted.republish = history_feed(config.prefix)
@@ -120,7 +157,13 @@ async def ensure_store(
             await js.add_stream(wanted)
         except Exception as exc:  # a concurrent creator wins: re-check below
             log.debug("add_stream raced: %s", exc)
-            await js.stream_info(config.stream)
+            try:
+                await js.stream_info(config.stream)
+            except NotFoundError:  # not created: no permission, no resources
+                raise MissingStreamError(
+                    f"{missing_stream_error(config.stream, 'last-value')} (creating "
+                    f"it here failed: {str(exc) or type(exc).__name__})"
+                ) from None
         else:
             log.info("created last-value stream %s", config.stream)
         return

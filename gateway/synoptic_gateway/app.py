@@ -17,7 +17,8 @@ import contextlib
 import logging
 import secrets
 import socket
-from collections.abc import AsyncIterator
+import sys
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import replace
 
@@ -32,6 +33,7 @@ from synoptic_gateway.headers import SecurityHeaders
 from synoptic_gateway.history.build import history_runner
 from synoptic_gateway.hub import Hub
 from synoptic_gateway.metrics import Stats, make_registry, render
+from synoptic_gateway.prereq import check_archive, check_bus
 from synoptic_gateway.screen_api import add_screen_routes
 from synoptic_gateway.screens import ScreenCatalog, ScreenWatchers
 from synoptic_gateway.session import Session
@@ -67,6 +69,11 @@ class Gateway:
         self.registry = make_registry(self.stats, self.hub.gauges)
         self.history = history_runner(settings)
         self._history_started: asyncio.Task[None] | None = None
+        self._checks: asyncio.Task[None] | None = None
+        #: why the gateway cannot serve at all (then it ends), None while it can
+        self.fatal: str | None = None
+        #: called once :attr:`fatal` is set (the server ends the process)
+        self.on_fatal: Callable[[], None] | None = None
 
     async def _bus_down(self) -> None:
         await self.hub.bus_down()
@@ -81,6 +88,23 @@ class Gateway:
         # its own NATS connection, made in the background like the live one
         self._history_started = asyncio.create_task(self.history.start())
         self.screens.start()  # watch the screens bucket once NATS is connected
+        self._checks = asyncio.create_task(self._check_prerequisites())
+
+    async def _check_prerequisites(self) -> None:
+        """Once NATS is first connected: JetStream, the streams, the archive
+        (:mod:`synoptic_gateway.prereq`)."""
+        await self.bus.wait_connected(None)
+        checks = [check_bus(self.bus.nc, self.settings.prefix, self._cannot_serve)]
+        if self.settings.hist_archive_dsn:
+            checks.append(check_archive(self.settings.hist_archive_dsn))
+        await asyncio.gather(*checks)
+
+    def _cannot_serve(self, why: str) -> None:
+        self.fatal = why
+        print(f"synoptic gateway {self.id} cannot serve: {why}", file=sys.stderr,
+              flush=True)  # fmt: skip
+        if self.on_fatal is not None:
+            self.on_fatal()
 
     def going_away(self) -> None:
         """Ask every client to reconnect elsewhere (before a shutdown)."""
@@ -88,6 +112,8 @@ class Gateway:
             session.close_going_away()
 
     async def stop(self) -> None:
+        if self._checks is not None:
+            self._checks.cancel()
         self.going_away()
         await self.hub.close()
         if self._history_started is not None:

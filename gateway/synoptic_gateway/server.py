@@ -87,6 +87,8 @@ async def serve(settings: Settings) -> int:
         access_log=False,
     )
     server = _Server(config)
+    gateway = app.state.gateway
+    gateway.on_fatal = lambda: setattr(server, "should_exit", True)
     task = asyncio.create_task(server.serve(sockets=sockets))
     while not server.started and not task.done():  # noqa: ASYNC110 - uvicorn has only a flag
         await asyncio.sleep(0.02)
@@ -95,9 +97,8 @@ async def serve(settings: Settings) -> int:
         # of the collector's sight, a full collection no longer walks the ~10^5
         # objects of FastAPI, pydantic and friends (tens of ms on a screen open).
         gc.freeze()
-        gw = app.state.gateway
         print(
-            f"synoptic gateway {gw.id} ready on http://{settings.host}:{settings.port} "
+            f"synoptic gateway {gateway.id} ready on http://{settings.host}:{settings.port} "
             f"(NATS {settings.nats_url})",
             flush=True,
         )
@@ -105,4 +106,6 @@ async def serve(settings: Settings) -> int:
         await task
     except SystemExit as exc:  # uvicorn's own start failure (lifespan)
         return exc.code if isinstance(exc.code, int) else 1
+    if gateway.fatal is not None:
+        return 2
     return 0 if server.started else 1

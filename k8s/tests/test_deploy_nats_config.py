@@ -265,12 +265,24 @@ async def test_roles_can_do_their_jobs(roles: dict[str, Client]) -> None:
     barrier = StoreConfig().barrier_subject
     assert await store_barrier(gateway, barrier) > 0
 
-    await asyncio.sleep(0.2)  # let the store capture the value
-    snapshot = await fetch_last(gateway, [subjects.val(channel)], stream="CS_LAST")
-    assert subjects.val(channel) in snapshot.messages
-    # recent history: a gateway reads CS_HIST with its own pull consumer (0022)
+    # the value came from another connection (the adapter user may not publish
+    # barriers): the store has it once a read finds it
+    async with asyncio.timeout(20):
+        while True:
+            snapshot = await fetch_last(
+                gateway, [subjects.val(channel)], stream="CS_LAST"
+            )
+            if subjects.val(channel) in snapshot.messages:
+                break
+            await asyncio.sleep(0.05)
+    # recent history: a gateway reads CS_HIST with its own pull consumer (0022);
+    # the last-value stream feeds it (republish), a moment later
     tail = subjects.val(channel).split(".", 2)[2]
-    assert await oldest(gateway, "CS_HIST") is not None
+    async with asyncio.timeout(20):
+        while True:
+            if await oldest(gateway, "CS_HIST") is not None:
+                break
+            await asyncio.sleep(0.05)
     hist = await read_range(gateway, "CS_HIST", [f"cs.hist.val.{tail}"], 0, 2**62)
     assert hist.count == 1
     # screens: the bus-init Job creates the bucket, a gateway reads, watches and

@@ -190,6 +190,9 @@ class PvaSource:
         self.structure_changes = 0
         self._closed_merged = 0
         self._timers: dict[Channel, asyncio.TimerHandle] = {}
+        #: what to add to "exceeds the limit" when the bus sets the limit
+        self.limit_hint = ""
+        self._told_limit: set[Channel] = set()
 
     @property
     def merged(self) -> int:
@@ -202,9 +205,15 @@ class PvaSource:
         # A sink may tell the bus's largest payload (the Publisher does): no array
         # is published that the bus would refuse.
         max_payload = getattr(sink, "max_payload", None)
-        if isinstance(max_payload, int) and max_payload > _ENVELOPE_BYTES:
-            self.max_array_bytes = min(
-                self.max_array_bytes, max_payload - _ENVELOPE_BYTES
+        if (
+            isinstance(max_payload, int)
+            and max_payload > _ENVELOPE_BYTES
+            and max_payload - _ENVELOPE_BYTES < self.max_array_bytes
+        ):
+            self.max_array_bytes = max_payload - _ENVELOPE_BYTES
+            self.limit_hint = (
+                f" (the bus's max_payload of {max_payload} bytes: raise it in "
+                f"nats-server's configuration, e.g. 8MB)"
             )
         self.context = Context(
             "pva", conf=pva_conf(self.settings), useenv=True, nt=False
@@ -281,7 +290,13 @@ class PvaSource:
                 if meta is not None and meta != monitor.meta:
                     monitor.meta = meta
                     sink.meta(monitor.channel, meta)
-            self.sink_value_error(monitor, str(exc))
+            reason = str(exc)
+            if self.limit_hint and "exceeds the limit" in reason:
+                reason += self.limit_hint
+                if monitor.channel not in self._told_limit:
+                    self._told_limit.add(monitor.channel)
+                    log.error("%s: %s", monitor.channel.uri, reason)
+            self.sink_value_error(monitor, reason)
             monitor.meta_dirty = True
             return
         if monitor.meta_dirty or (

@@ -37,6 +37,7 @@ import ctypes
 import json
 import logging
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -50,12 +51,14 @@ from nats.errors import NoRespondersError
 
 from synoptic_adapters.config import AdapterConfig
 from synoptic_adapters.publisher import Publisher
-from synoptic_adapters.runner import default_adapter_id, put_reply
+from synoptic_adapters.runner import default_adapter_id, put_reply, until_stopped
 from synoptic_adapters.sharding import Shard
 from synoptic_adapters.tango.assignment import Assignment
 from synoptic_adapters.tango.stages import stage
 from synoptic_adapters.tango.worker import SUBJECT_HEADER, control_subject, put_subject
 from synoptic_bus.connect import connect
+from synoptic_bus.prereq import PrerequisiteError
+from synoptic_bus.store import StoreConfig, wait_for_store
 from synoptic_schemas import (
     SCHEMA_VERSION,
     Channel,
@@ -172,8 +175,35 @@ class Supervisor:
     # -- lifecycle ------------------------------------------------------------------
 
     async def run(self, stop: asyncio.Event) -> int:
-        """Serve until ``stop`` is set; return 0."""
+        """Serve until ``stop`` is set (at any moment: a start under way ends
+        too); return 0, or 2 when a prerequisite is missing (said in one line)."""
+        try:
+            try:
+                if not await until_stopped(self._connect(), stop):
+                    return 0
+            except PrerequisiteError as exc:
+                print(f"adapter {self.id} cannot start: {exc}", flush=True)
+                return 2
+            for worker in self.workers:
+                self._spawn(worker)
+            self._tasks.append(asyncio.create_task(self._heartbeat(), name="heartbeat"))
+            self._tasks += [
+                asyncio.create_task(self._supervise(w), name=f"worker {w.index}")
+                for w in self.workers
+            ]
+            await until_stopped(self._ready(), stop)
+            await stop.wait()
+            log.info("adapter %s stopping its %d workers", self.id, len(self.workers))
+        finally:
+            await self.stop()
+        return 0
+
+    async def _connect(self) -> None:
+        """NATS, the last-value stream (the workers' too), the publisher and the
+        request subscriptions."""
         self.nc = await connect(self.config.nats_url, name=self.id)
+        store = StoreConfig(self.config.prefix, storage=self.config.storage)  # type: ignore[arg-type]
+        await wait_for_store(self.nc, store)
         self.publisher = Publisher(self.nc, self.subjects, self.id, self.epoch_ms)
         await self.publisher.start()
         if self.config.demand_enabled:
@@ -184,13 +214,9 @@ class Supervisor:
                     self.subjects.all_of(kind, "tango"), cb=self._on_put
                 )
         await self.nc.flush()
-        for worker in self.workers:
-            self._spawn(worker)
-        self._tasks.append(asyncio.create_task(self._heartbeat(), name="heartbeat"))
-        self._tasks += [
-            asyncio.create_task(self._supervise(w), name=f"worker {w.index}")
-            for w in self.workers
-        ]
+
+    async def _ready(self) -> None:
+        """Print the ready line once every worker serves (or say it is late)."""
         try:
             await asyncio.wait_for(
                 asyncio.gather(*(self._until_serving(w) for w in self.workers)), 120
@@ -203,10 +229,6 @@ class Supervisor:
             )
         except TimeoutError:
             log.warning("not every worker serves after 120 s")
-        await stop.wait()
-        log.info("adapter %s stopping its %d workers", self.id, len(self.workers))
-        await self.stop()
-        return 0
 
     async def stop(self) -> None:
         """Stop every worker (SIGTERM, then SIGKILL), then NATS."""
@@ -227,9 +249,7 @@ class Supervisor:
                 log.warning("worker pid %d did not stop: killed", proc.pid)
                 proc.kill()
                 proc.wait()
-        for name in os.listdir(self.folder):
-            os.unlink(self.folder / name)
-        os.rmdir(self.folder)
+        shutil.rmtree(self.folder, ignore_errors=True)
         if self.publisher is not None:
             await self.publisher.stop()
         with contextlib.suppress(Exception):

@@ -13,7 +13,7 @@ import numpy as np
 from synoptic_bus.connect import NatsClient
 from synoptic_bus.natsserver import NatsServer
 from synoptic_bus.procs import Process
-from synoptic_bus.store import StoreConfig, ensure_store
+from synoptic_bus.store import StoreConfig, ensure_store, store_barrier
 from synoptic_schemas import Subjects, decode_cmd, decode_put, encode, parse_channel
 
 SYNOPTIC = [str(Path(sys.executable).parent / "synoptic")]
@@ -56,7 +56,7 @@ async def test_get_prints_last_value_and_metadata(
     await nc.publish(SUBJECTS.val(channel), value(np.arange(3.0), 4))
     await nc.publish(SUBJECTS.meta(channel), encode({"ver": 1, "dt": "f8", "shape": [3],
                                                       "w": False, "t": 1, "ep": 1, "unit": "mm"}))  # fmt: skip
-    await nc.flush()
+    await store_barrier(nc, StoreConfig().barrier_subject)  # stored, not only sent
     result = await run_cli(nats_server, "get", "ca://CLI:GET", "ca://CLI:ABSENT")
     assert result.returncode == 1  # one channel has no value
     assert "ca://CLI:GET = float64[3] [0.,1.,2.] mm sev=0 NO_ALARM" in result.stdout

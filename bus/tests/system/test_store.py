@@ -53,7 +53,7 @@ async def test_store_keeps_only_the_last_value_per_subject(nc: NatsClient) -> No
     subject = SUBJECTS.val(parse_channel("ca://LAST:ONE"))
     for seq in range(1, 6):
         await nc.publish(subject, value(seq, seq))
-    await nc.flush()
+    await store_barrier(nc, CONFIG.barrier_subject)  # stored, not only sent
     snap = await fetch_last(nc, [subject, SUBJECTS.val(parse_channel("ca://NEVER"))])
     assert decode_value(snap.messages[subject])["seq"] == 5
     assert snap.missing([subject, "cs.val.ca.NEVER"]) == ["cs.val.ca.NEVER"]
