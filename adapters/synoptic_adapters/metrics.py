@@ -34,6 +34,8 @@ _COUNTERS = {
     "received": "source events (values and disconnects) handed to the publisher",
     "published": "value messages published to NATS",
     "meta_published": "metadata messages published to NATS",
+    "sev_published": "severity transitions (cs.sev) published to NATS",
+    "sev_dropped": "severity transitions not queued (queue full; the latest followed)",
     "dropped": "value events dropped because the publisher queue was full",
     "offline_dropped": "value events not sent while NATS was unreachable",
     "republished": "messages published again after NATS reconnects",

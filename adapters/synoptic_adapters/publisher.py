@@ -15,6 +15,12 @@ Guarantees:
 - After a NATS reconnect every kept value and metadata message is published again
   unchanged (same ``seq``), so the last-value store holds the latest state even
   if the server lost it.
+- A value whose severity, status text or connection differs from the channel's
+  previous one (and a channel's first value) is also published on ``cs.sev.<tail>``
+  with the same ``seq`` and ``ep``, before queued values: the alarm service reads
+  these transitions, never every value. Transitions are queued apart from values
+  and never dropped in favour of them; after a reconnect each channel's latest one
+  is published again (a duplicate by ``(ep, seq)``).
 """
 
 from __future__ import annotations
@@ -32,7 +38,7 @@ from nats.errors import MaxPayloadError
 
 from synoptic_bus.prereq import payload_too_small
 from synoptic_schemas import SCHEMA_VERSION, Channel, Severity, Subjects, encode
-from synoptic_schemas.codec import encode_value
+from synoptic_schemas.codec import encode_sev, encode_value
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +51,7 @@ _YIELD_EVERY = 2000
 #: The latest state of one channel, unencoded: (seq, v, t, sev, st, c). A plain
 #: tuple: it is built once per source event, on the hot path.
 _Last = tuple[int, Any, int, int, str, bool]
-_SEQ, _CONNECTED = 0, 5
+_SEQ, _SEV, _STATUS, _CONNECTED = 0, 3, 4, 5
 
 
 @dataclass
@@ -55,7 +61,9 @@ class PublisherStats:
     received: int = 0  # source events (values and disconnects)
     published: int = 0  # value messages sent to NATS
     meta_published: int = 0
+    sev_published: int = 0  # severity transitions sent to NATS
     dropped: int = 0  # value events dropped because the queue was full
+    sev_dropped: int = 0  # transitions not queued (full): the latest still follows
     offline_dropped: int = 0  # value events not sent while NATS was away
     republished: int = 0  # messages sent again after reconnects
     errors: int = 0  # publishes that failed (encoding, NATS limits)
@@ -83,7 +91,10 @@ class Publisher:
         self._meta: dict[Channel, dict[str, Any]] = {}
         self._forgotten_seq: dict[Channel, int] = {}
         self._val_subject: dict[Channel, str] = {}
+        self._sev_subject: dict[Channel, str] = {}
         self._queue: deque[tuple[Channel, _Last]] = deque()
+        self._sev_queue: deque[tuple[Channel, _Last]] = deque()
+        self._sev_dirty: set[Channel] = set()  # latest transition not queued
         self._dirty: set[Channel] = set()  # latest value not queued (overflow)
         self._meta_pending: set[Channel] = set()
         self._republish = False
@@ -115,6 +126,17 @@ class Publisher:
         state = (seq, v, t, sev, st, c)
         self._last[channel] = state
         self.stats.received += 1
+        if (
+            last is None
+            or last[_SEV] != sev
+            or last[_CONNECTED] != c
+            or (last[_STATUS] != st)
+        ):
+            if len(self._sev_queue) >= self.max_queue:
+                self.stats.sev_dropped += 1
+                self._sev_dirty.add(channel)
+            else:
+                self._sev_queue.append((channel, state))
         if len(self._queue) >= self.max_queue:
             self.stats.dropped += 1
             self._dirty.add(channel)
@@ -161,6 +183,7 @@ class Publisher:
         self._meta.pop(channel, None)
         self._meta_pending.discard(channel)
         self._dirty.discard(channel)
+        self._sev_dirty.discard(channel)
 
     def disconnect_all(self, reason: str) -> None:
         """Publish every connected channel as disconnected (e.g. on shutdown)."""
@@ -186,9 +209,9 @@ class Publisher:
             return
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(timeout):
-                while (self._queue or self._dirty or self._meta_pending) and (
-                    self.nc.is_connected
-                ):
+                while (
+                    self._queue or self._dirty or self._meta_pending or self._sev_queue
+                ) and self.nc.is_connected:
                     self._wake.set()
                     await asyncio.sleep(0.01)
         self._task.cancel()
@@ -204,6 +227,16 @@ class Publisher:
             "ver": SCHEMA_VERSION, "v": v, "t": t, "sev": sev, "st": st, "seq": seq,
             "ep": self.epoch_ms, "c": c,
         }  # fmt: skip
+
+    def _sev_message(self, last: _Last) -> bytes:
+        seq, v, t, sev, st, c = last
+        return encode_sev(v, t, sev, st, seq, self.epoch_ms, c)
+
+    def _sev_subject_of(self, channel: Channel) -> str:
+        subject = self._sev_subject.get(channel)
+        if subject is None:
+            subject = self._sev_subject[channel] = self.subjects.sev(channel)
+        return subject
 
     def _subject(self, channel: Channel) -> str:
         subject = self._val_subject.get(channel)
@@ -258,6 +291,8 @@ class Publisher:
             self.stats.offline_dropped += len(self._queue)
             self._queue.clear()
             self._dirty.clear()
+            self._sev_queue.clear()  # the reconnect republishes the latest ones
+            self._sev_dirty.clear()
             return
         if self._republish:
             self._republish = False
@@ -265,6 +300,8 @@ class Publisher:
         for channel in list(self._meta_pending):
             self._meta_pending.discard(channel)
             await self._publish_meta(channel)
+        if self._sev_queue or self._sev_dirty:
+            await self._publish_transitions()
         queue, publish, subjects = self._queue, self.nc.publish, self._val_subject
         popleft, ep = queue.popleft, self.epoch_ms
         sent = 0
@@ -296,6 +333,42 @@ class Publisher:
                     await self._publish(self._subject(channel), self._message(last))
                     self.stats.published += 1
 
+    async def _publish_transitions(self) -> None:
+        """Every queued severity transition, then the latest state of channels
+        whose transition did not fit the queue."""
+        queue, publish = self._sev_queue, self.nc.publish
+        sent = 0
+        while queue:
+            channel, last = queue.popleft()
+            subject = self._sev_subject_of(channel)
+            try:
+                await publish(subject, self._sev_message(last))
+            except Exception as exc:
+                self.stats.errors += 1
+                log.warning("publish on %s failed: %s", subject, exc)
+            sent += 1
+            if sent % _YIELD_EVERY == 0:
+                await asyncio.sleep(0)
+        if self._sev_dirty:
+            dirty, self._sev_dirty = self._sev_dirty, set()
+            for channel in dirty:
+                last = self._last.get(channel)
+                if last is not None:
+                    await self._publish_raw(
+                        self._sev_subject_of(channel), self._sev_message(last)
+                    )
+                    sent += 1
+        self.stats.sev_published += sent
+
+    async def _publish_raw(self, subject: str, payload: bytes) -> bool:
+        try:
+            await self.nc.publish(subject, payload)
+        except Exception as exc:  # payload too large, buffer full
+            self.stats.errors += 1
+            log.warning("publish on %s failed: %s", subject, exc)
+            return False
+        return True
+
     async def _publish_meta(self, channel: Channel) -> None:
         meta = self._meta.get(channel)
         if meta is None:
@@ -316,7 +389,10 @@ class Publisher:
             count += 1
         for channel, last in list(self._last.items()):
             await self._publish(self._subject(channel), self._message(last))
-            count += 1
+            await self._publish_raw(
+                self._sev_subject_of(channel), self._sev_message(last)
+            )
+            count += 2
             if count % _YIELD_EVERY == 0:
                 await asyncio.sleep(0)
         self.stats.republished += count

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 from nats.errors import BadSubjectError
 
+from synoptic_bus.alarmstore import AlarmStreams, ensure_stream
 from synoptic_bus.connect import connect
 from synoptic_bus.history import (
     DEFAULT_MAX_BYTES,
@@ -140,6 +141,12 @@ async def cmd_init(args: argparse.Namespace) -> int:
         print(
             f"stream {rollup_stream_name(args.prefix)} ready: history blocks (synoptic rollup)"
         )
+    alarms = AlarmStreams(args.prefix, replicas=args.replicas)
+    await ensure_stream(nc, alarms.sev_config())
+    print(
+        f"stream {alarms.sev_stream} ready: severity transitions, the last "
+        f"{alarms.sev_per_channel} of each channel (the alarm service's feed)"
+    )
     screens = ScreensConfig(args.screens_bucket, replicas=args.replicas)
     try:
         bucket = await ScreenBucket.ensure(nc, screens)

@@ -200,6 +200,8 @@ class Snapshot:
 
     messages: dict[str, bytes] = field(default_factory=dict)
     up_to_seq: int = 0
+    #: each message's raw header block (``NATS/1.0\r\n…``), when asked for
+    headers: dict[str, bytes] | None = None
 
     def missing(self, subjects: Sequence[str]) -> list[str]:
         """Subjects asked for that the store has no message for."""
@@ -212,12 +214,14 @@ async def fetch_last(
     *,
     stream: str = stream_name(DEFAULT_PREFIX),
     timeout: float = 5.0,
+    headers: bool = False,
 ) -> Snapshot:
     """Read the last message of every subject (wildcards allowed) in batched
     Direct Get requests of at most 1024 subjects, run concurrently and pinned to
-    one stream sequence."""
+    one stream sequence (``headers``: keep each message's raw header block too;
+    :func:`header` reads one)."""
     wanted = list(dict.fromkeys(subjects))
-    snapshot = Snapshot()
+    snapshot = Snapshot(headers={} if headers else None)
     if not wanted:
         return snapshot
     chunks = [
@@ -310,6 +314,12 @@ def _raw_subscriptions(nc: NatsClient) -> dict[int, RawHandler]:
     return table
 
 
+def header(headers: bytes | None, name: str) -> str | None:
+    """One header's value from a raw header block (:attr:`Snapshot.headers`)."""
+    value = _header(headers, name.encode()) if headers else None
+    return value.decode(errors="replace") if value is not None else None
+
+
 def _header(headers: bytes, name: bytes) -> bytes | None:
     """One header's value from a raw NATS header block."""
     start = headers.find(b"\r\n" + name + b":")
@@ -339,6 +349,7 @@ async def _multi_last(
     if up_to_seq is not None:
         request["up_to_seq"] = up_to_seq
     messages = into.messages
+    kept = into.headers
     done: asyncio.Future[tuple[bytes, bytes]] = (
         asyncio.get_running_loop().create_future()
     )
@@ -350,12 +361,16 @@ async def _multi_last(
             subject = _header(headers, b"Nats-Subject")
             if subject is not None:
                 messages[subject.decode()] = data
+                if kept is not None:
+                    kept[subject.decode()] = headers
             return
         status = _status(headers)
         if status is None:
             subject = _header(headers, b"Nats-Subject")
             if subject is not None:
                 messages[subject.decode()] = data
+                if kept is not None:
+                    kept[subject.decode()] = headers
         elif not done.done():
             done.set_result((status, headers))
 

@@ -18,11 +18,11 @@ from collections.abc import Callable, Coroutine, Iterable
 from functools import partial
 from typing import Any
 
+from synoptic_bus.liveness import Liveness
 from synoptic_gateway.bus import Bus
 from synoptic_gateway.channel_state import ChannelState
 from synoptic_gateway.demand import Demand
 from synoptic_gateway.linger import Linger
-from synoptic_gateway.liveness import Liveness
 from synoptic_gateway.metrics import Stats
 from synoptic_gateway.settings import Settings
 from synoptic_schemas import ContractError, parse_channel

@@ -27,12 +27,12 @@ import time
 from collections.abc import Coroutine, Mapping
 from typing import Any
 
+from synoptic_bus.liveness import Liveness
 from synoptic_gateway.bus import Bus
 from synoptic_gateway.channel_state import ChannelState
 from synoptic_gateway.channels import Channels
 from synoptic_gateway.demand import Demand
 from synoptic_gateway.group import Group, Points
-from synoptic_gateway.liveness import Liveness
 from synoptic_gateway.member import Member
 from synoptic_gateway.metrics import Stats
 from synoptic_gateway.settings import Settings

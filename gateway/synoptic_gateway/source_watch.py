@@ -17,10 +17,10 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from synoptic_bus.liveness import Liveness
 from synoptic_gateway.bus import Bus
 from synoptic_gateway.channel_state import ChannelState, Listener
 from synoptic_gateway.group import Group, Points
-from synoptic_gateway.liveness import Liveness
 from synoptic_gateway.metrics import Stats
 from synoptic_gateway.settings import Settings
 from synoptic_schemas import ContractError, Subjects, decode_heartbeat

@@ -14,6 +14,7 @@ from synoptic_schemas.codec import (
     decode_meta,
     decode_put,
     decode_put_reply,
+    decode_sev,
     decode_value,
     encode,
 )
@@ -44,6 +45,7 @@ __all__ = [  # noqa: RUF022 - grouped by concern
     "decode_meta",
     "decode_put",
     "decode_put_reply",
+    "decode_sev",
     "decode_value",
     "encode",
     # errors

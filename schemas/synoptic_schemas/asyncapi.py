@@ -52,6 +52,7 @@ class BusChannel:
 CHANNELS: tuple[BusChannel, ...] = (
     BusChannel("value", "{prefix}.val.{tail}", "value", "receive", "Every change of a channel's value (the last one kept per subject in the CS_LAST stream)."),
     BusChannel("meta", "{prefix}.meta.{tail}", "meta", "receive", "A channel's metadata, published on connect and whenever it changes (the last one kept per subject in the CS_LAST stream)."),
+    BusChannel("sev", "{prefix}.sev.{tail}", "sev", "receive", "A channel's severity transitions: published by the owning adapter beside the value that changed its severity, status text or connection (and a channel's first value), with that value's seq and ep; the alarm service's feed, so that it never reads every value."),
     BusChannel("put", "{prefix}.put.{tail}", "put", "send", "Write a channel's value: a NATS request answered by the adapter that owns the channel; no responders means no adapter owns it.", reply="put-reply"),
     BusChannel("cmd", "{prefix}.cmd.{tail}", "cmd", "send", "Run a Tango command, named like an attribute (device + command name): a NATS request answered by the adapter that owns the device, with the command's output; no responders means no adapter owns it.", reply="cmd-reply"),
     BusChannel("want", "{prefix}.want.{proto}", "want", "send", "Demand: the channels a consumer needs for a lease period; adapters monitor them until the lease lapses."),
@@ -62,6 +63,11 @@ CHANNELS: tuple[BusChannel, ...] = (
     BusChannel("history-blocks", "{prefix}.roll.0.{tail}", "block", "receive", "History blocks: `synoptic rollup` cuts each channel's values into blocks of a time window (60 s) and publishes each closed block once here as typed arrays; the CS_ROLL stream keeps them for the history window. Readers take what no block covers from the raw history."),
     BusChannel("history-open-block", "{prefix}.roll.open.{tail}", "block", "receive", "A channel's growing block, republished every second while it grows (every 10 s while it does not) with `Nats-Rollup: sub`: CS_ROLL keeps the latest only; read it with Direct Get (`multi_last`)."),
     BusChannel("screens", "$KV.{bucket}.{screen}", "screen-entry", "receive", "The screens key-value bucket (stream KV_{bucket}): every saved revision of a screen, one key per screen, 64 revisions kept; watch it for changes. Writes are conditional on the last revision (docs/bus.md).", content_type=JSON),
+    BusChannel("alarm", "{prefix}.alarm.st.{tail}", "alarm", "receive", "The state of one alarm (a channel of the alarm tree) after each change: its source's severity, the latched severity, acknowledged by whom, shelved until when; published by the alarm service (`synoptic alarms`), the last 20 of each alarm kept by the CS_ALARM stream. Drop a state whose `n` is not newer than the one held."),
+    BusChannel("alarm-request", "{prefix}.alarm.req", "alarm-request", "send", "Acknowledge, unacknowledge, shelve or unshelve alarms on behalf of an end user: a NATS request answered by the alarm service once the new states are stored. Gateways authorise it first (the grant to acknowledge alarms) and audit it; no responders means no alarm service runs.", reply="alarm-reply"),
+    BusChannel("alarm-heartbeat", "{prefix}.alarm.hb", "alarm-heartbeat", "receive", "The alarm service is alive, every `period` seconds: channels of the tree it follows, active alarms, the tree revision in use."),
+    BusChannel("alarm-audit", "{prefix}.audit.alarms", "alarm-audit", "receive", "Every acknowledge, unacknowledge, shelve and unshelve request a gateway handled, refused ones included: who, which alarms, the result, time."),
+    BusChannel("alarm-tree", "$KV.{treebucket}.tree", "alarm-tree", "receive", "The alarm tree: one key of its key-value bucket (stream KV_{treebucket}), every saved revision, 64 kept. The stored value is the tree as UTF-8 JSON plus a `_rev` member (by, at, summary), zlib-compressed (RFC 1950). Writes are conditional on the last revision (docs/bus.md).", content_type="application/zlib"),
     BusChannel("barrier", "{prefix}.sync.barrier", None, "send", "Store barrier: an empty JetStream publish whose acknowledgement proves the CS_LAST stream has ingested everything published before it (ADR 0009). Not a data subject."),
 )
 # fmt: on
@@ -97,6 +103,11 @@ PARAMETERS: dict[str, dict[str, Any]] = {
         "description": "A screen name: 1-128 of A-Z a-z 0-9 _ -, starting with a "
         "letter or digit.",
         "examples": ["epics-demo"],
+    },
+    "treebucket": {
+        "description": "The alarm tree's key-value bucket.",
+        "default": "alarmtree",
+        "examples": ["alarmtree"],
     },
     "adapter": {
         "description": "An adapter instance's id (percent-escaped as a token).",

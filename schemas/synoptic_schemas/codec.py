@@ -25,6 +25,7 @@ from synoptic_schemas.messages import (
     MetaMsg,
     PutMsg,
     PutReplyMsg,
+    SevMsg,
     ValueMsg,
     WantMsg,
 )
@@ -88,6 +89,30 @@ def encode_value(
         {"ver": SCHEMA_VERSION, "v": v, "t": t, "sev": sev, "st": st, "seq": seq,
          "ep": ep, "c": c}
     )  # fmt: skip
+
+
+#: The longest string value a severity transition carries (longer: left out).
+SEV_MAX_TEXT = 64
+
+
+def encode_sev(v: Any, t: int, sev: int, st: str, seq: int, ep: int, c: bool) -> bytes:
+    """A ``cs.sev`` payload (:class:`~synoptic_schemas.messages.SevMsg`) from a
+    value's fields: ``v`` is kept when it is a number, a bool or a string of at
+    most :data:`SEV_MAX_TEXT` characters (what an alarm list shows), left out
+    otherwise (arrays, structures, nil)."""
+    msg: dict[str, Any] = {"ver": SCHEMA_VERSION, "sev": sev, "st": st, "c": c,
+                           "t": t, "seq": seq, "ep": ep}  # fmt: skip
+    kind = type(v)
+    if (
+        kind is float
+        or kind is int
+        or kind is bool
+        or (kind is str and len(v) <= SEV_MAX_TEXT)
+    ):
+        msg["v"] = v
+    elif isinstance(v, np.generic) and v.dtype.kind in "biuf":
+        msg["v"] = v.item()
+    return encode(msg)
 
 
 def decode(data: bytes) -> dict[str, Any]:
@@ -154,6 +179,20 @@ def decode_value(data: bytes) -> ValueMsg:
     if not 0 <= msg["sev"] <= 3:
         raise DecodeError(f"value.sev must be 0..3, not {msg['sev']}")
     return cast(ValueMsg, msg)
+
+
+_SEV_REQ: _Spec = {
+    "sev": _INT, "st": (str,), "c": (bool,), "t": _INT, "seq": _INT, "ep": _INT,
+}  # fmt: skip
+_SEV_OPT: _Spec = {"v": (int, float, bool, str)}
+
+
+def decode_sev(data: bytes) -> SevMsg:
+    """Decode a ``cs.sev`` severity transition."""
+    msg = _checked(data, "sev", _SEV_REQ, _SEV_OPT)
+    if not 0 <= msg["sev"] <= 3:
+        raise DecodeError(f"sev.sev must be 0..3, not {msg['sev']}")
+    return cast(SevMsg, msg)
 
 
 def decode_meta(data: bytes) -> MetaMsg:

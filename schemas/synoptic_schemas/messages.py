@@ -37,6 +37,21 @@ class ValueMsg(TypedDict):
     c: bool  # source connected; False comes with sev 3 and v None
 
 
+class SevMsg(TypedDict):
+    """``cs.sev.*``: a channel's severity, status or connection changed (published
+    beside the value that changed it, with the same ``seq`` and ``ep``; the first
+    value of a channel in an adapter epoch is a transition too)."""
+
+    ver: int
+    sev: int  # Severity
+    st: str  # status text, as in the value
+    c: bool  # source connected
+    t: int  # source timestamp of the value, ns since the Unix epoch
+    seq: int  # the value's seq
+    ep: int  # the value's ep
+    v: NotRequired[Any]  # the value when it is a number, bool or short string
+
+
 class MetaMsg(TypedDict):
     """``cs.meta.*``: a channel's metadata, on connect and whenever it changes."""
 

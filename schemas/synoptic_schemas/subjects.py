@@ -5,6 +5,7 @@ Layout (prefix ``cs`` by default)::
     cs.val.ca.<pv>                                   live values
     cs.val.tango.<host:port>.<dom>.<fam>.<mem>.<attr>
     cs.meta.<same tail>                              metadata
+    cs.sev.<same tail>                               severity transitions (alarm feed)
     cs.put.<same tail>                               write requests (request/reply)
     cs.cmd.tango.<host:port>.<dom>.<fam>.<mem>.<command>
                                                      Tango command requests (request/reply)
@@ -14,6 +15,9 @@ Layout (prefix ``cs`` by default)::
     cs.hist.val.<same tail>                          stored history (republished)
     cs.roll.0.<same tail>                            history blocks (closed)
     cs.roll.open.<same tail>                         a channel's growing block
+    cs.alarm.st.<same tail>                          an alarm's state (alarm service)
+    cs.alarm.req                                     acknowledge/shelve requests
+    cs.alarm.hb                                      the alarm service's heartbeat
 
 Each name token is escaped reversibly: ``.``, ``*``, ``>``, ``%``, whitespace and
 control characters become ``%XX`` (UTF-8 bytes, upper-case hex). Tango names are
@@ -30,8 +34,8 @@ from urllib.parse import unquote
 from synoptic_schemas.channels import FLAT_PROTOCOLS, PROTOCOLS, Channel, parse_channel
 from synoptic_schemas.errors import ChannelError
 
-Kind = Literal["val", "meta", "put", "cmd"]
-KINDS: tuple[Kind, ...] = ("val", "meta", "put", "cmd")
+Kind = Literal["val", "meta", "put", "cmd", "sev"]
+KINDS: tuple[Kind, ...] = ("val", "meta", "put", "cmd", "sev")
 DEFAULT_PREFIX = "cs"
 
 _MUST_ESCAPE = re.compile(r"[.*>%\s\x00-\x1f\x7f]")
@@ -69,7 +73,7 @@ class Subjects:
             raise ValueError(f"invalid subject prefix {self.prefix!r}")
 
     def of(self, kind: Kind, channel: Channel) -> str:
-        """The ``val``/``meta``/``put``/``cmd`` subject of a channel."""
+        """The ``val``/``meta``/``put``/``cmd``/``sev`` subject of a channel."""
         return f"{self.prefix}.{kind}.{subject_tail(channel)}"
 
     def val(self, channel: Channel) -> str:
@@ -80,6 +84,12 @@ class Subjects:
 
     def put(self, channel: Channel) -> str:
         return self.of("put", channel)
+
+    def sev(self, channel: Channel) -> str:
+        """Where the owning adapter publishes a channel's severity transitions: a
+        change of severity, status text or connection (the alarm service's feed,
+        so that it never reads every value)."""
+        return self.of("sev", channel)
 
     def cmd(self, channel: Channel) -> str:
         """The request subject of a Tango command, named like an attribute:
@@ -122,8 +132,32 @@ class Subjects:
         """Audit records of writes for one protocol (``*`` for all)."""
         return f"{self.prefix}.audit.{proto}"
 
+    def alarm(self, channel: Channel) -> str:
+        """Where the alarm service publishes the state of a channel's alarm."""
+        return f"{self.prefix}.alarm.st.{subject_tail(channel)}"
+
+    def alarms(self) -> str:
+        """Wildcard over every alarm's state."""
+        return f"{self.prefix}.alarm.st.>"
+
+    def alarm_channel(self, subject: str) -> Channel:
+        """The channel of an alarm state subject."""
+        head = f"{self.prefix}.alarm.st."
+        if not subject.startswith(head):
+            raise ChannelError(f"subject {subject[:80]!r} is not an alarm state")
+        return self.parse(f"{self.prefix}.val.{subject.removeprefix(head)}")[1]
+
+    def alarm_request(self) -> str:
+        """Acknowledge/shelve requests (request/reply) to the alarm service."""
+        return f"{self.prefix}.alarm.req"
+
+    def alarm_heartbeat(self) -> str:
+        """The alarm service's heartbeat."""
+        return f"{self.prefix}.alarm.hb"
+
     def parse(self, subject: str) -> tuple[Kind, Channel]:
-        """Map a ``val``/``meta``/``put``/``cmd`` subject back to its kind and channel."""
+        """Map a ``val``/``meta``/``put``/``cmd``/``sev`` subject back to its kind
+        and channel."""
         head = self.prefix + "."
         if not subject.startswith(head):
             raise ChannelError(f"subject {subject[:80]!r} is not under {self.prefix!r}")

@@ -10,7 +10,13 @@ from synoptic_adapters.publisher import Publisher
 from synoptic_bus.connect import NatsClient, connect
 from synoptic_bus.natsserver import NatsServer
 from synoptic_bus.store import StoreConfig, ensure_store, fetch_last
-from synoptic_schemas import Subjects, decode_meta, decode_value, parse_channel
+from synoptic_schemas import (
+    Subjects,
+    decode_meta,
+    decode_sev,
+    decode_value,
+    parse_channel,
+)
 
 SUBJECTS = Subjects()
 
@@ -72,6 +78,53 @@ async def test_disconnected_and_meta_messages(nc: NatsClient) -> None:
     meta = decode_meta(metas[0].data)
     assert (meta["unit"], meta["dt"], meta["ep"]) == ("mm", "f8", 99)
     assert publisher.connected_count == 0 and publisher.channel_count == 1
+    await publisher.stop()
+
+
+async def test_severity_transitions_go_on_their_own_subject_only_when_they_change(
+    nc: NatsClient,
+) -> None:
+    channel = parse_channel("ca://PUB:SEV")
+    values, _ = await collect(nc, SUBJECTS.val(channel))
+    transitions, _ = await collect(nc, "cs.sev.>")
+    publisher = Publisher(nc, SUBJECTS, "pub-test", epoch_ms=42)
+    await publisher.start()
+    steps = [(0, "NO_ALARM")] * 3 + [(1, "HIGH"), (2, "HIHI"), (2, "HIHI"),
+             (2, "HIHI"), (2, "LOLO"), (0, "NO_ALARM"), (0, "NO_ALARM")]  # fmt: skip
+    for i, (sev, st) in enumerate(steps):
+        publisher.value(channel, float(i), t=100 + i, sev=sev, st=st)
+    publisher.disconnected(channel, "disconnected")
+    publisher.disconnected(channel, "disconnected")
+    await wait_until(lambda: len(values) == len(steps) + 2 and len(transitions) == 6)
+    assert {m.subject for m in transitions} == {"cs.sev.ca.PUB:SEV"}
+    sevs = [decode_sev(m.data) for m in transitions]
+    # the first value, each change of severity or status, the disconnect
+    assert [(s["seq"], s["sev"], s["st"], s["c"]) for s in sevs] == [
+        (1, 0, "NO_ALARM", True), (4, 1, "HIGH", True), (5, 2, "HIHI", True),
+        (8, 2, "LOLO", True), (9, 0, "NO_ALARM", True), (11, 3, "disconnected", False),
+    ]  # fmt: skip
+    assert sevs[1] == {"ver": 1, "sev": 1, "st": "HIGH", "c": True, "t": 103,
+                       "seq": 4, "ep": 42, "v": 3.0}  # fmt: skip
+    assert "v" not in sevs[-1]
+    assert publisher.stats.sev_published == 6
+    await publisher.stop()
+
+
+async def test_transitions_are_never_dropped_for_values(nc: NatsClient) -> None:
+    channels = [parse_channel(f"ca://PUB:STORM{i}") for i in range(50)]
+    transitions, _ = await collect(nc, "cs.sev.ca.>")
+    publisher = Publisher(nc, SUBJECTS, "pub-test", epoch_ms=1, max_queue=10)
+    await publisher.start()
+    for round_ in range(4):  # no await: all of it queued before a flush
+        for channel in channels:
+            publisher.value(channel, round_, t=round_, sev=round_ % 2, st="")
+    assert publisher.stats.dropped == 190 and publisher.stats.sev_dropped == 190
+    await wait_until(lambda: len(transitions) >= 60)
+    await asyncio.sleep(0.2)
+    latest = {m.subject: decode_sev(m.data) for m in transitions}
+    # 10 queued, then each channel's latest state: every channel ends on sev 1
+    assert len(transitions) == 60 and len(latest) == 50
+    assert {(s["seq"], s["sev"]) for s in latest.values()} == {(4, 1)}
     await publisher.stop()
 
 
@@ -146,6 +199,7 @@ async def test_republishes_everything_after_nats_restarts() -> None:
             publisher.meta(channel, {"dt": "i4", "shape": [], "w": False})
             publisher.value(channel, i, t=i, sev=0, st="")
         await wait_until(lambda: publisher.stats.published == 50)
+        transitions, _ = await collect(nc, "cs.sev.>")  # kept across the reconnect
         server.restart()  # memory stream: the store is empty afterwards
         async with asyncio.timeout(30):
             await reconnected.wait()
@@ -160,6 +214,9 @@ async def test_republishes_everything_after_nats_restarts() -> None:
         last = decode_value(snap.messages[SUBJECTS.val(channels[42])])
         assert (last["v"], last["seq"], last["ep"]) == (42, 1, 7)
         assert publisher.stats.republished >= 100
+        await wait_until(lambda: len(transitions) >= 50)  # each latest, once more
+        again = decode_sev(transitions[-1].data)
+        assert (again["seq"], again["ep"], again["sev"]) == (1, 7, 0)
         await publisher.stop()
         await nc.close()
     finally:

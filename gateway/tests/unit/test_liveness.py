@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from synoptic_gateway.liveness import Liveness
+from synoptic_bus.liveness import Liveness
 from synoptic_schemas import encode, frames
 from synoptic_schemas.jsonschemas import validator
 

@@ -81,6 +81,8 @@ def test_every_row_names_known_schemas_and_parameters() -> None:
         ("meta", "tango://tcs:10000/sr/d-ct/1/current", lambda s, c: s.meta(c)),
         ("put", "ca://SR:SP", lambda s, c: s.put(c)),
         ("cmd", "tango://tcs:10000/sr/d-ct/1/Reset", lambda s, c: s.cmd(c)),
+        ("sev", "ca://SR:DCCT", lambda s, c: s.sev(c)),
+        ("alarm", "tango://tcs:10000/sr/vac/1/p", lambda s, c: s.alarm(c)),
     ],
 )
 def test_addresses_match_the_subjects_the_code_makes(

@@ -30,7 +30,7 @@ tango_part = st.text(
 def test_any_pv_name_round_trips_through_its_subject(name: str) -> None:
     channel = parse_channel(f"ca://{name}")
     assert channel.name == name
-    for kind in ("val", "meta", "put", "cmd"):
+    for kind in ("val", "meta", "put", "cmd", "sev"):
         subject = SUBJECTS.of(kind, channel)
         assert " " not in subject and "*" not in subject and ">" not in subject
         assert subject.count(".") == 3  # prefix.kind.proto.<one escaped token>
@@ -72,6 +72,7 @@ def test_tango_is_case_insensitive_and_gets_a_default_port() -> None:
 def test_wildcards_select_tango_families() -> None:
     channel = parse_channel("tango://h:1/sr/dcct/1/current")
     assert SUBJECTS.val(channel) == "cs.val.tango.h:1.sr.dcct.1.current"
+    assert SUBJECTS.sev(channel) == "cs.sev.tango.h:1.sr.dcct.1.current"
     assert Subjects("site-a.cs").val(channel).startswith("site-a.cs.val.tango.")
 
 

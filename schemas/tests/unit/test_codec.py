@@ -22,10 +22,11 @@ from synoptic_schemas import (
     decode_meta,
     decode_put,
     decode_put_reply,
+    decode_sev,
     decode_value,
     encode,
 )
-from synoptic_schemas.codec import to_json_view
+from synoptic_schemas.codec import encode_sev, to_json_view
 from synoptic_schemas.jsonschemas import schema_names, validator
 from synoptic_schemas.ndarray import DTYPE_CODES, pack_ndarray, unpack_ndarray
 
@@ -36,6 +37,19 @@ META = {"ver": 1, "dt": "f8", "shape": [], "w": True, "t": 1, "ep": 2, "unit": "
         "ctrl": [0.0, 500.0], "desc": "beam current", "native": "DBR_DOUBLE"}  # fmt: skip
 SAMPLES = {
     "value": (VALUE, decode_value),
+    "sev": (
+        {
+            "ver": 1,
+            "sev": 2,
+            "st": "HIHI",
+            "c": True,
+            "t": 5,
+            "seq": 7,
+            "ep": 3,
+            "v": 9.5,
+        },
+        decode_sev,
+    ),
     "meta": (META, decode_meta),
     "put": ({"ver": 1, "v": [1, 2], "who": "op1", "timeout": 2.0}, decode_put),
     "put-reply": (
@@ -227,3 +241,21 @@ def test_pv_access_meta_fields_are_checked() -> None:
     bad_cols = {**META, "dt": "table", "cols": [{"name": "a"}]}
     with pytest.raises(ValidationError, match="required"):
         validator("meta").validate(bad_cols)
+
+
+def test_a_severity_transition_carries_small_values_only() -> None:
+    def v_of(v: object) -> object:
+        return decode_sev(encode_sev(v, 1, 2, "HIHI", 3, 4, True)).get("v", "absent")
+
+    assert v_of(4.5) == 4.5 and v_of(3) == 3 and v_of(True) is True
+    assert v_of(np.float32(1.5)) == 1.5 and v_of("ON") == "ON"
+    for big in ("x" * 65, np.arange(3.0), {"a": 1}, None, ["a"]):
+        assert v_of(big) == "absent"
+    gone = decode_sev(encode_sev(None, 1, 3, "disconnected", 9, 4, False))
+    assert gone == {"ver": 1, "sev": 3, "st": "disconnected", "c": False, "t": 1,
+                    "seq": 9, "ep": 4}  # fmt: skip
+    validator("sev").validate(gone)
+    with pytest.raises(DecodeError, match=r"sev\.sev must be 0\.\.3"):
+        decode_sev(encode({**gone, "sev": 4}))
+    with pytest.raises(DecodeError, match=r"sev\.v must be"):
+        decode_sev(encode({**gone, "v": [1]}))

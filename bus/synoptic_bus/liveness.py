@@ -4,13 +4,14 @@ Every adapter instance publishes a heartbeat on ``cs.hb.<id>`` every ``period``
 seconds (its id, epoch ``ep`` and period); every value message carries the ``ep``
 of the adapter instance that published it. An epoch is **silent** when its adapter
 has sent no heartbeat for ``misses`` × its period; an epoch never heard of is
-silent once ``misses`` × ``default_period`` have passed since the gateway began
+silent once ``misses`` × ``default_period`` have passed since the consumer began
 listening and since it first saw a value of that epoch (the grace covers an adapter
 that publishes its first values just before its first heartbeat). A channel whose
 latest value came from a silent epoch has no live source.
 
 Every epoch ever seen is remembered (one small entry per adapter start), so a
-channel's epoch is always known here. Loop time is used throughout; the hub checks :meth:`Liveness.silent_epochs` about
+channel's epoch is always known here. Loop time is used throughout; a consumer
+(the gateway's hub, the alarm service) checks :meth:`Liveness.silent_epochs` about
 twice a second and pauses the checks while the bus is down (no heartbeat can
 arrive then: :meth:`restart_grace` on reconnect).
 """
