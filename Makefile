@@ -16,7 +16,7 @@ help: ## list the targets
 $(UV):
 	python$(PY_VERSION) -m venv $(TOOLS) && $(TOOLS)/bin/pip install -q uv==0.13.9
 
-$(VENV)/.synced: $(UV) uv.lock pyproject.toml schemas/pyproject.toml bus/pyproject.toml importer/pyproject.toml adapters/pyproject.toml gateway/pyproject.toml benchmarks/pyproject.toml
+$(VENV)/.synced: $(UV) uv.lock pyproject.toml schemas/pyproject.toml bus/pyproject.toml importer/pyproject.toml adapters/pyproject.toml gateway/pyproject.toml alarms/pyproject.toml benchmarks/pyproject.toml
 	$(UV) sync --frozen --all-packages --python python$(PY_VERSION) && touch $@
 
 install: $(VENV)/.synced ## create the virtual environment with pinned packages (idempotent)
