@@ -16,6 +16,8 @@ from synoptic_adapters.sim.pva_env import pv_names, pva_environment
 from synoptic_bus.demo import DemoContext, DemoProcess
 from synoptic_bus.procs import free_udp_tcp_port
 
+#: The simulators, started without the rest of the ``synoptic`` command.
+_SIM = [sys.executable, "-m", "synoptic_adapters.sim"]
 #: PV prefix of the demo's simulated IOC.
 DEMO_PREFIX = "DEMO:"
 DEMO_RECORDS = 100
@@ -62,7 +64,7 @@ def epics(ctx: DemoContext) -> list[DemoProcess]:
     _, names = build_database(spec)
     config = _adapter_config(ctx, "epics", [f"ca://{name}" for name in names])
     ioc_argv = [
-        _synoptic(), "sim", "ioc", "--records", str(DEMO_RECORDS), "--rate", "10",
+        *_SIM, "ioc", "--records", str(DEMO_RECORDS), "--rate", "10",
         "--prefix", DEMO_PREFIX, "--port", str(port), "--fill-rate", "1",
     ]  # fmt: skip
     sim = DemoProcess(
@@ -86,7 +88,7 @@ def tango(ctx: DemoContext) -> list[DemoProcess]:
         ctx, "tango", channels, ("tango:", f"  no_database_hosts: ['{hostport}']")
     )
     sim = DemoProcess(
-        "sim-tango", [_synoptic(), "sim", "tango", "--port", str(port)],
+        "sim-tango", [*_SIM, "tango", "--port", str(port)],
         READY, order=10,
         banner=f"Tango (no database) on {hostport}: device sim/test/1",
     )  # fmt: skip
@@ -102,7 +104,7 @@ def pva(ctx: DemoContext) -> list[DemoProcess]:
     names = pv_names(spec)
     config = _adapter_config(ctx, "pva", [f"pva://{name}" for name in names])
     sim_argv = [
-        _synoptic(), "sim", "pva", "--records", str(DEMO_RECORDS), "--rate", "10",
+        *_SIM, "pva", "--records", str(DEMO_RECORDS), "--rate", "10",
         "--prefix", DEMO_PREFIX, "--port", str(port), "--image-rate", "10",
         "--fill-rate", "1",
     ]  # fmt: skip

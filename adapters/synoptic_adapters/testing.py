@@ -43,6 +43,10 @@ def synoptic_command() -> str:
     return str(Path(sys.executable).parent / "synoptic")
 
 
+#: The simulators without the rest of the ``synoptic`` command (a faster start).
+SIM = [sys.executable, "-m", "synoptic_adapters.sim"]
+
+
 def random_prefix() -> str:
     """A PV prefix no other test uses, e.g. ``T3f9a1c:``."""
     return f"T{uuid.uuid4().hex[:6]}:"
@@ -89,7 +93,7 @@ class SimIoc:
 
     def start(self, timeout: float = 60.0) -> SimIoc:
         argv = [
-            synoptic_command(), "sim", "ioc", "--records", str(self.records),
+            *SIM, "ioc", "--records", str(self.records),
             "--rate", f"{self.rate:g}", "--prefix", self.prefix, "--port", str(self.port),
         ]  # fmt: skip
         if not self.extras:
@@ -133,9 +137,19 @@ class SimIoc:
 class SimPva(SimIoc):
     """``synoptic sim pva`` on its own PVA port (restartable on the same port)."""
 
-    def __init__(self, *, image_rate: float = 10.0, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *,
+        image_rate: float = 10.0,
+        swap_type: int = 0,
+        beacons: bool = True,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(**kwargs)
         self.image_rate = image_rate
+        self.beacons = beacons
+        #: SWAP's type at the next start (see ``synoptic sim pva --swap-type``)
+        self.swap_type = swap_type
 
     @property
     def env(self) -> dict[str, str]:
@@ -147,10 +161,13 @@ class SimPva(SimIoc):
 
     def start(self, timeout: float = 60.0) -> SimPva:
         argv = [
-            synoptic_command(), "sim", "pva", "--records", str(self.records),
+            *SIM, "pva", "--records", str(self.records),
             "--rate", f"{self.rate:g}", "--prefix", self.prefix, "--port", str(self.port),
             "--image-rate", f"{self.image_rate:g}", "--fill-rate", f"{self.fill_rate:g}",
+            "--swap-type", str(self.swap_type),
         ]  # fmt: skip
+        if not self.beacons:
+            argv.append("--no-beacons")
         if not self.extras:
             argv.append("--no-extras")
         if self.interface:

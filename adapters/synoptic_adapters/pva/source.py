@@ -19,12 +19,19 @@ Guarantees, per channel and never affecting the others:
 - A server that goes away is published as disconnected; p4p reconnects by itself.
   A PV that no server answers within ``connect_timeout`` is published as never
   connected and keeps being searched for.
+- A channel away is searched for at least every 4 s, however long it has been
+  away: p4p's own searches (pvxs) back off to one every 30 s and count on the
+  server's beacons to hurry up (one poke per 30 s, beacons often not routed), so
+  a restarted server's PVs could take tens of seconds to come back. Every
+  ``search_reset`` seconds (default 10) the subscription of each channel still
+  away is made anew, which restarts pvxs's search at 1, 2, 3, 4 s intervals.
 - ``put`` never raises: it replies ok or a ``PutError`` code with the reason.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import re
 import threading
@@ -60,6 +67,8 @@ DEFAULT_MAX_ARRAY_BYTES = 8 * 1024 * 1024
 #: Seconds between two deliveries to the loop: p4p calls back once per update (in
 #: its own thread), and a wake-up of the loop per update starves it under load.
 DRAIN_INTERVAL = 0.002
+#: Seconds between two fresh searches of a channel that is away (``search_reset``).
+DEFAULT_SEARCH_RESET = 10.0
 #: Room kept for the rest of a value message under the bus's payload limit.
 _ENVELOPE_BYTES = 4096
 _pop = _p4p.ClientMonitor.pop
@@ -110,6 +119,10 @@ class PvaMonitor(Mailbox):
         self.failures = 0
         self._lock = threading.Lock()
         self.sub: Any = None
+        #: since when (monotonic) the channel has had no connection; None: up
+        self.down_since: float | None = time.monotonic()
+        #: when its subscription (and so its search) was last made
+        self.searched_at = time.monotonic()
         # p4p's own monitor (``_p4p.ClientMonitor``, pinned p4p 4.3) without the
         # wrappers of ``p4p.client.raw``: they cost a Python frame, a logging call
         # and an unwrap step per update, ~1/3 of the adapter's CPU per update.
@@ -160,6 +173,26 @@ class PvaMonitor(Mailbox):
             log.exception("%s: update not handled", self.channel.uri)
             self.source.sink_value_error(self, f"update not handled: {exc}")
 
+    def resubscribe(self) -> None:
+        """Make the subscription anew, its channel dropped from p4p's cache: a
+        fresh search at once, then at 1, 2, 3 … s (see the module's docstring)."""
+        old, self.sub = self.sub, None
+        if old is not None:
+            try:
+                old.close()
+            except Exception:
+                log.debug("closing %s", self.channel.uri, exc_info=True)
+        context = self.source.context
+        try:
+            context.disconnect(self.channel.name)  # unused now: out of the cache
+        except Exception:
+            log.debug("uncaching %s", self.channel.uri, exc_info=True)
+        self.searched_at = time.monotonic()
+        self.sub = _p4p.ClientMonitor(
+            context._ctxt, self.channel.name, handler=self._on_event
+        )
+        self._on_event()
+
     def close(self) -> None:
         sub, self.sub = self.sub, None
         if sub is not None:
@@ -193,6 +226,13 @@ class PvaSource:
         #: what to add to "exceeds the limit" when the bus sets the limit
         self.limit_hint = ""
         self._told_limit: set[Channel] = set()
+        #: seconds between two fresh searches of a channel away (0: p4p's own)
+        self.search_reset = float(
+            self.settings.get("search_reset", DEFAULT_SEARCH_RESET)
+        )
+        self._researcher: asyncio.Task[None] | None = None
+        #: fresh searches made (channels away, :meth:`PvaMonitor.resubscribe`)
+        self.searches_reset = 0
 
     @property
     def merged(self) -> int:
@@ -218,6 +258,26 @@ class PvaSource:
         self.context = Context(
             "pva", conf=pva_conf(self.settings), useenv=True, nt=False
         )
+        if self.search_reset > 0:
+            self._researcher = asyncio.create_task(self._research(), name="pva-search")
+
+    async def _research(self) -> None:
+        """Search again for channels away (see the module's docstring)."""
+        period = self.search_reset
+        while True:
+            await asyncio.sleep(min(1.0, period / 4))
+            now = time.monotonic()
+            due = [
+                m for m in self.monitors.values()
+                if m.down_since is not None and now - m.searched_at >= period
+            ]  # fmt: skip
+            for monitor in due:
+                try:
+                    monitor.resubscribe()
+                except Exception:  # p4p refused: the old way goes on next time
+                    log.warning("%s: searching again failed", monitor.channel.uri,
+                                exc_info=True)  # fmt: skip
+            self.searches_reset += len(due)
 
     async def monitor(self, channels: Iterable[Channel]) -> None:
         assert self.dispatcher is not None
@@ -250,6 +310,7 @@ class PvaSource:
     def on_value(self, monitor: PvaMonitor, value: Any) -> None:
         sink = self.sink
         assert sink is not None
+        monitor.down_since = None
         layout = monitor.layout
         if monitor.plain and not monitor.meta_dirty:  # the hot path: NTScalar
             try:
@@ -326,6 +387,8 @@ class PvaSource:
             return
         monitor.layout = None
         monitor.plain = False
+        if monitor.down_since is None:
+            monitor.down_since = monitor.searched_at = time.monotonic()
         if isinstance(error, Disconnected):
             if monitor.ever_connected:
                 sink.disconnected(monitor.channel, "disconnected")
@@ -407,6 +470,11 @@ class PvaSource:
         return _reply(True)
 
     async def stop(self) -> None:
+        if self._researcher is not None:
+            self._researcher.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._researcher
+            self._researcher = None
         for timer in self._timers.values():
             timer.cancel()
         self._timers.clear()

@@ -19,6 +19,15 @@ def register(sims: argparse._SubParsersAction) -> None:
         "--image-rate", type=float, default=10.0,
         help="Hz of the 1024x1024 16-bit image (0: static)",
     )  # fmt: skip
+    parser.add_argument(
+        "--swap-type", type=int, default=0, choices=range(4),
+        help="SWAP's type at start: 0 double, 1 string, 2 doubles array, 3 table",
+    )  # fmt: skip
+    parser.add_argument(
+        "--no-beacons", action="store_true",
+        help="send no beacons (as a server whose beacons do not reach its clients: "
+             "they find it by searching alone)",
+    )  # fmt: skip
 
 
 def run(args: argparse.Namespace) -> int:
@@ -35,5 +44,6 @@ def run(args: argparse.Namespace) -> int:
     spec = SimSpec(args.prefix, args.records, args.rate, extras=not args.no_extras)
     return serve(
         spec, args.port, image_rate=args.image_rate, fill_rate=args.fill_rate,
-        interface=args.interface,
+        interface=args.interface, swap_type=args.swap_type,
+        beacons=not args.no_beacons,
     )  # fmt: skip

@@ -16,8 +16,8 @@ It serves the simulated IOC's channels as normative types, under a prefix ``P``:
   normative type, ``synoptic:sim/Motor:1.0``), ``HISTOGRAM`` (an NTHistogram,
   a normative type the adapter does not map, in MINOR alarm) and ``SWAP``, whose
   type is the one ``SWAP:CTL`` names (0 double, 1 string, 2 array of doubles,
-  3 NTTable): writing ``SWAP:CTL`` closes it and opens it with that type, as an
-  IOC restarted with a changed database would;
+  3 NTTable; ``--swap-type`` at start): writing ``SWAP:CTL`` closes it and opens
+  it with that type, as an IOC restarted with a changed database would;
 - ``IMAGE:LZ4``, ``IMAGE:BSLZ4``, ``IMAGE:BLOSC`` (96×128 unsigned 16-bit) and
   ``IMAGE:JPEG`` (96×128 RGB, 8-bit) compressed as areaDetector's codec plugin
   sends them, and ``IMAGE:ZFP``, compressed with a codec the adapter does not
@@ -128,7 +128,9 @@ def _limits(units: str, precision: int, lo: float, hi: float, **alarm: Any) -> d
 class SimServer:
     """The PVs and the threads that move them."""
 
-    def __init__(self, spec: SimSpec, image_rate: float, fill_rate: float) -> None:
+    def __init__(
+        self, spec: SimSpec, image_rate: float, fill_rate: float, swap_type: int = 0
+    ) -> None:
         self.spec = spec
         self.image_rate = image_rate
         self.fill_rate = fill_rate
@@ -204,8 +206,8 @@ class SimServer:
             codec: self._add(f"{p}IMAGE:{codec.upper()}", None, compressed(codec, 0))
             for codec in CODEC_IMAGES
         }
-        self.swap = self._add(f"{p}SWAP", *SWAP_TYPES[0])
-        self._add(f"{p}SWAP:CTL", NTScalar("i"), 0, handler=_Put(self._swap))
+        self.swap = self._add(f"{p}SWAP", *SWAP_TYPES[swap_type])
+        self._add(f"{p}SWAP:CTL", NTScalar("i"), swap_type, handler=_Put(self._swap))
 
     def _add(self, name: str, nt: Any, initial: Any, handler: Any = None) -> SharedPV:
         pv = (
@@ -394,11 +396,15 @@ def serve(
     image_rate: float = 10.0,
     fill_rate: float = 0.0,
     interface: str = "127.0.0.1",
+    swap_type: int = 0,
+    beacons: bool = True,
 ) -> int:
     """Serve until SIGTERM/SIGINT; print :data:`READY` once serving."""
     signals = StopSignals()  # a flag and a pipe: safe whenever it lands
     os.environ.update(pva_environment(port, interface))
-    sim = SimServer(spec, image_rate, fill_rate)
+    if not beacons:  # as a server whose beacons are not routed to its clients
+        os.environ["EPICS_PVAS_BEACON_ADDR_LIST"] = ""
+    sim = SimServer(spec, image_rate, fill_rate, swap_type)
     server = Server(providers=[sim.pvs])
     threads = [threading.Thread(target=sim.run_scalars, daemon=True, name="scalars")]
     if spec.extras and image_rate > 0:

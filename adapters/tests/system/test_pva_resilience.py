@@ -14,7 +14,14 @@ import pytest
 from synoptic_adapters.testing import EpicsAdapter, SimPva, Tap, bus_put, eventually
 from synoptic_bus.connect import NatsClient
 from synoptic_bus.natsserver import NatsServer
-from synoptic_schemas import SCHEMA_VERSION, Subjects, decode_heartbeat, encode
+from synoptic_schemas import (
+    SCHEMA_VERSION,
+    Subjects,
+    decode_heartbeat,
+    decode_meta,
+    encode,
+    parse_channel,
+)
 
 pytestmark = pytest.mark.system
 SUBJECTS = Subjects()
@@ -195,5 +202,58 @@ async def test_sigterm_publishes_disconnected_and_exits_cleanly(
         )
         assert (stopped["st"], stopped["sev"]) == ("adapter stopped", 3)
     finally:
+        adapter.close()
+        sim.stop()
+
+
+async def test_a_restarted_server_s_pvs_are_back_within_5_s_with_their_new_types(
+    nats_server: NatsServer, nc: NatsClient
+) -> None:
+    """A server that sends no beacons (its clients find it by searching alone)
+    is killed, away long enough for p4p's own searches to back off beyond 5 s,
+    and restarted with SWAP a table; then stopped and restarted at once with
+    SWAP a string. Each time every channel is back, SWAP with its new type and
+    metadata, within 5 s of the server serving again."""
+    sim = SimPva(records=1, image_rate=0, beacons=False).start()
+    names = ["CNT:00000", "SINE", "TABLE", "SWAP"]
+    adapter = EpicsAdapter(
+        nats_server.url, sim, [sim.uri(n) for n in names], protocol="pva"
+    )
+    swap, counter = sim.uri("SWAP"), sim.uri("CNT:00000")
+    metas = await nc.subscribe(SUBJECTS.meta(parse_channel(swap)))
+    try:
+        adapter.start()
+        tap = await Tap().start(nc, "cs.val.pva.>")
+        await eventually(lambda: len(tap.values[counter]) >= 3, timeout=30)
+
+        async def restart(
+            kind: int, dt: str, away: float, kill: bool
+        ) -> tuple[dict, dict]:
+            sim.kill() if kill else sim.stop()
+            for name in names:
+                await eventually(lambda n=name: not tap.latest(sim.uri(n))["c"], 30)
+            await asyncio.sleep(away)  # the outage: how long p4p searches alone
+            sim.swap_type = kind
+            sim.start()
+            served = time.monotonic()
+            for name in names:
+                await eventually(lambda n=name: tap.latest(sim.uri(n))["c"], 30)
+            took = time.monotonic() - served
+            assert took <= 5.0, f"back {took:.1f} s after the server served again"
+            async with asyncio.timeout(10):  # the old type's come first
+                while (meta := decode_meta((await metas.next_msg(10)).data))[
+                    "dt"
+                ] != dt:
+                    pass
+            return tap.latest(swap), meta
+
+        table, meta = await restart(3, "table", away=20.0, kill=True)
+        assert table["v"]["name"] == ["a"] and list(table["v"]["x"]) == [1.0]
+        assert [c["name"] for c in meta["cols"]] == ["name", "x"]
+        text, meta = await restart(1, "str", away=0.0, kill=False)
+        assert (text["v"], text["sev"], meta["dt"]) == ("text", 0, "str")
+        assert adapter.process is not None and adapter.process.alive()
+    finally:
+        await metas.unsubscribe()
         adapter.close()
         sim.stop()
