@@ -16,7 +16,7 @@ help: ## list the targets
 $(UV):
 	python$(PY_VERSION) -m venv $(TOOLS) && $(TOOLS)/bin/pip install -q uv==0.13.9
 
-$(VENV)/.synced: $(UV) uv.lock pyproject.toml schemas/pyproject.toml bus/pyproject.toml importer/pyproject.toml adapters/pyproject.toml gateway/pyproject.toml alarms/pyproject.toml benchmarks/pyproject.toml
+$(VENV)/.synced: $(UV) uv.lock pyproject.toml schemas/pyproject.toml bus/pyproject.toml importer/pyproject.toml adapters/pyproject.toml gateway/pyproject.toml alarms/pyproject.toml identity/pyproject.toml benchmarks/pyproject.toml
 	$(UV) sync --frozen --all-packages --python python$(PY_VERSION) && touch $@
 
 install: $(VENV)/.synced ## create the virtual environment with pinned packages (idempotent)
@@ -85,6 +85,28 @@ bench-gateway-waveform: install ## gateway CPU and bytes per viewer, 100 viewers
 .PHONY: bench-tables
 bench-tables: install ## rewrite the tables of docs/benchmarks.md from benchmarks/results/*.json
 	$(PY) -m synoptic_benchmarks.tables
+
+# --- sign-in: Keycloak from Maven Central for the demo, tests and benchmarks (ADR 0031) ---
+# Installed once into .tools/ (checksum-pinned), built for its H2 file database, then
+# the demo realm imported into a template database that each start copies.
+KEYCLOAK_VERSION := 26.7.3
+KEYCLOAK_SHA256 := 77657f30b7e90d70f727712ce1c967f430fd6a5e9f458d32d8c6df0635345f47
+KEYCLOAK := $(TOOLS)/keycloak-$(KEYCLOAK_VERSION)
+KEYCLOAK_TGZ := $(TOOLS)/downloads/keycloak-quarkus-dist-$(KEYCLOAK_VERSION).tar.gz
+KEYCLOAK_REALM := $(TOOLS)/keycloak-realm
+.PHONY: idp
+
+$(KEYCLOAK)/.synoptic-built:
+	mkdir -p $(TOOLS)/downloads && mvn -q -B dependency:copy -Dartifact=org.keycloak:keycloak-quarkus-dist:$(KEYCLOAK_VERSION):tar.gz -DoutputDirectory=$(abspath $(TOOLS)/downloads) && echo "$(KEYCLOAK_SHA256)  $(KEYCLOAK_TGZ)" | sha256sum -c - && rm -rf $(KEYCLOAK) && tar xzf $(KEYCLOAK_TGZ) -C $(TOOLS) && rm $(KEYCLOAK_TGZ) && JAVA_OPTS_APPEND=-XX:TieredStopAtLevel=1 $(KEYCLOAK)/bin/kc.sh build --db=dev-file --health-enabled=false --metrics-enabled=false && touch $@
+
+$(KEYCLOAK_REALM)/realm.digest: $(KEYCLOAK)/.synoptic-built identity/synoptic_identity/realm.py identity/synoptic_identity/keycloak.py $(VENV)/.synced
+	$(PY) -m synoptic_identity.keycloak template --out $(KEYCLOAK_REALM)
+
+idp: $(KEYCLOAK_REALM)/realm.digest ## Keycloak (Maven Central, checksum-pinned) built once, the demo realm in a template database (.tools/; once)
+
+test-py: idp
+test-ui: idp
+demo: idp
 
 # --- bus contract as AsyncAPI: docs/asyncapi.yaml, generated from schemas/synoptic_schemas/json ---
 # The AsyncAPI 3.0 meta-schema (npm @asyncapi/specs, checksum-pinned) for the document's test.

@@ -1,4 +1,5 @@
-"""Fixtures shared by every package's tests: a real nats-server per test module."""
+"""Fixtures shared by every package's tests: a real nats-server per test module,
+PostgreSQL, and the identity provider (Keycloak) for the session."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import pytest
 from synoptic_bus.connect import NatsClient, connect
 from synoptic_bus.natsserver import NatsServer
 from synoptic_bus.postgres import PostgresServer
+from synoptic_identity.keycloak import KeycloakServer
 
 
 @pytest.fixture(scope="module")
@@ -36,6 +38,19 @@ def postgres() -> Iterator[PostgresServer]:
     """A private PostgreSQL server (initdb in a temporary folder, a free loopback
     port, database ``hdb``), stopped by PID."""
     server = PostgresServer().start()
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+@pytest.fixture(scope="session")
+def keycloak() -> Iterator[KeycloakServer]:
+    """The demo's identity provider (Keycloak with the demo realm, from a copy of
+    the template ``make idp`` made) on a free loopback port for the whole session,
+    stopped by PID. Its JVM takes tens of seconds to start on two busy cores: the
+    modules that use it raise their timeout."""
+    server = KeycloakServer().start()
     try:
         yield server
     finally:

@@ -45,6 +45,8 @@ class DemoContext:
     tango_port: int = 10000
     #: the demo's HDB++ archive (PostgreSQL) as a libpq connection string
     archive_dsn: str = ""
+    #: the demo's OpenID Connect provider (people sign in there)
+    idp_port: int = 8180
 
 
 @dataclass
@@ -58,6 +60,7 @@ class DemoProcess:
     env: dict[str, str] = field(default_factory=dict)
     banner: str = ""  # what to tell the user (URL, channels …)
     keep_stdin_open: bool = False
+    ready_timeout: float = 60.0  # seconds to wait for ``ready``
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -67,6 +70,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--http-port", type=int, default=8000)
     parser.add_argument("--tango-port", type=int, default=10000,
                         help="simulated Tango device (the demo screens name 10000)")  # fmt: skip
+    parser.add_argument("--idp-port", type=int, default=8180,
+                        help="the demo's sign-in provider (Keycloak)")  # fmt: skip
     parser.set_defaults(func=run)
 
 
@@ -80,6 +85,7 @@ PORTS = (
     ("--nats-port", "nats_port", "NATS"),
     ("--http-port", "http_port", "the gateway (web UI)"),
     ("--tango-port", "tango_port", "the simulated Tango device"),
+    ("--idp-port", "idp_port", "the sign-in provider"),
 )
 
 
@@ -169,14 +175,17 @@ class Demo:
         print(f"postgres      pid {proc.pid} {archive.dsn} (HDB++ archive)", flush=True)
         args = self.args
         ctx = DemoContext(
-            nats.url, self.var, args.http_port, args.tango_port, archive.dsn
-        )
+            nats.url, self.var, args.http_port, args.tango_port, archive.dsn,
+            args.idp_port,
+        )  # fmt: skip
         specs: list[DemoProcess] = []
         for ep in entry_points(group="synoptic.demo"):
             specs.extend(ep.load()(ctx))
         for spec in sorted(specs, key=lambda s: s.order):
             proc = supervisor.add(
-                Child(spec.name, _spawner(spec, nats.url), spec.ready)
+                Child(
+                    spec.name, _spawner(spec, nats.url), spec.ready, spec.ready_timeout
+                )
             )
             print(f"{spec.name:<13} pid {proc.pid} {spec.banner}", flush=True)
         self.running = True

@@ -28,18 +28,20 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from synoptic_gateway.auth import Authenticator, AuthError, bearer_token
 from synoptic_gateway.bus import Bus
+from synoptic_gateway.credentials import nobody
 from synoptic_gateway.directory import ChannelDirectory
 from synoptic_gateway.headers import SecurityHeaders
 from synoptic_gateway.history.build import history_runner
 from synoptic_gateway.hub import Hub
 from synoptic_gateway.metrics import Stats, make_registry, render
 from synoptic_gateway.prereq import check_archive, check_bus
+from synoptic_gateway.refusals import refusal_record
 from synoptic_gateway.screen_api import add_screen_routes
 from synoptic_gateway.screens import ScreenCatalog, ScreenWatchers
 from synoptic_gateway.session import Session
 from synoptic_gateway.settings import Settings
 from synoptic_gateway.static import mount_ui
-from synoptic_schemas import frames
+from synoptic_schemas import encode, frames
 from synoptic_schemas.frames import CloseCode, ErrorCode
 
 log = logging.getLogger(__name__)
@@ -63,6 +65,8 @@ class Gateway:
         )
         self.hub = Hub(self.bus, settings, self.stats, self.id)
         self.auth = Authenticator(settings)
+        if self.auth.roles is not None:
+            self.auth.roles.on_change = lambda _map: self._regrant()
         self.watchers = ScreenWatchers()
         self.screens = ScreenCatalog(self.bus, settings, self.watchers.notify)
         self.directory = ChannelDirectory(self.bus, settings.prefix)
@@ -75,6 +79,23 @@ class Gateway:
         #: called once :attr:`fatal` is set (the server ends the process)
         self.on_fatal: Callable[[], None] | None = None
 
+    def _regrant(self) -> None:
+        """The role file changed: every socket gets the grants it now gives."""
+        for session in list(self.hub.sessions):
+            session.regrant()
+
+    async def refused(
+        self, where: str, reason: str, token: str | None, peer: str = "",
+        who: str = "",
+    ) -> None:  # fmt: skip
+        """Audit a refused token (``cs.audit.auth``; never the token itself)."""
+        record = refusal_record(where, reason, token, peer, self.id, who)
+        log.warning("refused %s from %s (%s): %s", where, peer or "?",
+                    record["who"] or "unnamed", reason)  # fmt: skip
+        with contextlib.suppress(Exception):
+            async with asyncio.timeout(2.0):
+                await self.bus.publish(self.hub.subjects.audit("auth"), encode(record))
+
     async def _bus_down(self) -> None:
         await self.hub.bus_down()
 
@@ -83,6 +104,7 @@ class Gateway:
         await self.hub.bus_up()
 
     async def start(self) -> None:
+        await self.auth.start()
         self.bus.start()
         self.hub.start()
         # its own NATS connection, made in the background like the live one
@@ -122,6 +144,7 @@ class Gateway:
         await self.screens.close()
         await self.directory.close()
         await self.bus.close()
+        await self.auth.close()
 
 
 class _TransportScope:
@@ -187,11 +210,19 @@ def create_app(settings: Settings) -> FastAPI:
             await ws.close(code=1008)  # before accept: HTTP 403
             return
         json_mode = ws.query_params.get("format") == "json"
+        token = bearer_token(ws.headers, ws.query_params)
         try:
-            principal = gateway.auth.principal(
-                bearer_token(ws.headers, ws.query_params)
-            )
+            if token is None and settings.auth_enabled:
+                # a browser: its token comes in an ``auth`` frame, or never where
+                # anonymous reading is allowed
+                principal = gateway.auth.anonymous()
+                if not settings.anonymous_allowed:
+                    principal = nobody()
+            else:
+                principal = await gateway.auth.principal(token)
         except AuthError as exc:
+            peer = ws.client.host if ws.client else ""
+            await gateway.refused("connect", str(exc), token, peer)
             await ws.accept()
             error = frames.err(None, ErrorCode.UNAUTHORIZED, str(exc))
             if json_mode:
@@ -209,7 +240,19 @@ def create_app(settings: Settings) -> FastAPI:
             json_mode=json_mode,
             history=gateway.history,
             watchers=gateway.watchers,
+            auth=gateway.auth,
+            refused=gateway.refused,
         ).run()
+
+    @app.get("/api/auth")
+    async def auth_config() -> Response:
+        """How the web UI signs people in (no secrets: a public client)."""
+        keyset = gateway.auth.keyset
+        return JSONResponse({
+            "issuer": settings.oidc_issuer, "client_id": settings.oidc_client_id,
+            "scope": settings.oidc_scope, "anonymous": settings.anonymous_allowed,
+            "provider_ok": keyset.ready and keyset.error is None if keyset else None,
+        })  # fmt: skip
 
     @app.get("/healthz")
     async def healthz() -> dict[str, object]:

@@ -1,26 +1,41 @@
-"""Who a connection is and what it may read and write.
+"""Who a connection is and what it may read, write, command and edit.
 
-Anonymous read-only by default. With a JWT key (HS256 secret, or an RS256/ES256
-public key) a bearer token names the principal (``sub``) and grants reading and
-writing by channel pattern (``read``/``write`` claims: shell-style globs on
-normalised URIs) and editing screens by name pattern (``screens`` claim). The Origin header is checked against an allow-list.
+Anonymous read-only by default. With an identity provider (``--oidc-issuer``) a
+bearer token is checked against the provider's published keys
+(:mod:`synoptic_gateway.keyset`): signature, issuer, audience, expiry and
+not-before; the role mapping (:mod:`synoptic_gateway.roles`) turns its groups
+and roles into grants. With a static JWT key (an HS256 secret, or an RS256/ES256
+public key) hand-made tokens work as before. In both, grant claims in the token
+itself (``read``/``write``/``command``/``screens``/``ack``: shell-style globs on
+normalised URIs, screen names) add to what the mapping gives. The Origin header
+is checked against an allow-list. Tokens are taken from the ``Authorization``
+header (or the WebSocket ``auth`` frame) only, never from a URL.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import logging
+from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
 from typing import Any
 
 import jwt
 
+from synoptic_gateway.keyset import ALGORITHMS, KeySet, KeySetError
+from synoptic_gateway.roles import Because, Grants, Identity, RoleFile, RoleMap
 from synoptic_gateway.settings import Settings
 
+log = logging.getLogger(__name__)
+
 ANONYMOUS = "anonymous"
+#: Seconds of clock difference tolerated with the provider (exp, nbf, iat).
+LEEWAY = 5.0
+#: Longest token accepted (bytes): a provider's tokens are a few kB.
+MAX_TOKEN = 16 * 1024
 
 
 class AuthError(Exception):
-    """A connection that may not be served (no, bad or expired token)."""
+    """A token that may not be used (missing, malformed, forged, expired …)."""
 
 
 @dataclass(frozen=True)
@@ -32,12 +47,29 @@ class Principal:
     write: tuple[str, ...]
     expires: float | None = None  # the token's exp (Unix seconds)
     screens: tuple[str, ...] = ()  # screen names (globs) this principal may edit
+    command: tuple[str, ...] = ()  # Tango commands (channel URI globs)
+    ack: tuple[str, ...] = ()  # alarms (channel URI globs) it may acknowledge, shelve
+    #: who the token is about, issuer and subject: a renewal must name the same
+    subject: str = ""
+    #: the person's full name where the token gives one
+    display: str = ""
+    #: the groups, roles and client the role mapping matched (None: no mapping)
+    identity: Identity | None = None
+    #: grants the token's own claims gave (kept when the mapping is reloaded)
+    claimed: Grants = field(default_factory=Grants)
+    because: tuple[Because, ...] = ()
 
     def may_read(self, uri: str) -> bool:
         return any(fnmatchcase(uri, pattern) for pattern in self.read)
 
     def may_write(self, uri: str) -> bool:
         return any(fnmatchcase(uri, pattern) for pattern in self.write)
+
+    def may_command(self, uri: str) -> bool:
+        return any(fnmatchcase(uri, pattern) for pattern in self.command)
+
+    def may_ack(self, uri: str) -> bool:
+        return any(fnmatchcase(uri, pattern) for pattern in self.ack)
 
     @property
     def can_write(self) -> bool:
@@ -47,23 +79,43 @@ class Principal:
         """Whether this principal may save, revert or delete the screen ``screen``."""
         return any(fnmatchcase(screen, pattern) for pattern in self.screens)
 
+    @property
+    def grants(self) -> Grants:
+        return Grants(self.read, self.write, self.command, self.screens, self.ack)
 
-def _patterns(claim: Any, default: tuple[str, ...]) -> tuple[str, ...]:
+    def with_grants(self, grants: Grants, because: tuple[Because, ...]) -> Principal:
+        return replace(
+            self, read=grants.read, write=grants.write, command=grants.command,
+            screens=grants.screens, ack=grants.ack, because=because,
+        )  # fmt: skip
+
+
+def _patterns(claims: dict[str, Any], key: str) -> tuple[str, ...]:
+    claim = claims.get(key)
     if claim is None:
-        return default
+        return ()
     if isinstance(claim, str):
         return (claim,)
     if isinstance(claim, list) and all(isinstance(p, str) for p in claim):
         return tuple(claim)
-    raise AuthError(
-        "'read'/'write'/'screens' claims must be a pattern or a list of patterns"
-    )
+    raise AuthError(f"the token's '{key}' claim must be a pattern or a list of them")
+
+
+def _claimed(claims: dict[str, Any]) -> Grants:
+    """Grants written in the token itself."""
+    return Grants(*(_patterns(claims, k) for k in
+                    ("read", "write", "command", "screens", "ack")))  # fmt: skip
 
 
 class Authenticator:
     """Turns a bearer token (or its absence) into a :class:`Principal`."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        keyset: KeySet | None = None,
+        roles: RoleFile | None = None,
+    ) -> None:
         self._settings = settings
         if settings.jwt_secret:
             self._key: Any = settings.jwt_secret
@@ -74,45 +126,160 @@ class Authenticator:
         else:
             self._key = None
             self._algorithms = []
+        if keyset is None and settings.oidc_issuer:
+            keyset = KeySet(
+                settings.oidc_issuer,
+                refresh=settings.jwks_refresh,
+                min_interval=settings.jwks_min_interval,
+            )
+        self.keyset = keyset
+        if roles is None and settings.roles_file is not None:
+            roles = RoleFile(settings.roles_file)
+        self.roles = roles
 
-    def principal(self, token: str | None) -> Principal:
+    async def start(self) -> None:
+        if self.keyset is not None:
+            self.keyset.start()
+        if self.roles is not None:
+            self.roles.start()
+
+    async def close(self) -> None:
+        if self.keyset is not None:
+            await self.keyset.close()
+        if self.roles is not None:
+            await self.roles.close()
+
+    @property
+    def role_map(self) -> RoleMap | None:
+        return self.roles.current if self.roles is not None else None
+
+    def anonymous(self) -> Principal:
+        """The principal of a connection without a token."""
+        return Principal(ANONYMOUS, self._settings.anonymous_read, (),
+                         screens=self._settings.anonymous_screens)  # fmt: skip
+
+    async def principal(self, token: str | None) -> Principal:
         """The principal of a connection; raise :class:`AuthError` to refuse it."""
         if not token:
             if not self._settings.anonymous_allowed:
                 raise AuthError("a bearer token is required")
-            return Principal(
-                ANONYMOUS,
-                self._settings.anonymous_read,
-                (),
-                screens=self._settings.anonymous_screens,
-            )
-        if self._key is None:
-            raise AuthError("tokens are not accepted: no JWT key is configured")
+            return self.anonymous()
+        claims, oidc = await self.verify(token)
+        return self.from_claims(claims, oidc=oidc)
+
+    async def verify(self, token: str) -> tuple[dict[str, Any], bool]:
+        """The claims of a valid token, and whether the provider signed it."""
+        if len(token) > MAX_TOKEN:
+            raise AuthError(f"the token is longer than {MAX_TOKEN} bytes")
         try:
-            claims = jwt.decode(
-                token,
-                self._key,
-                algorithms=self._algorithms,
-                audience=self._settings.jwt_audience,
-                issuer=self._settings.jwt_issuer,
-                options={
-                    "require": ["sub"],
-                    "verify_aud": self._settings.jwt_audience is not None,
-                },
-            )
+            header = jwt.get_unverified_header(token)
+        except jwt.PyJWTError as exc:
+            raise AuthError(f"not a token: {exc}") from None
+        alg = header.get("alg")
+        if not isinstance(alg, str) or alg.lower() == "none":
+            raise AuthError("unsigned tokens are refused")
+        kid = header.get("kid")
+        if self.keyset is not None and alg in ALGORITHMS and isinstance(kid, str):
+            try:
+                key = await self.keyset.key(kid)
+            except KeySetError as exc:
+                raise AuthError(str(exc)) from None
+            return self._decode(token, key.key, [key.algorithm_name], oidc=True), True
+        if self._key is not None and alg in self._algorithms:
+            return self._decode(token, self._key, self._algorithms, oidc=False), False
+        if self._key is None and self.keyset is None:
+            raise AuthError("tokens are not accepted: no identity provider or key")
+        raise AuthError(f"tokens signed with {alg} are not accepted here")
+
+    def _decode(
+        self, token: str, key: Any, algorithms: list[str], *, oidc: bool
+    ) -> dict[str, Any]:
+        settings = self._settings
+        if oidc:
+            audience = settings.oidc_audience or None
+            issuer: str | None = settings.oidc_issuer
+            require = ["sub", "exp", "iss"]
+        else:
+            audience, issuer = settings.jwt_audience, settings.jwt_issuer
+            require = ["sub"]
+        try:
+            claims: dict[str, Any] = jwt.decode(
+                token, key, algorithms=algorithms, audience=audience, issuer=issuer,
+                leeway=LEEWAY,
+                options={"require": require, "verify_aud": audience is not None},
+            )  # fmt: skip
+        except jwt.ExpiredSignatureError:
+            raise AuthError("the token expired") from None
+        except jwt.ImmatureSignatureError:
+            raise AuthError("the token is not valid yet") from None
+        except jwt.MissingRequiredClaimError as exc:
+            if exc.claim == "aud":
+                raise AuthError(
+                    f"the token is not meant for {audience!r}: it names no audience"
+                ) from None
+            raise AuthError(f"the token has no {exc.claim!r} claim") from None
+        except jwt.InvalidAudienceError:
+            raise AuthError(f"the token is not meant for {audience!r}") from None
+        except jwt.InvalidIssuerError:
+            raise AuthError(f"the token was not issued by {issuer}") from None
+        except jwt.InvalidSignatureError:
+            raise AuthError("the token's signature does not verify") from None
         except jwt.PyJWTError as exc:
             raise AuthError(f"invalid token: {exc}") from None
-        name = claims["sub"]
-        if not isinstance(name, str) or not name:
+        return claims
+
+    def from_claims(self, claims: dict[str, Any], *, oidc: bool) -> Principal:
+        """The principal of verified claims: the role mapping's grants and the
+        token's own grant claims."""
+        sub = claims.get("sub")
+        if not isinstance(sub, str) or not sub:
             raise AuthError("token 'sub' must be a non-empty string")
+        name = sub
+        wanted = claims.get(self._settings.oidc_name_claim) if oidc else None
+        if isinstance(wanted, str) and wanted:
+            name = wanted
+        display = claims.get("name")
         exp = claims.get("exp")
-        return Principal(
-            name,
-            _patterns(claims.get("read"), ("*",)),
-            _patterns(claims.get("write"), ()),
+        claimed = _claimed(claims)
+        mapping = self.role_map
+        principal = Principal(
+            name, (), (),
             float(exp) if isinstance(exp, int | float) else None,
-            _patterns(claims.get("screens"), ()),
-        )
+            subject=f"{claims.get('iss', '')} {sub}",
+            display=display if isinstance(display, str) else "",
+            claimed=claimed,
+        )  # fmt: skip
+        if mapping is None:
+            # hand-made tokens: reading everything unless 'read' says otherwise,
+            # commands where writes are granted unless 'command' says otherwise
+            grants = Grants(
+                claimed.read if "read" in claims else ("*",),
+                claimed.write,
+                claimed.command if "command" in claims else claimed.write,
+                claimed.screens,
+                claimed.ack,
+            )
+            return principal.with_grants(grants, ())
+        identity = mapping.identity(name, claims)
+        return self.regrant(replace(principal, identity=identity))
+
+    def regrant(self, principal: Principal) -> Principal:
+        """``principal`` with the grants of the current role mapping (after a
+        reload); a principal the mapping never saw is returned as it is."""
+        mapping = self.role_map
+        if mapping is None or principal.identity is None:
+            return principal
+        mapped, because = mapping.grants(principal.identity)
+        return principal.with_grants(mapped | principal.claimed, because)
+
+    def expired(self, principal: Principal) -> Principal:
+        """What a socket whose token expired keeps: the anonymous reads, no
+        write, command, edit or acknowledge grant."""
+        anonymous = self.anonymous()
+        return replace(
+            principal, read=anonymous.read, write=(), command=(), screens=(), ack=(),
+            because=(), expires=None, identity=None, claimed=Grants(),
+        )  # fmt: skip
 
     def origin_allowed(self, origin: str | None) -> bool:
         """Whether a handshake's Origin passes the allow-list (no header passes)."""
@@ -122,11 +289,15 @@ class Authenticator:
         return any(fnmatchcase(origin, pattern) for pattern in allowed)
 
 
-def bearer_token(headers: Any, query: Any) -> str | None:
-    """The token of a request: ``Authorization: Bearer …`` or ``?access_token=``."""
+def bearer_token(headers: Any, query: Any = None) -> str | None:
+    """The token of a request: ``Authorization: Bearer …``; ``?access_token=`` of
+    ``query`` only while the web UI still opens pages with one (deprecated: it
+    ends up in browser history; the UI's sign-in replaces it)."""
     header = headers.get("authorization")
     if header:
         scheme, _, value = header.partition(" ")
         if scheme.lower() == "bearer" and value.strip():
             return value.strip()
-    return query.get("access_token") or None
+    if query is not None:
+        return query.get("access_token") or None
+    return None

@@ -73,6 +73,30 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="seconds an unwatched channel keeps its NATS subscriptions")  # fmt: skip
     p.add_argument("--linger-max", type=int, default=d.linger_max,
                    help="most channels lingering at once")  # fmt: skip
+    p.add_argument("--oidc-issuer", default=d.oidc_issuer,
+                   help="the identity provider's issuer URL: people sign in there, "
+                        "tokens are checked against its keys "
+                        "(default $SYNOPTIC_OIDC_ISSUER)")  # fmt: skip
+    p.add_argument("--oidc-audience", default=d.oidc_audience,
+                   help="audience the provider's access tokens must name "
+                        "(empty: not checked)")  # fmt: skip
+    p.add_argument("--oidc-client-id", default=d.oidc_client_id,
+                   help="the web UI's public client at the provider")  # fmt: skip
+    p.add_argument("--oidc-scope", default=d.oidc_scope,
+                   help="scopes the web UI asks for")  # fmt: skip
+    p.add_argument("--oidc-name-claim", default=d.oidc_name_claim,
+                   help="claim naming the person in hello frames and audits")  # fmt: skip
+    p.add_argument("--jwks-refresh", type=float, default=d.jwks_refresh,
+                   help="seconds between reads of the provider's keys")  # fmt: skip
+    p.add_argument("--jwks-min-interval", type=float, default=d.jwks_min_interval,
+                   help="least seconds between key reads for an unknown key id")  # fmt: skip
+    p.add_argument("--roles", type=Path,
+                   default=Path(r) if (r := os.environ.get("SYNOPTIC_ROLES")) else None,
+                   help="role mapping file: the provider's groups/roles to grants "
+                        "(TOML, reloaded when it changes; default $SYNOPTIC_ROLES)")  # fmt: skip
+    p.add_argument("--auth-timeout", type=float, default=d.auth_timeout,
+                   help="seconds a socket may wait for its token (auth frame) where "
+                        "anonymous access is off")  # fmt: skip
     p.add_argument("--jwt-secret", default=os.environ.get("SYNOPTIC_JWT_SECRET"),
                    help="HS256 secret (default $SYNOPTIC_JWT_SECRET)")  # fmt: skip
     p.add_argument("--jwt-public-key", type=Path, default=None,
@@ -121,6 +145,11 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         linger=args.linger, linger_max=args.linger_max,
         jwt_secret=args.jwt_secret, jwt_public_key=key,
         jwt_audience=args.jwt_audience, jwt_issuer=args.jwt_issuer,
+        oidc_issuer=args.oidc_issuer or None, oidc_audience=args.oidc_audience,
+        oidc_client_id=args.oidc_client_id, oidc_scope=args.oidc_scope,
+        oidc_name_claim=args.oidc_name_claim, jwks_refresh=args.jwks_refresh,
+        jwks_min_interval=args.jwks_min_interval, roles_file=args.roles,
+        auth_timeout=args.auth_timeout,
         allow_anonymous=args.allow_anonymous,
         allowed_origins=tuple(args.allowed_origin),
         ws_per_message_deflate=args.ws_per_message_deflate,

@@ -41,6 +41,7 @@ from websockets.exceptions import ConnectionClosed
 from websockets.frames import Frame, Opcode
 from websockets.protocol import Event
 
+from synoptic_gateway.tokens import RENEW_AHEAD, StaticToken, TokenSource
 from synoptic_schemas import frames, parse_channel
 from synoptic_schemas.frames import CloseCode, Op
 
@@ -254,7 +255,7 @@ class GatewayClient:
         self,
         urls: str | Sequence[str],
         *,
-        token: str | None = None,
+        token: str | TokenSource | None = None,
         json_mode: bool = False,
         backoff_base: float = 0.1,
         backoff_max: float = 5.0,
@@ -266,7 +267,12 @@ class GatewayClient:
         ping_timeout: float = 6.0,
     ) -> None:
         self.urls = [urls] if isinstance(urls, str) else list(urls)
-        self.token = token
+        #: where tokens come from (a string is taken as it is, never renewed)
+        self.tokens: TokenSource | None = (
+            StaticToken(token) if isinstance(token, str) else token
+        )
+        self.auth: dict[str, Any] = {}  # the last ``auth`` frame (renewals)
+        self._renewer: asyncio.Task[None] | None = None
         self.json_mode = json_mode
         self.backoff_base = backoff_base
         self.backoff_max = backoff_max
@@ -322,19 +328,18 @@ class GatewayClient:
     # ------------------------------------------------------------ connection
 
     def _full_url(self, url: str) -> str:
-        query = []
-        if self.json_mode:
-            query.append("format=json")
-        if self.token:
-            query.append(f"access_token={self.token}")
-        if not query:
+        if not self.json_mode:
             return url
-        return url + ("&" if "?" in url else "?") + "&".join(query)
+        return url + ("&" if "?" in url else "?") + "format=json"
 
     async def _open(self, url: str) -> None:
         self._hello.clear()
+        headers = {}
+        if self.tokens is not None:  # a header, never the URL
+            headers["Authorization"] = f"Bearer {await self.tokens.token()}"
         self._ws = await connect(
             self._full_url(url),
+            additional_headers=headers,
             open_timeout=self.open_timeout,
             max_size=None,
             compression=None,
@@ -351,6 +356,33 @@ class GatewayClient:
             self._pinger = asyncio.create_task(
                 self._keepalive(self._ws), name="gw-client-ping"
             )
+        if self.tokens is not None and self._renewer is None:
+            self._renewer = asyncio.create_task(self._keep_token(), name="gw-renew")
+
+    async def renew(self, token: str | None = None, timeout: float = 10.0) -> dict:
+        """Hand the socket a new token (``token``, else a fresh one of the token
+        source) in an ``auth`` frame; returns the gateway's ``auth`` answer
+        (:class:`GatewayError` ``unauthorized`` if refused: the socket keeps its
+        grants). No reconnect: the subscriptions go on."""
+        if token is None:
+            if self.tokens is None:
+                raise ValueError("no token source to renew from")
+            token = await self.tokens.token()
+        answer = await self._request(frames.auth(next(self._ids), token), timeout)
+        self.auth = answer
+        return answer
+
+    async def _keep_token(self) -> None:
+        """Renew the socket's token shortly before it expires."""
+        assert self.tokens is not None
+        while not self._closing:
+            expires = self.tokens.expires
+            if expires is None:
+                return
+            await asyncio.sleep(max(1.0, expires - time.time() - RENEW_AHEAD / 2))
+            with contextlib.suppress(Exception):  # next try on the next round
+                await self.wait_connected()
+                await self.renew()
 
     async def _keepalive(self, ws: ClientConnection) -> None:
         """Ping every ``ping_interval``; abort the connection when nothing arrives
@@ -417,6 +449,10 @@ class GatewayClient:
             self._pinger.cancel()
             with contextlib.suppress(BaseException):
                 await self._pinger
+        if self._renewer is not None:
+            self._renewer.cancel()
+            with contextlib.suppress(BaseException):
+                await self._renewer
 
     async def _read(self, ws: ClientConnection) -> None:
         unpack = frames.from_json if self.json_mode else frames.unpack
@@ -509,6 +545,8 @@ class GatewayClient:
         elif op == Op.SCREEN:
             self.screens.append(frame)
             self._new_screen.set()
+        elif op == Op.AUTH and frame.get("id") is None:  # the token expired
+            self.auth = frame
         elif op == Op.ERR:
             if frame.get("id") is None or frame.get("id") not in self._pending:
                 self.errors.append(frame)

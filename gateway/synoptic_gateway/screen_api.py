@@ -152,16 +152,17 @@ def add_screen_routes(app: FastAPI, gateway: Any) -> None:
     app's :class:`~synoptic_gateway.app.Gateway`) on ``app``."""
     catalog = gateway.screens
 
-    def principal(request: Request) -> Principal:
+    async def principal(request: Request) -> Principal:
+        token = bearer_token(request.headers, request.query_params)
         try:
-            return gateway.auth.principal(
-                bearer_token(request.headers, request.query_params)
-            )
+            return await gateway.auth.principal(token)
         except AuthError as exc:
+            peer = request.client.host if request.client else ""
+            await gateway.refused("http", str(exc), token, peer)
             raise ApiError(401, "unauthorized", str(exc)) from None
 
-    def editor(request: Request, name: str) -> Principal:
-        who = principal(request)
+    async def editor(request: Request, name: str) -> Principal:
+        who = await principal(request)
         if not who.may_edit(name):
             raise ApiError(403, "forbidden", f"{who.name} may not edit screen {name!r}")
         return who
@@ -194,7 +195,7 @@ def add_screen_routes(app: FastAPI, gateway: Any) -> None:
     @app.get("/api/screens")
     async def list_screens(request: Request) -> Response:
         """Every screen: name, title, revision, at, by."""
-        principal(request)
+        await principal(request)
         await catalog.settled()
         with _store_errors():
             return JSONResponse(catalog.list())
@@ -203,7 +204,7 @@ def add_screen_routes(app: FastAPI, gateway: Any) -> None:
     async def get_screen(name: str, request: Request) -> Response:
         """The newest revision of a screen (ETag, revision, editable headers)."""
         _name(name)
-        who = principal(request)
+        who = await principal(request)
         await catalog.settled()
         try:
             cached = catalog.get(name)
@@ -228,7 +229,7 @@ def add_screen_routes(app: FastAPI, gateway: Any) -> None:
     @app.put("/api/screens/{name}")
     async def put_screen(name: str, request: Request) -> Response:
         """Save a screen as a new revision, based on ``base_revision``."""
-        who = editor(request, _name(name))
+        who = await editor(request, _name(name))
         body = await _read_body(request)
         if not isinstance(body, dict) or "screen" not in body:
             raise ApiError(400, "bad_request", "the body is "
@@ -247,7 +248,7 @@ def add_screen_routes(app: FastAPI, gateway: Any) -> None:
     @app.delete("/api/screens/{name}")
     async def delete_screen(name: str, request: Request) -> Response:
         """Delete a screen (a delete marker; the history stays)."""
-        who = editor(request, _name(name))
+        who = await editor(request, _name(name))
         raw = request.query_params.get("base_revision", "")
         if not raw.isdigit():
             raise ApiError(400, "bad_request", "'base_revision' query is required")
@@ -261,7 +262,7 @@ def add_screen_routes(app: FastAPI, gateway: Any) -> None:
     @app.post("/api/screens/{name}/revert")
     async def revert_screen(name: str, request: Request) -> Response:
         """Write an old revision's content as a new revision."""
-        who = editor(request, _name(name))
+        who = await editor(request, _name(name))
         body = await _read_body(request)
         if not isinstance(body, dict):
             raise ApiError(400, "bad_request", 'the body is {"revision": R, '
@@ -278,7 +279,7 @@ def add_screen_routes(app: FastAPI, gateway: Any) -> None:
     async def screen_history(name: str, request: Request) -> Response:
         """The kept revisions of a screen, newest first."""
         _name(name)
-        principal(request)
+        await principal(request)
         with _store_errors():
             entries = await catalog.bucket().history(name)
         if not entries:
@@ -293,7 +294,7 @@ def add_screen_routes(app: FastAPI, gateway: Any) -> None:
         """One kept revision's screen JSON, as stored (not validated: an invalid
         screen is opened from here for repair)."""
         _name(name)
-        principal(request)
+        await principal(request)
         with _store_errors():
             entry = await catalog.bucket().get(name, revision)
         assert entry.screen is not None
@@ -305,7 +306,7 @@ def add_screen_routes(app: FastAPI, gateway: Any) -> None:
     async def convert_screen(request: Request) -> Response:
         """Convert a ``.bob``/``.opi``/``.wj`` file (the body) into a screen and its
         coverage report; nothing is stored (save it with ``PUT``)."""
-        principal(request)
+        await principal(request)
         query = request.query_params
         file = query.get("file", "")
         try:
@@ -326,14 +327,16 @@ def add_screen_routes(app: FastAPI, gateway: Any) -> None:
     @app.get("/api/whoami")
     async def whoami(request: Request) -> Response:
         """Who this request is and what it may do."""
-        who = principal(request)
-        return JSONResponse({"user": who.name, "write": who.can_write,
-                             "screens": list(who.screens)})  # fmt: skip
+        who = await principal(request)
+        return JSONResponse({"user": who.name, "name": who.display or who.name,
+                             "write": who.can_write, "screens": list(who.screens),
+                             "command": list(who.command), "ack": list(who.ack),
+                             "exp": who.expires})  # fmt: skip
 
     @app.get("/api/channels")
     async def channels(request: Request) -> Response:
         """Channel URIs the bus knows, by case-insensitive prefix."""
-        principal(request)
+        await principal(request)
         prefix = request.query_params.get("prefix", "")
         raw_limit = request.query_params.get("limit", "50")
         if not raw_limit.isdigit() or not 1 <= int(raw_limit) <= 200:

@@ -15,6 +15,7 @@ import sys
 import uvicorn
 
 from synoptic_gateway.app import create_app
+from synoptic_gateway.roles import RoleMapError
 from synoptic_gateway.settings import Settings
 
 
@@ -73,7 +74,13 @@ async def serve(settings: Settings) -> int:
     except ListenError as exc:
         print(f"synoptic gateway: {exc}", file=sys.stderr, flush=True)
         return 1
-    app = create_app(settings)
+    try:
+        app = create_app(settings)
+    except RoleMapError as exc:
+        print(
+            f"synoptic gateway: role file refused: {exc}", file=sys.stderr, flush=True
+        )
+        return 1
     config = uvicorn.Config(
         app,
         host=settings.host,

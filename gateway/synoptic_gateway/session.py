@@ -29,7 +29,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from starlette.websockets import WebSocket
 
-from synoptic_gateway.auth import Principal
+from synoptic_gateway.auth import AuthError, Principal
+from synoptic_gateway.credentials import Credentials
 from synoptic_gateway.inflight import InflightBudget
 from synoptic_gateway.limits import TokenBucket
 from synoptic_schemas import (
@@ -46,6 +47,9 @@ from synoptic_schemas.channels import Channel
 from synoptic_schemas.frames import CloseCode, ErrorCode, FrameError, Op
 
 if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+
+    from synoptic_gateway.auth import Authenticator
     from synoptic_gateway.batch import Batch
     from synoptic_gateway.group import Group, Points
     from synoptic_gateway.history.process import HistoryProcess
@@ -109,13 +113,21 @@ class Session:
         json_mode: bool,
         history: HistoryWorker | HistoryProcess | None = None,
         watchers: ScreenWatchers | None = None,
+        auth: Authenticator | None = None,
+        refused: Callable[..., Awaitable[None]] | None = None,
     ) -> None:
         self.ws = ws
         self.history = history
         self._watchers = watchers
         self._hist: set[asyncio.Task[None]] = set()
         self.hub = hub
-        self.principal = principal
+        self._refused = refused
+        self.credentials = Credentials(
+            principal, auth, send=self.send_frame,
+            close_unauthorized=self._close_unauthorized,
+            anonymous_allowed=hub.settings.anonymous_allowed,
+            auth_timeout=hub.settings.auth_timeout,
+        )  # fmt: skip
         self.json = json_mode
         self.state = State.OPEN
         self.sending_since: float | None = None
@@ -270,6 +282,11 @@ class Session:
             if batch is not None:
                 stats.updates_out += len(batch.indexes)
 
+    @property
+    def principal(self) -> Principal:
+        """Who the socket is now (renewed, reduced at expiry, re-granted)."""
+        return self.credentials.principal
+
     # ------------------------------------------------------------ lifecycle
 
     async def run(self) -> None:
@@ -281,16 +298,14 @@ class Session:
                 self.principal.name,
                 self.principal.can_write,
                 self._settings.limits(),
+                self.principal.expires,
             )
         )
         if not self.hub.bus.up:
             self.send_frame(frames.bus(False))
         self._sender = asyncio.create_task(self._send_loop(), name="ws-send")
         self._sender.add_done_callback(self._sender_done)
-        expiry = None
-        if self.principal.expires is not None:  # the token ends the connection
-            delay = max(0.0, self.principal.expires - time.time())
-            expiry = self._loop.call_later(delay, self._expired)
+        self.credentials.start()
         try:
             while self.state is State.OPEN:
                 message = await self.ws.receive()
@@ -304,17 +319,36 @@ class Session:
         except (RuntimeError, OSError) as exc:  # receive after the close
             log.debug("socket ended: %s", exc)
         finally:
-            if expiry is not None:
-                expiry.cancel()
+            self.credentials.stop()
             await self._cleanup()
 
-    def _expired(self) -> None:
-        log.info("token of %s expired: closing", self.principal.name)
+    def _close_unauthorized(self, reason: str) -> None:
+        log.info("closing the socket of %r: %s", self.principal.name, reason)
         if self.state is not State.OPEN:
             return
-        self.send_frame(frames.err(None, ErrorCode.UNAUTHORIZED, "the token expired"))
+        self.send_frame(frames.err(None, ErrorCode.UNAUTHORIZED, reason))
         self.state = State.CLOSING
         self._spawn_close(CloseCode.UNAUTHORIZED, after_queue=True)
+
+    def regrant(self) -> None:
+        """The role file changed: take the grants it gives now (told by ``auth``)."""
+        if self.state is State.OPEN and self.credentials.regrant():
+            self.send_frame(self.credentials.state(None))
+
+    async def _renew(self, frame: dict[str, Any]) -> None:
+        """An ``auth`` frame: the socket's (renewed) token, checked before the
+        frames after it are read."""
+        token = frame["token"]
+        try:
+            await self.credentials.renew(token)
+        except AuthError as exc:
+            if self._refused is not None:
+                peer = self.ws.client.host if self.ws.client else ""
+                await self._refused("renew", str(exc), token, peer, self.principal.name)
+            raise FrameError(
+                ErrorCode.UNAUTHORIZED, str(exc), req_id=frame["id"]
+            ) from None
+        self.send_frame(self.credentials.state(frame["id"]))
 
     def _sender_done(self, task: asyncio.Task[None]) -> None:
         if task.cancelled() or self.state is not State.OPEN:
@@ -417,6 +451,8 @@ class Session:
                 self._start_history(frame)
             elif op == Op.WATCH:
                 self._watch(frame)
+            elif op == Op.AUTH:
+                await self._renew(frame)
             else:
                 self.send_frame(frames.pong(frame.get("id")))
         except FrameError as exc:
@@ -586,7 +622,13 @@ class Session:
         out = None
         if command and channel.proto != "tango":
             ok, err, msg = False, PutError.BAD_REQUEST, "only Tango has commands"
-        elif not self.principal.may_write(uri):
+        elif command and not self.principal.may_command(uri):
+            ok, err, msg = (
+                False,
+                PutError.DENIED,
+                f"{who} has no command grant for {uri}",
+            )
+        elif not command and not self.principal.may_write(uri):
             ok, err, msg = False, PutError.DENIED, f"{who} has no write grant for {uri}"
         elif not (command and value is None) and not _put_value_ok(value):
             ok, err, msg = False, PutError.BAD_REQUEST, "unsupported value type"

@@ -123,12 +123,30 @@ class Settings:
     hist_archive_dsn: str = field(
         default_factory=lambda: os.environ.get("SYNOPTIC_ARCHIVE_DSN", "")
     )
-    # Auth
+    # Sign-in with the facility's OpenID Connect provider: its issuer URL (the
+    # discovery document and the keys are read from it), the audience its access
+    # tokens must name (empty: not checked), the browser's public client
+    oidc_issuer: str | None = field(
+        default_factory=lambda: os.environ.get("SYNOPTIC_OIDC_ISSUER") or None
+    )
+    oidc_audience: str = "synoptic"
+    oidc_client_id: str = "synoptic-ui"
+    oidc_scope: str = "openid profile"
+    oidc_name_claim: str = "preferred_username"  # the name in hello and audits
+    jwks_refresh: float = 300.0  # seconds between reads of the provider's keys
+    jwks_min_interval: float = 5.0  # least seconds between reads for an unknown kid
+    # seconds a socket without a token (browsers send theirs in an ``auth`` frame)
+    # may wait before it is closed where anonymous access is off
+    auth_timeout: float = 10.0
+    # the role mapping: groups/roles of the provider → grants (TOML; reloaded when
+    # it changes). None: tokens' own grant claims only
+    roles_file: Path | None = None
+    # Static JWT keys (hand-made tokens)
     jwt_secret: str | None = None  # HS256
     jwt_public_key: str | None = None  # PEM, RS256/ES256
     jwt_audience: str | None = None
     jwt_issuer: str | None = None
-    allow_anonymous: bool | None = None  # None: only when no JWT key is configured
+    allow_anonymous: bool | None = None  # None: only when no JWT key or provider
     anonymous_read: tuple[str, ...] = ("*",)
     # screen names (globs) a connection without a token may edit (the demo: "*")
     anonymous_screens: tuple[str, ...] = ()
@@ -143,8 +161,8 @@ class Settings:
 
     @property
     def auth_enabled(self) -> bool:
-        """Whether a JWT key is configured."""
-        return bool(self.jwt_secret or self.jwt_public_key)
+        """Whether a JWT key or an identity provider is configured."""
+        return bool(self.jwt_secret or self.jwt_public_key or self.oidc_issuer)
 
     @property
     def anonymous_allowed(self) -> bool:

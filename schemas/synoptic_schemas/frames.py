@@ -48,6 +48,7 @@ class Op:
     HIST = "hist"  # both ways: the request and its answer
     WATCH = "watch"  # both ways: the request and its acknowledgement
     SCREEN = "screen"  # server: a watched screen has a new revision
+    AUTH = "auth"  # both ways: a renewed token, and what the socket may now do
     # server → client
     HELLO = "hello"
     SNAP = "snap"
@@ -61,8 +62,10 @@ class Op:
 
 
 CLIENT_OPS: Final = frozenset(
-    {Op.SUB, Op.UNSUB, Op.PUT, Op.CMD, Op.PING, Op.HIST, Op.WATCH}
+    {Op.SUB, Op.UNSUB, Op.PUT, Op.CMD, Op.PING, Op.HIST, Op.WATCH, Op.AUTH}
 )
+#: The longest token an ``auth`` frame may carry (characters).
+MAX_TOKEN_CHARS: Final = 16 * 1024
 #: The most screen names one ``watch`` may name.
 MAX_WATCH_SCREENS: Final = 64
 
@@ -218,6 +221,14 @@ def validate_client_frame(frame: Any) -> dict[str, Any]:
             )
         if "v" not in frame:
             raise FrameError(ErrorCode.BAD_FRAME, "'put' needs 'v'", req_id=req_id)
+    elif op == Op.AUTH:
+        token = frame.get("token")
+        if not isinstance(token, str) or not 0 < len(token) <= MAX_TOKEN_CHARS:
+            raise FrameError(
+                ErrorCode.BAD_FRAME,
+                f"'auth.token' must be a token of 1..{MAX_TOKEN_CHARS} characters",
+                req_id=req_id,
+            )
     elif op == Op.CMD and not isinstance(frame.get("ch"), str):
         raise FrameError(
             ErrorCode.BAD_FRAME, "'cmd.ch' must be a command URI", req_id=req_id
@@ -481,14 +492,23 @@ def ping(req_id: Any = None) -> dict[str, Any]:
     return {"op": Op.PING, "id": req_id}
 
 
+def auth(req_id: Any, token: str) -> dict[str, Any]:
+    """An ``auth`` request: the socket's renewed token (same user)."""
+    return {"op": Op.AUTH, "id": req_id, "token": token}
+
+
 # ---------------------------------------------------------------- server frames
 
 
 def hello(
-    gateway_id: str, user: str, write: bool, limits: Mapping[str, Any]
+    gateway_id: str,
+    user: str,
+    write: bool,
+    limits: Mapping[str, Any],
+    exp: float | None = None,
 ) -> dict[str, Any]:
-    """The first frame after accept."""
-    return {
+    """The first frame after accept; ``exp``: when the token ends (Unix s)."""
+    frame = {
         "op": Op.HELLO,
         "ver": PROTOCOL_VERSION,
         "gw": gateway_id,
@@ -496,6 +516,32 @@ def hello(
         "write": write,
         "limits": dict(limits),
     }
+    if exp is not None:
+        frame["exp"] = exp
+    return frame
+
+
+def auth_state(
+    req_id: Any,
+    user: str,
+    *,
+    write: bool,
+    cmd: bool,
+    screens: Sequence[str],
+    exp: float | None,
+    expired: bool = False,
+    msg: str | None = None,
+) -> dict[str, Any]:
+    """What the socket may do now: the answer to an ``auth`` request (``id``),
+    or unasked (``id`` null) when its token expired (``expired``, with ``msg``)."""
+    frame: dict[str, Any] = {"op": Op.AUTH, "id": req_id, "user": user,
+                             "write": write, "cmd": cmd, "screens": list(screens),
+                             "exp": exp}  # fmt: skip
+    if expired:
+        frame["expired"] = True
+    if msg:
+        frame["msg"] = msg
+    return frame
 
 
 def snap(

@@ -96,7 +96,8 @@ def test_the_demo_stops_on_sigterm_at_any_moment_of_its_start(var_dir: Path) -> 
     for stage in [rng.uniform(0, 2.0), *sorted(rng.sample(DEMO_STAGES, 2))]:
         argv = [*SYNOPTIC, "demo", "--var", str(var_dir),
                 "--nats-port", str(free_port()), "--http-port", str(free_port()),
-                "--tango-port", str(free_udp_tcp_port())]  # fmt: skip
+                "--tango-port", str(free_udp_tcp_port()),
+                "--idp-port", str(free_port())]  # fmt: skip
         if isinstance(stage, str):  # at the stage's line, then a random pause
             result = sigterm_try(
                 "demo", argv, ready=stage, delay=None, bound=bound,

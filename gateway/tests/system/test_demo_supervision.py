@@ -95,14 +95,17 @@ def var_dir() -> Iterator[Path]:
         shutil.rmtree(path, ignore_errors=True)
 
 
+@pytest.mark.timeout(900)
 async def test_demo_restarts_a_killed_nats_server_and_adapter(var_dir: Path) -> None:
     http = free_port()
     argv = [sys.executable, "-m", "synoptic_bus.cli", "demo", "--var", str(var_dir),
             "--nats-port", str(free_port()), "--http-port", str(http),
-            "--tango-port", str(free_udp_tcp_port())]  # fmt: skip
+            "--tango-port", str(free_udp_tcp_port()),
+            "--idp-port", str(free_port())]  # fmt: skip
     demo = Process("demo", argv)
     try:
-        await asyncio.to_thread(demo.wait_for, r"demo running", 240)
+        # the last to start is the sign-in provider (a JVM: tens of seconds)
+        await asyncio.to_thread(demo.wait_for, r"demo running", 540)
         async with GatewayClient(f"ws://127.0.0.1:{http}/ws") as client:
             sub = await client.subscribe([COUNTER])
             await counting(sub, 3)

@@ -31,7 +31,8 @@ def token(secret: str = SECRET, **claims) -> str:
 @pytest.fixture(scope="module")
 def secured(nats_server: NatsServer) -> Iterator[GatewayProc]:
     gw = start_gateway(nats_server.url, "--jwt-secret", SECRET,
-                       "--allowed-origin", "http://good.example")  # fmt: skip
+                       "--allowed-origin", "http://good.example",
+                       "--auth-timeout", "1")  # fmt: skip
     yield gw
     gw.stop()
 
@@ -44,27 +45,54 @@ async def _refused(url: str, **kwargs) -> tuple[dict, int]:
         return first, ws.close_code
 
 
+def bearer(value: str) -> dict[str, dict[str, str]]:
+    return {"additional_headers": {"Authorization": f"Bearer {value}"}}
+
+
 @pytest.mark.parametrize(
-    "query",
+    "value",
     [
-        "",
-        "?access_token=not-a-jwt",
-        f"?access_token={token('another-secret-of-at-least-32-bytes')}",
-        f"?access_token={token(exp=int(time.time()) - 60)}",
-        f"?access_token={jwt.encode({'read': ['*']}, SECRET)}",  # no sub
+        "not-a-jwt",
+        token("another-secret-of-at-least-32-bytes"),
+        token(exp=int(time.time()) - 60),
+        jwt.encode({"read": ["*"]}, SECRET),  # no sub
     ],
-    ids=["no-token", "garbage", "bad-signature", "expired", "no-subject"],
+    ids=["garbage", "bad-signature", "expired", "no-subject"],
 )
-async def test_bad_or_missing_tokens_are_refused_with_4401(secured, query) -> None:
-    first, code = await _refused(secured.ws_url + query)
+async def test_bad_tokens_are_refused_with_4401(secured, value) -> None:
+    first, code = await _refused(secured.ws_url, **bearer(value))
     assert first["op"] == "err" and first["code"] == "unauthorized"
     assert code == 4401
 
 
+async def test_a_socket_without_a_token_is_closed_unless_it_sends_one(secured) -> None:
+    """Browsers cannot set headers on a WebSocket: their token comes in an ``auth``
+    frame; a socket that sends none in --auth-timeout is closed with 4401."""
+    async with connect(secured.ws_url) as ws:
+        hello = frames.unpack(await ws.recv())
+        assert hello["user"] == "" and hello["write"] is False
+        await ws.send(frames.pack(frames.sub(1, ["ca://ANY:PV"])))
+        refusal = frames.unpack(await ws.recv())
+        assert refusal["code"] == "forbidden"  # nothing may be read before a token
+        async with asyncio.timeout(10):
+            last = frames.unpack(await ws.recv())
+            with pytest.raises(ConnectionClosed):
+                await ws.recv()
+    assert last["code"] == "unauthorized" and "no token" in last["msg"]
+    assert ws.close_code == 4401
+    async with connect(secured.ws_url) as ws:
+        await ws.recv()
+        await ws.send(frames.pack(frames.auth(1, token(sub="bob"))))
+        answer = frames.unpack(await ws.recv())
+        assert answer["op"] == "auth" and answer["user"] == "bob"
+        await ws.send(frames.pack(frames.sub(2, ["ca://ANY:PV"])))
+        assert frames.unpack(await ws.recv())["op"] == "snap"
+
+
 async def test_origin_outside_the_allow_list_is_refused(secured) -> None:
     with pytest.raises(InvalidStatus) as info:
-        async with connect(secured.ws_url + f"?access_token={token()}",
-                           origin="http://evil.example"):  # fmt: skip
+        async with connect(secured.ws_url, origin="http://evil.example",
+                           **bearer(token())):  # fmt: skip
             pass
     assert info.value.response.status_code == 403
     async with connect(secured.ws_url, origin="http://good.example",
@@ -138,7 +166,7 @@ async def test_anonymous_gateway_refuses_writes(gateway, names) -> None:
 
 async def test_connection_ends_when_its_token_expires(secured) -> None:
     short = token(exp=int(time.time()) + 2)
-    async with connect(secured.ws_url + f"?access_token={short}") as ws:
+    async with connect(secured.ws_url, **bearer(short)) as ws:
         assert frames.unpack(await ws.recv())["op"] == "hello"
         async with asyncio.timeout(10):
             last = frames.unpack(await ws.recv())

@@ -38,6 +38,7 @@ def token(sub: str = "alice", **claims: object) -> str:
 
 EDITOR = token("alice", screens=["*"])
 LIMITED = token("bob", screens="lab-*")
+LIMITED_EXP = jwt.decode(LIMITED, options={"verify_signature": False})["exp"]
 VIEWER = token("carol")
 
 
@@ -93,7 +94,8 @@ async def test_both_gateways_serve_the_seeded_screen(pair) -> None:
         )
         assert gw.api("GET", "/api/screens/nothing")[0] == 404
     assert pair[0].api("GET", "/api/whoami", token=LIMITED)[1] == {
-        "user": "bob", "write": False, "screens": ["lab-*"]
+        "user": "bob", "name": "bob", "write": False, "screens": ["lab-*"],
+        "command": [], "ack": [], "exp": LIMITED_EXP,
     }  # fmt: skip
 
 

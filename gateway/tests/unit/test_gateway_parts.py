@@ -111,9 +111,17 @@ def test_settings_announce_limits_and_keep_uvicorn_above_them() -> None:
 
 
 def test_demo_runs_one_gateway_on_the_http_port(tmp_path: Path) -> None:
-    (proc,) = components(DemoContext("nats://127.0.0.1:4", tmp_path, 8123))
-    assert proc.argv[-6:-2] == ["--port", "8123", "--nats", "nats://127.0.0.1:4"]
-    assert proc.argv[-2:] == ["--anonymous-screens", "*"]  # the demo can edit
+    ctx = DemoContext("nats://127.0.0.1:4", tmp_path, 8123, idp_port=8765)
+    (proc,) = components(ctx)
+    argv = proc.argv
+    assert argv[argv.index("--port") + 1] == "8123"
+    assert argv[argv.index("--nats") + 1] == "nats://127.0.0.1:4"
+    # anonymous viewers read; people sign in with the demo's provider to write
+    assert "--allow-anonymous" in argv and "--anonymous-screens" not in argv
+    assert (
+        argv[argv.index("--oidc-issuer") + 1] == "http://127.0.0.1:8765/realms/synoptic"
+    )
+    assert argv[argv.index("--roles") + 1].endswith("docker/config/roles.toml")
     assert "8123" in proc.banner and proc.name == "gateway"
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 
 import jwt
@@ -25,37 +26,43 @@ def _pem(private) -> str:
     )
 
 
+def principal(auth: Authenticator, token: str | None):
+    """The principal of ``token`` (no provider here: no I/O)."""
+    return asyncio.run(auth.principal(token))
+
+
 def _claims(**extra) -> dict:
     return {"sub": "op1", "exp": int(time.time()) + 60, **extra}
 
 
 def test_anonymous_is_read_only_by_default() -> None:
-    who = Authenticator(Settings()).principal(None)
+    who = principal(Authenticator(Settings()), None)
     assert who.name == "anonymous" and who.may_read("ca://ANY") and not who.can_write
 
 
 def test_a_configured_key_requires_a_token_unless_anonymous_is_allowed() -> None:
     with pytest.raises(AuthError):
-        Authenticator(Settings(jwt_secret=SECRET)).principal(None)
+        principal(Authenticator(Settings(jwt_secret=SECRET)), None)
     allowed = Settings(
         jwt_secret=SECRET, allow_anonymous=True, anonymous_read=("ca://PUB:*",)
     )
-    who = Authenticator(allowed).principal(None)
+    who = principal(Authenticator(allowed), None)
     assert who.may_read("ca://PUB:X") and not who.may_read("ca://PRIV:X")
 
 
 def test_tokens_are_refused_when_no_key_is_configured() -> None:
     with pytest.raises(AuthError):
-        Authenticator(Settings()).principal(jwt.encode(_claims(), SECRET))
+        principal(Authenticator(Settings()), jwt.encode(_claims(), SECRET))
 
 
 def test_hs256_grants_by_pattern() -> None:
     auth = Authenticator(Settings(jwt_secret=SECRET))
-    who = auth.principal(
+    who = principal(
+        auth,
         jwt.encode(
             _claims(read=["ca://SR:*", "tango://*/sr/*/*/*"], write="ca://SR:SP*"),
             SECRET,
-        )
+        ),
     )
     assert who.may_read("ca://SR:DCCT") and who.may_read("tango://h:1/sr/a/b/c")
     assert not who.may_read("ca://BR:DCCT")
@@ -71,10 +78,10 @@ def test_hs256_grants_by_pattern() -> None:
 )
 def test_public_key_tokens(private, alg: str) -> None:
     auth = Authenticator(Settings(jwt_public_key=_pem(private)))
-    who = auth.principal(jwt.encode(_claims(write=["*"]), private, algorithm=alg))
+    who = principal(auth, jwt.encode(_claims(write=["*"]), private, algorithm=alg))
     assert who.name == "op1" and who.can_write
     with pytest.raises(AuthError):  # HS256 signed with the public key: refused
-        auth.principal(jwt.encode(_claims(), "x" * 32, algorithm="HS256"))
+        principal(auth, jwt.encode(_claims(), "x" * 32, algorithm="HS256"))
 
 
 @pytest.mark.parametrize(
@@ -88,7 +95,9 @@ def test_public_key_tokens(private, alg: str) -> None:
 )
 def test_bad_claims_are_refused(claims: dict) -> None:
     with pytest.raises(AuthError):
-        Authenticator(Settings(jwt_secret=SECRET)).principal(jwt.encode(claims, SECRET))
+        principal(
+            Authenticator(Settings(jwt_secret=SECRET)), jwt.encode(claims, SECRET)
+        )
 
 
 def test_audience_and_issuer_are_checked_when_configured() -> None:
@@ -96,10 +105,10 @@ def test_audience_and_issuer_are_checked_when_configured() -> None:
         Settings(jwt_secret=SECRET, jwt_audience="gw", jwt_issuer="idp")
     )
     assert (
-        auth.principal(jwt.encode(_claims(aud="gw", iss="idp"), SECRET)).name == "op1"
+        principal(auth, jwt.encode(_claims(aud="gw", iss="idp"), SECRET)).name == "op1"
     )
     with pytest.raises(AuthError):
-        auth.principal(jwt.encode(_claims(aud="other", iss="idp"), SECRET))
+        principal(auth, jwt.encode(_claims(aud="other", iss="idp"), SECRET))
 
 
 def test_origin_allow_list() -> None:
@@ -114,7 +123,16 @@ def test_origin_allow_list() -> None:
     assert auth.origin_allowed(None)  # not a browser
 
 
-def test_bearer_token_from_header_or_query() -> None:
-    assert bearer_token({"authorization": "Bearer abc"}, {}) == "abc"
+def test_bearer_token_from_the_header_or_the_deprecated_query() -> None:
+    assert bearer_token({"authorization": "Bearer abc"}) == "abc"
+    assert bearer_token({}) is None
     assert bearer_token({}, {"access_token": "xyz"}) == "xyz"
-    assert bearer_token({"authorization": "Basic abc"}, {}) is None
+    assert bearer_token({"authorization": "Basic abc"}) is None
+
+
+def test_hand_made_tokens_run_commands_where_they_write_unless_told() -> None:
+    auth = Authenticator(Settings(jwt_secret=SECRET))
+    who = principal(auth, jwt.encode(_claims(write=["tango://*"]), SECRET))
+    assert who.may_command("tango://h:1/a/b/c/reset")
+    who = principal(auth, jwt.encode(_claims(write=["tango://*"], command=[]), SECRET))
+    assert not who.may_command("tango://h:1/a/b/c/reset")

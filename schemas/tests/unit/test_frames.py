@@ -63,6 +63,7 @@ def test_pack_snap_equals_the_generic_encoding(stale, more) -> None:
         frames.ping(10),
         frames.hist(3, ["ca://A", "ca://B"], 1.7e12, 1.7e12 + 60e3, 800),
         frames.sub(4, ["ca://WF"], {"ca://WF": 800}, shift=True),
+        frames.auth(5, "eyJhbGciOiJSUzI1NiJ9.e30.c2ln"),
     ],
 )
 def test_client_frames_validate_and_match_the_schema(frame: dict) -> None:
@@ -77,6 +78,17 @@ def test_client_frames_validate_and_match_the_schema(frame: dict) -> None:
         frames.hello(
             "gw-1", "anonymous", False, {"channels": 5, "frame_bytes": 9, "rate": 1}
         ),
+        frames.hello(
+            "gw-1", "otto", True, {"channels": 5, "frame_bytes": 9, "rate": 1}, 1.8e9
+        ),
+        frames.auth_state(5, "otto", write=True, cmd=True, screens=["*"], exp=1.8e9),
+        {
+            **frames.auth_state(
+                None, "otto", write=False, cmd=False, screens=[], exp=None
+            ),
+            "expired": True,
+            "msg": "expired",
+        },
         frames.snap(1, 2, ["ca://A"], [VALUE], [META]),
         frames.snap(None, 2, ["ca://A"], [None], [None]),
         frames.snap(
@@ -159,6 +171,9 @@ def test_server_frames_match_the_schema(frame: dict) -> None:
         ({"op": "ping", "id": "x" * 65}, ErrorCode.BAD_FRAME),
         ({"op": "ping", "id": 2**53}, ErrorCode.BAD_FRAME),
         ({"op": "unsub", "id": 1, "sid": 2**64}, ErrorCode.BAD_FRAME),
+        ({"op": "auth", "id": 1}, ErrorCode.BAD_FRAME),
+        ({"op": "auth", "id": 1, "token": ""}, ErrorCode.BAD_FRAME),
+        ({"op": "auth", "id": 1, "token": "x" * 16385}, ErrorCode.BAD_FRAME),
     ],
 )
 def test_invalid_client_frames_raise_frame_errors(frame: object, code: str) -> None:
