@@ -320,6 +320,8 @@ class Publisher:
             if sent % _YIELD_EVERY == 0:
                 self.stats.published += _YIELD_EVERY
                 await asyncio.sleep(0)
+                if self._sev_queue:  # transitions never wait behind a backlog
+                    await self._publish_transitions()
                 if self._meta_pending:  # metadata first: it is small and rare
                     for meta_channel in list(self._meta_pending):
                         self._meta_pending.discard(meta_channel)

@@ -60,6 +60,8 @@ class Alarm:
     src: tuple[int, str, bool, int, Any] | None = None
     #: shown as no data because its adapter stopped beating
     no_data_shown: bool = False
+    #: the alarm's state subject (made once, when first needed)
+    subject: str = ""
     #: what the last published state said (None: nothing published yet)
     published: tuple[Any, ...] | None = field(default=None, repr=False)
 
@@ -78,12 +80,9 @@ class Alarm:
         """Whether the state differs from the last one published in a way that
         matters: an alarm that was and is quiet (never published, or published as
         cleared) changes nothing for a consumer whatever its status text does."""
-        now = self.visible()
-        if now == self.published:
-            return False
         if self.published is None:
             return self.active or self.shelf is not None
-        return True
+        return self.visible() != self.published
 
     def message(self, ev: str, at: int, who: str = "", why: str = "") -> AlarmMsg:
         """The state as published (``n`` is the next revision; call

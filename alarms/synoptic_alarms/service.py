@@ -20,7 +20,7 @@ from typing import Any
 
 from nats.aio.client import Client as NatsClient
 
-from synoptic_alarms.feed import Feed, Transition
+from synoptic_alarms.feed import Feed, Transition, read_last, stream_seq
 from synoptic_alarms.index import TreeIndex
 from synoptic_alarms.model import NO_DATA, Alarm
 from synoptic_alarms.publisher import SOURCE_HEADER, StatePublisher, source_of
@@ -29,13 +29,7 @@ from synoptic_alarms.settings import AlarmSettings
 from synoptic_bus.alarmstore import AlarmStreams, ensure_stream
 from synoptic_bus.alarmtree import TreeEntry, TreeStore, TreeStoreConfig
 from synoptic_bus.liveness import Liveness
-from synoptic_bus.store import (
-    StoreError,
-    fetch_last,
-    header,
-    stream_name,
-    stream_subjects,
-)
+from synoptic_bus.store import StoreError, fetch_last, header, stream_name
 from synoptic_schemas import (
     SCHEMA_VERSION,
     ContractError,
@@ -61,6 +55,10 @@ DEMAND_CHUNK = 500
 REQUEST_COMMIT_S = 8.0
 #: Seconds before reading the current states again after a failed read.
 COVER_RETRY_S = 5.0
+#: Subjects read with batched Direct Gets at once (beyond: a consumer reads all).
+FETCH_AT_ONCE = 4096
+#: States not confirmed stored before reading more transitions waits for them.
+MAX_UNSTORED = 50_000
 
 
 @dataclass
@@ -103,6 +101,7 @@ class AlarmService:
         self._by_ep: dict[int, set[str]] = defaultdict(set)
         self._silent: set[int] = set()
         self._shelved: set[str] = set()
+        self._active: set[str] = set()
         self._unheard: dict[str, float] = {}  # listed channel -> loop time noticed
         self._uri_of: dict[str, str] = {}
         self._to_cover: set[str] = set()  # listed channels to read the state of
@@ -110,7 +109,10 @@ class AlarmService:
         self._cover_after = 0.0
         self._caught_up = False
         self._tasks: list[asyncio.Task[None]] = []
+        self._acking: set[asyncio.Task[None]] = set()
         self._subs: list[Any] = []
+        self._alarm_head = f"{settings.prefix}.alarm.st."
+        self._sev_head_len = len(f"{settings.prefix}.sev.")
 
     # -- lifecycle ---------------------------------------------------------------------
 
@@ -157,12 +159,16 @@ class AlarmService:
                 await sub.unsubscribe()
         with contextlib.suppress(Exception):
             await self.publisher.commit(timeout=5.0)
+        for task in list(self._acking):  # acknowledged now, or delivered again
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(task, 1.0)
         await self.publisher.stop()
 
     def on_reconnect(self) -> None:
         """NATS is back: heartbeats could not arrive meanwhile; the transitions
         and requests of the gap come through the durable consumer and the callers."""
         self.liveness.restart_grace(asyncio.get_running_loop().time())
+        self.feed.reconnected()
 
     async def _seed(self, store: TreeStore) -> TreeEntry:
         path = self.settings.tree_file
@@ -183,27 +189,32 @@ class AlarmService:
 
     async def _restore(self) -> None:
         stream = self.streams.alarm_stream
-        subjects = await stream_subjects(
-            self.nc, stream, self.subjects.alarms(), timeout=60
+        count = await read_last(
+            self.nc, stream, self.subjects.alarms(), self._restore_one
         )
-        snap = await fetch_last(self.nc, subjects, stream=stream, headers=True,
-                                timeout=120)  # fmt: skip
-        heads = snap.headers or {}
-        for subject, data in snap.messages.items():
-            try:
-                msg = decode_alarm(data)
-            except DecodeError as exc:
-                log.warning("stored state %s unreadable: %s", subject, exc)
-                continue
-            raw = header(heads.get(subject), SOURCE_HEADER)
-            sseq, ep, seq = source_of({SOURCE_HEADER: raw} if raw else None)
-            alarm = Alarm.restore(dict(msg), ep, seq, sseq)
-            self.alarms[alarm.ch] = alarm
-            if ep:
-                self._by_ep[ep].add(alarm.ch)
-            if alarm.shelf is not None:
-                self._shelved.add(alarm.ch)
-        log.info("restored %d alarm states from %s", len(self.alarms), stream)
+        log.info("restored %d alarm states from %s", count, stream)
+
+    def _restore_one(self, subject: str, data: bytes, heads: bytes | None,
+                     _sseq: int) -> None:  # fmt: skip
+        try:
+            msg = decode_alarm(data)
+        except DecodeError as exc:
+            log.warning("stored state %s unreadable: %s", subject, exc)
+            return
+        held = self.alarms.get(msg["ch"])
+        if held is not None and held.n >= msg["n"]:
+            return
+        raw = header(heads, SOURCE_HEADER)
+        sseq, ep, seq = source_of({SOURCE_HEADER: raw} if raw else None)
+        alarm = Alarm.restore(dict(msg), ep, seq, sseq)
+        alarm.subject = subject
+        self.alarms[alarm.ch] = alarm
+        if ep:
+            self._by_ep[ep].add(alarm.ch)
+        if alarm.shelf is not None:
+            self._shelved.add(alarm.ch)
+        if alarm.active:
+            self._active.add(alarm.ch)
 
     # -- the tree ----------------------------------------------------------------------
 
@@ -222,13 +233,12 @@ class AlarmService:
             if found is None:
                 if alarm.n > 0 and not alarm.gone:
                     alarm.gone = True
-                    self.publisher.add(alarm, "tree")
+                    self.changed(alarm, "tree")
                 self._forget(uri)
                 continue
             alarm.gone = False
             alarm.area, alarm.latch, alarm.desc = found.area, found.latch, found.desc
-            if alarm.worth_publishing():
-                self.publisher.add(alarm, "tree")
+            self.changed(alarm, "tree")
         for uri, found in index.listed.items():
             if uri not in self.alarms:
                 self._create(found)
@@ -247,6 +257,7 @@ class AlarmService:
         if alarm is not None:
             self._by_ep[alarm.ep].discard(uri)
         self._shelved.discard(uri)
+        self._active.discard(uri)
         self._unheard.pop(uri, None)
 
     async def _tree_loop(self) -> None:
@@ -271,14 +282,18 @@ class AlarmService:
                 await self.feed.reset()
                 await asyncio.sleep(0.5)
                 continue
-            for transition, _ in batch:
+            for transition in batch:
                 self.apply(transition)
             if batch:
-                await self.publisher.commit()
-                try:
-                    await self.feed.ack(batch[-1][1])
-                except Exception as exc:  # delivered again later: skipped by sseq
-                    log.debug("ack: %s", exc)
+                # acknowledged once its states are stored; meanwhile the next
+                # batch is read (the stored states of the next wait their turn)
+                task = asyncio.create_task(
+                    self._ack_when_stored(self.publisher.added, batch[-1])
+                )
+                self._acking.add(task)
+                task.add_done_callback(self._acking.discard)
+                if self.publisher.pending > MAX_UNSTORED:
+                    await self.publisher.commit()
             if (
                 len(batch) < size
                 and (self._to_cover or self._cover_patterns)
@@ -292,32 +307,47 @@ class AlarmService:
                 log.info("alarm service %s ready: %d alarms, %d active", self.settings.id,
                          len(self.alarms), self.active_count())  # fmt: skip
 
+    async def _ack_when_stored(self, target: int, last: Transition) -> None:
+        await self.publisher.commit(target=target)
+        try:
+            await self.feed.ack(last)
+        except Exception as exc:  # delivered again later: skipped by sseq
+            log.debug("ack: %s", exc)
+
     def apply(self, transition: Transition) -> None:
         """Apply one transition of the stream."""
         self.stats.transitions += 1
-        uri = self._uri_of.get(transition.subject)
+        subject, data, reply = transition
+        uri = self._uri_of.get(subject)
         if uri is None:
             try:
-                uri = parse_channel_of(self.subjects, transition.subject)
-            except ContractError:
+                uri = parse_channel_of(self.subjects, subject.decode())
+            except (ContractError, UnicodeDecodeError):
                 self.stats.malformed += 1
                 return
             if len(self._uri_of) > 2_000_000:
                 self._uri_of.clear()
-            self._uri_of[transition.subject] = uri
+            self._uri_of[subject] = uri
         entry = self.index.lookup(uri)
         if entry is None:
             return
         try:
-            msg = decode_sev(transition.data)
-        except DecodeError as exc:
+            msg = decode_sev(data)
+            sseq = stream_seq(reply)
+        except (DecodeError, ValueError) as exc:
             self.stats.malformed += 1
-            log.debug("transition on %s: %s", transition.subject, exc)
+            log.debug("transition on %r: %s", subject, exc)
             return
-        self._source(entry, msg, transition.sseq)
+        alarm = self.alarms.get(uri)
+        if alarm is None:
+            alarm = self._create(entry)
+            alarm.subject = self._alarm_head + subject[self._sev_head_len :].decode()
+        self._source(entry, msg, sseq, alarm)
 
-    def _source(self, entry: Entry, msg: dict[str, Any], sseq: int) -> None:
-        alarm = self.alarms.get(entry.uri) or self._create(entry)
+    def _source(
+        self, entry: Entry, msg: dict[str, Any], sseq: int, alarm: Alarm | None = None
+    ) -> None:
+        alarm = alarm or self.alarms.get(entry.uri) or self._create(entry)
         ep, seq = msg["ep"], msg["seq"]
         if sseq and sseq <= alarm.sseq:
             self.stats.replayed += 1
@@ -335,8 +365,7 @@ class AlarmService:
         alarm.source(msg["sev"], msg["st"], msg["c"], msg["t"], msg.get("v"))
         self._unheard.pop(alarm.ch, None)
         self.stats.applied += 1
-        if alarm.worth_publishing():
-            self.publisher.add(alarm, "sev")
+        self.changed(alarm, "sev")
 
     async def _cover(self) -> None:
         """Read the current state of the tree's channels nothing was heard of:
@@ -344,27 +373,20 @@ class AlarmService:
         last-value store; listed channels still unheard of are watched."""
         listed, self._to_cover = self._to_cover, set()
         patterns, self._cover_patterns = self._cover_patterns, False
-        wanted = {u for u in listed if (a := self.alarms.get(u)) and not a.known}
+        wanted = [u for u in listed if (a := self.alarms.get(u)) and not a.known]
         sev_stream = self.streams.sev_stream
-        subjects = {self.subjects.sev(parse_channel(u)): u for u in wanted}
-        if patterns:
-            for subject in await stream_subjects(
-                self.nc, sev_stream, f"{self.settings.prefix}.sev.>", timeout=60
-            ):
-                try:
-                    uri = parse_channel_of(self.subjects, subject)
-                except ContractError:
-                    continue
-                entry = self.index.lookup(uri)
-                alarm = self.alarms.get(uri)
-                if entry is not None and (alarm is None or not alarm.known):
-                    subjects[subject] = uri
         try:
-            snap = await fetch_last(self.nc, list(subjects), stream=sev_stream,
-                                    headers=True, timeout=120)  # fmt: skip
-            heads = snap.headers or {}
-            for subject, data in snap.messages.items():
-                self._cover_one(subjects.get(subject), data, heads.get(subject), True)
+            if patterns or len(wanted) > FETCH_AT_ONCE:
+                await read_last(self.nc, sev_stream, f"{self.settings.prefix}.sev.>",
+                                self._cover_last)  # fmt: skip
+            elif wanted:
+                subjects = {self.subjects.sev(parse_channel(u)): u for u in wanted}
+                snap = await fetch_last(self.nc, list(subjects), stream=sev_stream,
+                                        headers=True, timeout=60)  # fmt: skip
+                heads = snap.headers or {}
+                for subject, data in snap.messages.items():
+                    sseq = int(header(heads.get(subject), "Nats-Sequence") or 0)
+                    self._cover_last(subject, data, None, sseq)
             rest = [u for u in wanted if not self.alarms[u].known]
             if rest:
                 await self._cover_from_values(rest)
@@ -381,24 +403,37 @@ class AlarmService:
             if alarm is not None and not alarm.known:
                 self._unheard.setdefault(uri, now)
 
+    def _cover_last(self, subject: str, data: bytes, _heads: bytes | None,
+                    sseq: int) -> None:  # fmt: skip
+        """One channel's last transition: its state, if nothing was heard of it."""
+        try:
+            uri = parse_channel_of(self.subjects, subject)
+        except ContractError:
+            return
+        alarm = self.alarms.get(uri)
+        if alarm is not None and alarm.known:
+            return
+        self._cover_one(uri, data, sseq, True)
+
     async def _cover_from_values(self, uris: list[str]) -> None:
         """The last values of channels without a transition in ``CS_SEV`` (an
         adapter that started before the stream existed), from the last-value
-        store when there is one."""
-        values = {self.subjects.val(parse_channel(u)): u for u in uris}
-        try:
-            snap = await fetch_last(self.nc, list(values),
-                                    stream=stream_name(self.settings.prefix),
-                                    timeout=120)  # fmt: skip
-        except StoreError as exc:
-            log.info("no last values read (%s)", exc)
-            return
-        for subject, data in snap.messages.items():
-            self._cover_one(values.get(subject), data, None, False)
+        store when there is one, a few thousand at a time."""
+        stream = stream_name(self.settings.prefix)
+        for start in range(0, len(uris), FETCH_AT_ONCE):
+            values = {self.subjects.val(parse_channel(u)): u
+                      for u in uris[start : start + FETCH_AT_ONCE]}  # fmt: skip
+            try:
+                snap = await fetch_last(
+                    self.nc, list(values), stream=stream, timeout=60
+                )
+            except StoreError as exc:
+                log.info("no last values read (%s)", exc)
+                return
+            for subject, data in snap.messages.items():
+                self._cover_one(values.get(subject), data, 0, False)
 
-    def _cover_one(
-        self, uri: str | None, data: bytes, heads: bytes | None, sev: bool
-    ) -> None:
+    def _cover_one(self, uri: str | None, data: bytes, sseq: int, sev: bool) -> None:
         entry = self.index.lookup(uri) if uri else None
         if entry is None:
             return
@@ -410,7 +445,6 @@ class AlarmService:
         except DecodeError:
             self.stats.malformed += 1
             return
-        sseq = int(header(heads, "Nats-Sequence") or 0) if heads else 0
         if not sev and not isinstance(msg.get("v"), int | float | bool | str):
             msg.pop("v", None)
         self._source(entry, msg, sseq)
@@ -446,15 +480,20 @@ class AlarmService:
         return self._create(entry) if entry is not None else None
 
     def changed(self, alarm: Alarm, ev: str, who: str = "", why: str = "") -> bool:
-        """Publish ``alarm``'s state if it changed; keep the shelved set."""
+        """Publish ``alarm``'s state if it changed (the one way states leave);
+        keep the shelved and active sets."""
         if alarm.shelf is not None:
             self._shelved.add(alarm.ch)
         else:
             self._shelved.discard(alarm.ch)
-        if alarm.worth_publishing():
-            self.publisher.add(alarm, ev, who, why)
-            return True
-        return False
+        if not alarm.worth_publishing():
+            return False
+        self.publisher.add(alarm, ev, who, why)
+        if alarm.active:
+            self._active.add(alarm.ch)
+        else:
+            self._active.discard(alarm.ch)
+        return True
 
     async def _reply(self, msg: Any, body: dict[str, Any]) -> None:
         if msg.reply:
@@ -505,12 +544,15 @@ class AlarmService:
                 alarm.unshelve()
                 self.changed(alarm, "unshelve", SYSTEM, "shelve expired")
         limit = self.settings.no_data_after
-        for uri, since in list(self._unheard.items()):
+        expired = []
+        for uri, since in self._unheard.items():  # oldest first: stop at the young
+            if now - since < limit:
+                break
+            expired.append(uri)
+        for uri in expired:
+            del self._unheard[uri]
             alarm = self.alarms.get(uri)
-            if alarm is None or alarm.known:
-                del self._unheard[uri]
-            elif now - since >= limit and alarm.st != NO_DATA:
-                del self._unheard[uri]
+            if alarm is not None and not alarm.known and alarm.st != NO_DATA:
                 alarm.no_data(wall)
                 self.stats.no_data += 1
                 self.changed(alarm, "nodata")
@@ -518,7 +560,7 @@ class AlarmService:
     # -- heartbeat and demand ----------------------------------------------------------
 
     def active_count(self) -> int:
-        return sum(1 for a in self.alarms.values() if a.active)
+        return len(self._active)
 
     async def _heartbeat_loop(self) -> None:
         period = self.settings.heartbeat_period
@@ -531,15 +573,20 @@ class AlarmService:
             await asyncio.sleep(period)
 
     async def _demand_loop(self) -> None:
-        """Announce the listed channels as wanted, so that adapters monitor them."""
+        """Announce the listed channels as wanted, so that adapters monitor them
+        (the announcements are encoded once per tree revision)."""
         lease = self.settings.lease
+        made: tuple[int, list[tuple[str, bytes]]] = (-1, [])
         while True:
+            if made[0] != self.index.revision:
+                made = (self.index.revision, demand_messages(
+                    self.subjects, self.index.listed, lease, self.settings.id))  # fmt: skip
             if self.nc.is_connected:
-                for subject, data in demand_messages(
-                    self.subjects, self.index.listed, lease, self.settings.id
-                ):
+                for i, (subject, data) in enumerate(made[1]):
                     with contextlib.suppress(Exception):
                         await self.nc.publish(subject, data)
+                    if i % 20 == 19:
+                        await asyncio.sleep(0)
             await asyncio.sleep(lease / 3)
 
 

@@ -28,12 +28,15 @@ class AlarmSettings:
     #: transitions handled per batch (one store barrier and one ack per batch)
     batch: int = 5000
     heartbeat_period: float = 1.0
-    #: demand lease announced for the tree's listed channels, seconds
-    lease: float = 30.0
+    #: demand lease announced for the tree's listed channels, seconds (renewed
+    #: every third of it; adapters cap it at their max_lease)
+    lease: float = 60.0
     #: a listed channel nothing was heard of for this long is shown as no data
     no_data_after: float = 15.0
-    #: adapter heartbeats missed before its channels are shown as no data
-    misses: float = 3.0
+    #: adapter heartbeats missed before its channels are shown as no data (more
+    #: than the gateway's 3: a busy adapter's late beat must not raise a storm
+    #: of no-data alarms)
+    misses: float = 5.0
     #: Prometheus metrics on http://metrics_addr:metrics_port/metrics (0: off)
     metrics_port: int = 0
     metrics_addr: str = "0.0.0.0"

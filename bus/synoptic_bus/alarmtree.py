@@ -147,6 +147,12 @@ class TreeStore:
             raise StoreUnavailableError(f"reading the alarm tree: {exc}") from None
         return entry_from(msg.seq or 0, msg.data or b"")
 
+    async def _last_revision(self) -> int:
+        """The bucket stream's last sequence: the tree's revision or later (cheap:
+        the tree itself is not read)."""
+        info = await self._js.stream_info(self.config.stream)
+        return int(info.state.last_seq)
+
     async def put(
         self, tree: Any, base_revision: int, by: str, summary: str = ""
     ) -> TreeEntry:
@@ -201,10 +207,11 @@ class TreeStore:
                     idle = recheck
                 if idle >= recheck:
                     idle = 0.0
-                    entry = await self.latest()
-                    if entry.revision > last:
-                        last = entry.revision
-                        yield entry
+                    if await self._last_revision() > last:
+                        entry = await self.latest()
+                        if entry.revision > last:
+                            last = entry.revision
+                            yield entry
                 try:
                     update = await watcher.updates(timeout=poll)
                 except (NatsTimeoutError, TimeoutError):

@@ -96,7 +96,7 @@ def check_tree(tree: Any) -> dict[str, Any]:
     _check_nesting(tree)
     for error in _validator().iter_errors(tree):
         raise AlarmTreeError(error.message[:300], pointer=_pointer(error.instance_path))
-    seen: dict[str, str] = {}
+    seen: dict[str, tuple[str, int]] = {}
     counts = {"nodes": 0, "channels": 0}
     return _check_node(tree, "", 1, seen, counts)
 
@@ -114,8 +114,9 @@ def _check_nesting(tree: dict[str, Any]) -> None:
 
 
 def _check_node(
-    node: dict[str, Any], at: str, depth: int, seen: dict[str, str], counts: dict
-) -> dict[str, Any]:
+    node: dict[str, Any], at: str, depth: int, seen: dict[str, tuple[str, int]],
+    counts: dict[str, int],
+) -> dict[str, Any]:  # fmt: skip
     if depth > MAX_DEPTH:
         raise AlarmTreeError(f"nodes nest deeper than {MAX_DEPTH}", pointer=at)
     counts["nodes"] += 1
@@ -127,21 +128,23 @@ def _check_node(
     out: dict[str, Any] = {**node, "name": name}
     channels = []
     for i, entry in enumerate(node.get("channels", ())):
-        where = f"{at}/channels/{i}"
         raw = entry if isinstance(entry, str) else entry["ch"]
         try:
             uri = parse_channel(raw).uri
         except ChannelError as exc:
-            raise AlarmTreeError(str(exc), pointer=where) from None
-        if uri in seen:
+            raise AlarmTreeError(str(exc), pointer=f"{at}/channels/{i}") from None
+        first = seen.get(uri)
+        if first is not None:
             raise AlarmTreeError(
-                f"channel {uri} is listed twice (first at {seen[uri]})", pointer=where
+                f"channel {uri} is listed twice (first at {first[0]}/channels/"
+                f"{first[1]})",
+                pointer=f"{at}/channels/{i}",
             )
-        seen[uri] = where
-        counts["channels"] += 1
-        if counts["channels"] > MAX_CHANNELS:
-            raise AlarmTreeError(f"more than {MAX_CHANNELS} channels", pointer=where)
+        seen[uri] = (at, i)
         channels.append(uri if isinstance(entry, str) else {**entry, "ch": uri})
+    counts["channels"] += len(channels)
+    if counts["channels"] > MAX_CHANNELS:
+        raise AlarmTreeError(f"more than {MAX_CHANNELS} channels", pointer=at)
     if "channels" in node:
         out["channels"] = channels
     if "patterns" in node:
