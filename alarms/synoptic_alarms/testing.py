@@ -4,6 +4,7 @@ requests as a gateway sends them."""
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 import tempfile
 import time
@@ -43,7 +44,8 @@ class AlarmProcess:
                 "--no-data-after", f"{self.no_data_after:g}"]  # fmt: skip
         if self.tree_file is not None:
             argv += ["--tree", str(self.tree_file)]
-        self.process = Process(f"alarms-{uuid.uuid4().hex[:4]}", argv)
+        echo = bool(os.environ.get("SYNOPTIC_TEST_ECHO"))  # its log on stdout
+        self.process = Process(f"alarms-{uuid.uuid4().hex[:4]}", argv, echo=echo)
         self.process.wait_for(r"alarm service \S+ ready", timeout)
         return self
 

@@ -26,6 +26,8 @@ from fastapi import FastAPI, WebSocket
 from fastapi.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from synoptic_gateway.alarm_api import add_alarm_routes
+from synoptic_gateway.alarm_feed import AlarmFeed
 from synoptic_gateway.auth import Authenticator, AuthError, bearer_token
 from synoptic_gateway.bus import Bus
 from synoptic_gateway.credentials import nobody
@@ -70,6 +72,7 @@ class Gateway:
         self.watchers = ScreenWatchers()
         self.screens = ScreenCatalog(self.bus, settings, self.watchers.notify)
         self.directory = ChannelDirectory(self.bus, settings.prefix)
+        self.alarms = AlarmFeed(self.bus, settings.prefix)
         self.registry = make_registry(self.stats, self.hub.gauges)
         self.history = history_runner(settings)
         self._history_started: asyncio.Task[None] | None = None
@@ -102,6 +105,7 @@ class Gateway:
     async def _bus_up(self) -> None:
         self.screens.restart()  # a fresh watch of the screens bucket
         await self.hub.bus_up()
+        await self.alarms.bus_up()
 
     async def start(self) -> None:
         await self.auth.start()
@@ -110,6 +114,7 @@ class Gateway:
         # its own NATS connection, made in the background like the live one
         self._history_started = asyncio.create_task(self.history.start())
         self.screens.start()  # watch the screens bucket once NATS is connected
+        self.alarms.start()  # follow the alarm states once NATS is connected
         self._checks = asyncio.create_task(self._check_prerequisites())
 
     async def _check_prerequisites(self) -> None:
@@ -143,6 +148,7 @@ class Gateway:
         await self.history.close()
         await self.screens.close()
         await self.directory.close()
+        await self.alarms.close()
         await self.bus.close()
         await self.auth.close()
 
@@ -271,5 +277,6 @@ def create_app(settings: Settings) -> FastAPI:
         )
 
     add_screen_routes(app, gateway)
+    add_alarm_routes(app, gateway)
     mount_ui(app, settings.ui_dir)
     return app

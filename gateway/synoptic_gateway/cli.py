@@ -29,6 +29,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "of a source checkout, else ./screens)")  # fmt: skip
     p.add_argument("--screens-bucket", default=d.screens_bucket,
                    help="the screens KV bucket")  # fmt: skip
+    p.add_argument("--alarm-tree-bucket", default=d.alarm_tree_bucket,
+                   help="the alarm tree's KV bucket (synoptic alarms --bucket)")  # fmt: skip
     p.add_argument("--seed-screens", action=argparse.BooleanOptionalAction,
                    default=d.seed_screens,
                    help="create the screens bucket if missing and seed it from "
@@ -154,7 +156,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         allowed_origins=tuple(args.allowed_origin),
         ws_per_message_deflate=args.ws_per_message_deflate,
         screens_dir=args.screens, ui_dir=args.ui,
-        screens_bucket=args.screens_bucket, seed_screens=args.seed_screens,
+        screens_bucket=args.screens_bucket, alarm_tree_bucket=args.alarm_tree_bucket, seed_screens=args.seed_screens,
         anonymous_screens=tuple(args.anonymous_screens),
         hist_max_channels=args.hist_max_channels,
         hist_max_points=args.hist_max_points,

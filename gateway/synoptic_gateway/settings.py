@@ -154,6 +154,8 @@ class Settings:
     # Screens: the KV bucket; the folder seeds keys that hold nothing at start
     # (creating the bucket if missing) unless seed_screens is off
     screens_bucket: str = "screens"
+    # the alarm tree's KV bucket (alarms: /api/alarms, the alarms frames)
+    alarm_tree_bucket: str = "alarmtree"
     seed_screens: bool = True
     # HTTP
     screens_dir: Path = field(default_factory=default_screens_dir)
