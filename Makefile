@@ -63,6 +63,10 @@ bench-tango: install ## Tango adapter subscription time, throughput, latency (BE
 bench-history: install ## trend history: 100 ch x 15 min read+reduce, 20 trends x 1 h opened, live p99 under a 50-request storm (JSON)
 	$(PY) -m synoptic_benchmarks.history.bench $(BENCH_ARGS)
 
+.PHONY: bench-history-demo
+bench-history-demo: install ui-build ## trends as users run them: the real demo for BENCH_ARGS="--minutes 30", then every numeric channel's history against a live record (JSON)
+	$(PY) -m synoptic_benchmarks.history.demo $(BENCH_ARGS)
+
 bench-gateway: install ## gateway fan-out against the peers' workload
 	$(PY) -m synoptic_benchmarks.gateway.fanout $(BENCH_ARGS)
 

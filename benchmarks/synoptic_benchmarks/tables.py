@@ -584,6 +584,66 @@ def history(r: Report) -> str:
     return provenance(r) + note + _table(header, rows)
 
 
+def history_images(r: Report) -> str:
+    """History with images on the bus (``make bench-history``, its ``images``
+    case): the read with the defaults of ``synoptic bus init`` while a 2 MB image
+    is published at 10 Hz beside the fill."""
+    x = r["images"]
+    image_mb = x["images_published"] * x["image_bytes"] / 1e6
+
+    def row(key: str, what: str) -> list[str]:
+        read = x[key]
+        return [
+            what,
+            f"{read['coverage'] * 100:.1f} %",
+            f"{_num(read['median_wall_ms'])} ms wall, {_num(read['median_cpu_ms'])} ms CPU",
+        ]
+
+    rows = [
+        row("blocks", "blocks and raw history (default)"),
+        row("raw", "raw history only (--no-hist-blocks)"),
+    ]
+    header = [
+        f"{x['values_stored']:,} values of 100 channels beside {x['images_published']} "
+        f"images ({image_mb:,.0f} MB, {image_mb * 1e6 / x['raw_max_bytes']:.1f} × the "
+        f"raw budget)".replace(",", " "),
+        "values read back (goal 100 %)", "read + reduce, px 1000",
+    ]  # fmt: skip
+    note = (
+        f"Raw history after the fill: {x['raw_messages']:,} messages, "
+        f"{x['raw_bytes'] / 2**20:.0f} MiB of {x['raw_max_bytes'] / 2**20:.0f} MiB "
+        f"(messages up to {x['raw_max_msg']} B: no image); images kept, thinned, in "
+        f"CS_ARRAYS: {x['arrays_kept']}.\n\n"
+    ).replace(",", " ")
+    return provenance(r) + _table(header, rows) + "\n" + note
+
+
+def history_demo(r: Report) -> str:
+    """``make bench-history-demo``: the real demo for ``--minutes``, then the
+    history of every numeric channel against a live record of ``cs.val``."""
+    t, o = r["trends"], r["open_trends"]
+    protos = ", ".join(f"{n} {p.upper()}" for p, n in sorted(t["by_protocol"].items()))
+    rows = [
+        [f"{t['channels']} numeric channels ({protos}) × {r['window_s'] / 60:.0f} min, px 800",
+         f"{t['min_coverage'] * 100:.2f} % (least: {t['min_coverage_channel']}); "
+         f"{t['channels_below_99pct']} channels below 99 %",
+         f"≥ {t['target_coverage'] * 100:.0f} % of the window"],
+        ["pixel columns whose min/max differ from the live record",
+         f"{t['columns_differing']} of {t['columns']:,}".replace(",", " "), "0"],
+        ["answered points never published", str(t["points_not_published"]), "0"],
+        [f"{o['trends']} trends of {r['window_s'] / 60:.0f} min opened on one connection",
+         f"last drawn {_num(o['last_drawn_ms'])} ms, first {_num(o['drawn_after_open_ms'][0])} ms",
+         f"≤ {o['target_ms']} ms"],
+    ]  # fmt: skip
+    reach = "; ".join(
+        f"{x['stream']} {x['kept_s'] / 60:.0f} min"
+        + (" (budget full)" if x.get("full") else "")
+        for x in r["retention"]
+    )
+    note = f"How far back each history stream reached at the end: {reach}.\n\n"
+    return provenance(r) + _table(["case", "measured", "goal"], rows) + "\n" + note
+
+
 def editor(r: Report) -> str:
     """The screen editor on a 1000-widget screen: drag, drop, save, a viewer's notice."""
     d, s = r["drag"], r["save"]
@@ -726,6 +786,8 @@ TABLES: dict[str, tuple[str, Callable[[Report], str]]] = {
     "import": ("import", importer),
     "import-real": ("import-real", import_real),
     "history": ("history", history),
+    "history-images": ("history", history_images),
+    "history-demo": ("history-demo", history_demo),
     "store": ("store", store),
     "epics": ("epics", epics),
     "pva": ("pva", pva),

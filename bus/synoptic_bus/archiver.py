@@ -1,17 +1,23 @@
 """``synoptic archiver``: a small bus consumer that writes values into HDB++
 tables on PostgreSQL (the demo's archive; a facility runs its own HDB++).
 
-It subscribes to value subjects (default ``cs.val.tango.>``), registers each new
-channel in ``att_conf`` and writes its numeric scalar values, severity as Tango
-quality and disconnections as rows without a value, in one transaction per
-``--flush`` seconds. Rows of the same channel and time (an adapter's republished
-duplicate) are written once.
+It reads the raw history stream ``CS_HIST`` through a durable consumer
+(``synoptic-archiver``; default every channel, ``cs.val.>``: Channel Access, PV
+Access and Tango alike), registers each new channel in ``att_conf`` (``att_name``
+is the channel URI) and writes its numeric scalar values (numbers, enum indexes,
+booleans), severity as Tango quality and disconnections as rows without a value,
+in one transaction per ``--flush`` seconds, acknowledging what it wrote. Reading
+the stream rather than the live subjects, it never takes the arrays and images
+(``CS_HIST`` keeps values up to 4 KiB: a process taking megabytes a second of
+images it does not archive would fall behind and be cut off), and it loses
+nothing while it or the database is down: it goes on from its last
+acknowledgement (as far back as the stream reaches). Strings are not archived.
+Rows of the same channel and time (a duplicate, a redelivery) are written once.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import logging
 import os
 import sys
@@ -20,16 +26,27 @@ from collections import deque
 from typing import Any
 
 import psycopg
+from nats.errors import TimeoutError as NatsTimeoutError
+from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
+from nats.js.errors import Error as JetStreamError
+from nats.js.errors import NotFoundError
 
 from synoptic_bus import hdbpp
-from synoptic_bus.connect import connect
+from synoptic_bus.connect import NatsClient, connect
 from synoptic_bus.demo import DemoContext, DemoProcess
+from synoptic_bus.history import history_stream_name
 from synoptic_schemas import ContractError, Subjects, decode_value
 
 log = logging.getLogger(__name__)
 
 #: Rows kept waiting at most; beyond it the oldest are dropped and counted.
 MAX_PENDING = 200_000
+#: Payloads larger than this are arrays or images: skipped without decoding.
+MAX_SCALAR_BYTES = 4096
+#: The durable consumer's name on the raw history stream.
+DURABLE = "synoptic-archiver"
+#: Messages fetched at most per write.
+BATCH = 20_000
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -39,7 +56,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--dsn", default=os.environ.get("SYNOPTIC_ARCHIVE_DSN"),
                    help="PostgreSQL connection string (default $SYNOPTIC_ARCHIVE_DSN)")  # fmt: skip
     p.add_argument("--subject", action="append", default=[],
-                   help="value subjects to archive (repeat; default PREFIX.val.tango.>)")  # fmt: skip
+                   help="value subjects to archive (repeat; default PREFIX.val.>)")  # fmt: skip
     p.add_argument("--flush", type=float, default=1.0, help="seconds between writes")
     p.add_argument("--schema-only", action="store_true",
                    help="create the HDB++ tables (idempotent) and exit")  # fmt: skip
@@ -52,6 +69,7 @@ class Archiver:
     def __init__(self, conn: psycopg.AsyncConnection[Any], prefix: str) -> None:
         self._conn = conn
         self._subjects = Subjects(prefix)
+        self._hist_head, self._val_head = f"{prefix}.hist.val.", f"{prefix}.val."
         self._ids: dict[str, tuple[int, str]] = {}  # uri -> (att_conf_id, table)
         self._errors: dict[str, int] = {}
         self._pending: deque[tuple[str, dict[str, Any]]] = deque()
@@ -59,6 +77,10 @@ class Archiver:
         self.dropped = 0
 
     def add(self, subject: str, data: bytes) -> None:
+        """A value message (its ``val`` subject, or its copy's in the raw history)."""
+        if len(data) > MAX_SCALAR_BYTES:
+            return
+        subject = subject.replace(self._hist_head, self._val_head, 1)
         try:
             _, channel = self._subjects.parse(subject)
             value = decode_value(data)
@@ -196,23 +218,36 @@ async def run(args: argparse.Namespace) -> int:
         return 0
     archiver = Archiver(conn, args.prefix)
     nc = await connect(args.nats, name="synoptic-archiver")
-
-    async def on_msg(msg: Any) -> None:
-        archiver.add(msg.subject, msg.data)
-
-    subjects = args.subject or [f"{args.prefix}.val.tango.>"]
-    for subject in subjects:
-        await nc.subscribe(subject, cb=on_msg)
-    await nc.flush()
+    subjects = args.subject or [f"{args.prefix}.val.>"]
+    try:
+        feed = await history_feed(nc, args.prefix, subjects)
+    except JetStreamError as exc:
+        print(
+            f"synoptic archiver: cannot read the raw history stream "
+            f"{history_stream_name(args.prefix)} ({exc}): run `synoptic bus init` "
+            f"with a history window",
+            file=sys.stderr, flush=True,
+        )  # fmt: skip
+        await nc.close()
+        await conn.close()
+        return 2
     print(f"archiver ready: {', '.join(subjects)} into HDB++ tables", flush=True)
     last_report = time.monotonic()
     try:
         while True:
-            await asyncio.sleep(args.flush)
+            try:
+                msgs = await feed.fetch(BATCH, timeout=args.flush)
+            except NatsTimeoutError:
+                msgs = []
+            for msg in msgs:
+                archiver.add(msg.subject, msg.data)
             try:
                 await archiver.flush()
             except psycopg.Error as exc:
                 log.warning("archive write failed: %s", exc)
+            else:
+                if msgs:  # AckAll: what was written, and everything before it
+                    await msgs[-1].ack()
             if time.monotonic() - last_report > 60:
                 last_report = time.monotonic()
                 log.info("archived %d rows (%d dropped)", archiver.written,
@@ -222,8 +257,37 @@ async def run(args: argparse.Namespace) -> int:
         await conn.close()
 
 
+async def history_feed(nc: NatsClient, prefix: str, subjects: list[str]) -> Any:
+    """A pull subscription on the archiver's durable consumer of the raw history,
+    filtered on ``subjects`` (made, or remade where its filter differs)."""
+    js = nc.jetstream()
+    stream = history_stream_name(prefix)
+    filters = [f"{prefix}.hist.{s.removeprefix(prefix + '.')}" for s in subjects]
+    config = ConsumerConfig(
+        durable_name=DURABLE,
+        filter_subjects=filters,
+        ack_policy=AckPolicy.ALL,
+        deliver_policy=DeliverPolicy.ALL,
+        ack_wait=60,
+        max_ack_pending=-1,
+        max_waiting=4,
+    )
+    try:
+        info = await js.consumer_info(stream, DURABLE)
+    except NotFoundError:
+        info = None
+    if info is not None and sorted(info.config.filter_subjects or []) != sorted(
+        filters
+    ):
+        await js.delete_consumer(stream, DURABLE)
+        info = None
+    if info is None:
+        await js.add_consumer(stream, config)
+    return await js.pull_subscribe_bind(DURABLE, stream)
+
+
 def demo_components(ctx: DemoContext) -> list[DemoProcess]:
-    """The demo's archiver: the simulated Tango device's values into HDB++."""
+    """The demo's archiver: every channel's numeric values into HDB++."""
     if not ctx.archive_dsn:
         return []
     argv = [sys.executable, "-m", "synoptic_bus.cli", "archiver", "--dsn",
@@ -234,6 +298,7 @@ def demo_components(ctx: DemoContext) -> list[DemoProcess]:
             argv=argv,
             ready=r"archiver ready",
             order=30,
-            banner="Tango values into HDB++ tables (trends read them beyond the bus)",
+            banner="CA, PVA and Tango values into HDB++ tables (trends read them "
+            "beyond the bus)",
         )
     ]

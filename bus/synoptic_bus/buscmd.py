@@ -14,15 +14,18 @@ import numpy as np
 from nats.errors import BadSubjectError
 
 from synoptic_bus.alarmstore import AlarmStreams, ensure_stream
+from synoptic_bus.arrays import DEFAULT_ARRAY_BYTES, ArraysConfig, ensure_arrays
 from synoptic_bus.connect import connect
 from synoptic_bus.history import (
     DEFAULT_MAX_BYTES,
+    DEFAULT_MAX_VALUE_BYTES,
     DEFAULT_PER_SUBJECT,
     DEFAULT_WINDOW_S,
     HistoryConfig,
     ensure_history,
 )
-from synoptic_bus.rollup import ensure_rollup, rollup_stream_name
+from synoptic_bus.retention import describe, retention
+from synoptic_bus.rollup import DEFAULT_BLOCK_BYTES, ensure_rollup, rollup_stream_name
 from synoptic_bus.screencmd import default_seed_dir
 from synoptic_bus.screens import ScreenBucket, ScreensConfig, StoreUnavailableError
 from synoptic_bus.store import StoreConfig, ensure_store, fetch_last
@@ -75,15 +78,51 @@ def register(sub: argparse._SubParsersAction) -> None:
         type=int,
         default=DEFAULT_MAX_BYTES,
         metavar="BYTES",
-        help=f"history bytes kept in all (default {DEFAULT_MAX_BYTES})",
+        help=f"raw history bytes kept in all (default {DEFAULT_MAX_BYTES})",
     )
-    init.add_argument("--history-storage", choices=["memory", "file"], default="memory")
+    init.add_argument(
+        "--history-max-value",
+        type=int,
+        default=DEFAULT_MAX_VALUE_BYTES,
+        metavar="BYTES",
+        help="largest message the raw history keeps, headers included (default "
+        f"{DEFAULT_MAX_VALUE_BYTES}); larger values are kept thinned in CS_ARRAYS",
+    )
+    init.add_argument(
+        "--history-blocks-bytes",
+        type=int,
+        default=None,
+        metavar="BYTES",
+        help=f"history-block bytes kept in all (default {DEFAULT_BLOCK_BYTES})",
+    )
+    init.add_argument(
+        "--history-arrays-bytes",
+        type=int,
+        default=None,
+        metavar="BYTES",
+        help="large-value (arrays, images) bytes kept in all (default "
+        f"{DEFAULT_ARRAY_BYTES})",
+    )
+    init.add_argument(
+        "--history-storage",
+        choices=["memory", "file"],
+        default="file",
+        help="storage of the history streams (default file: history survives a "
+        "restart of NATS)",
+    )
     init.add_argument("--screens", type=Path, default=None,
                       help="seed folder: its <name>.json files become screens whose "
                            "keys are absent (default $SYNOPTIC_SCREENS_DIR, else "
                            "./screens)")  # fmt: skip
     init.add_argument("--screens-bucket", default=DEFAULT_BUCKET)
     init.set_defaults(func=cmd_init)
+
+    status = bus.add_parser(
+        "status", parents=[common],
+        help="how far back the bus's history reaches, per kind of value",
+    )  # fmt: skip
+    status.add_argument("--json", action="store_true", help="one JSON object")
+    status.set_defaults(func=cmd_status)
 
     tail = sub.add_parser("tail", parents=[common], help="print live updates")
     tail.add_argument(
@@ -128,18 +167,25 @@ async def cmd_init(args: argparse.Namespace) -> int:
             window_s=args.history_window,
             max_msgs_per_subject=args.history_per_channel,
             max_bytes=args.history_bytes,
+            max_value_bytes=args.history_max_value,
             storage=args.history_storage,
             replicas=args.replicas,
         )
         await ensure_history(nc, history)
         print(
             f"stream {history.stream} ready: {args.history_window:g} s of history, "
-            f"at most {args.history_per_channel} messages per channel and "
-            f"{args.history_bytes} bytes"
+            f"at most {args.history_per_channel} messages per channel, "
+            f"{args.history_bytes} bytes and {args.history_max_value} bytes a message"
         )
-        await ensure_rollup(nc, history)
+        await ensure_rollup(nc, history, args.history_blocks_bytes)
         print(
             f"stream {rollup_stream_name(args.prefix)} ready: history blocks (synoptic rollup)"
+        )
+        arrays = ArraysConfig(history, args.history_arrays_bytes)
+        await ensure_arrays(nc, arrays)
+        print(
+            f"stream {arrays.stream} ready: large values thinned to "
+            f"{arrays.budget} bytes (synoptic rollup)"
         )
     alarms = AlarmStreams(args.prefix, replicas=args.replicas)
     await ensure_stream(nc, alarms.sev_config())
@@ -164,6 +210,23 @@ async def cmd_init(args: argparse.Namespace) -> int:
     )
     for file, reason in report.refused.items():
         print(f"  refused {file}: {reason}", file=sys.stderr)
+    return 0
+
+
+async def cmd_status(args: argparse.Namespace) -> int:
+    nc = await connect(args.nats, name="synoptic-cli", retry_on_failed_connect=False)
+    try:
+        streams = await retention(nc, args.prefix)
+    finally:
+        await nc.close()
+    if args.json:
+        print(json.dumps({"history": [r.as_json() for r in streams]}))
+    else:
+        for r in streams:
+            print(describe(r))
+    if not streams:
+        print("no history streams: run `synoptic bus init`", file=sys.stderr)
+        return 3
     return 0
 
 

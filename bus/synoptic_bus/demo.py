@@ -72,6 +72,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                         help="simulated Tango device (the demo screens name 10000)")  # fmt: skip
     parser.add_argument("--idp-port", type=int, default=8180,
                         help="the demo's sign-in provider (Keycloak)")  # fmt: skip
+    parser.add_argument("--history-bytes", type=int, default=None, metavar="BYTES",
+                        help="raw history budget (`synoptic bus init --history-bytes`)")  # fmt: skip
     parser.set_defaults(func=run)
 
 
@@ -162,8 +164,10 @@ class Demo:
             f"(JetStream in {self.var / 'jetstream'})",
             flush=True,
         )
+        budget = [] if self.args.history_bytes is None else [
+            "--history-bytes", str(self.args.history_bytes)]  # fmt: skip
         argv = [sys.executable, "-m", "synoptic_bus.cli", "bus", "init",
-                "--nats", nats.url]  # fmt: skip
+                "--nats", nats.url, *budget]  # fmt: skip
         init = supervisor.run_once("bus-init", argv, timeout=60)
         if init.popen.returncode != 0:
             lines = init.output().strip().splitlines() or ["no output"]

@@ -12,7 +12,12 @@ under ``cs.hist``.
 
 Limits: ``max_age`` (the window), messages per subject and bytes in all (each
 stored message carries the republish headers: ~250 bytes for a scalar value), so
-a channel that changes far faster than the others cannot push their history out.
+a channel that changes far faster than the others cannot push their history out;
+and a size per message (``max_value_bytes``, 4 KiB with the headers): larger values
+(waveforms, spectra, images) are refused by this stream, so that a few images a
+second cannot push every scalar out of its byte budget. The rollup keeps those in a
+stream of their own, thinned to a share of its bytes per channel
+(:mod:`synoptic_bus.arrays`).
 
 A range is read through an ephemeral pull consumer (no acks, in memory, filtered
 on the wanted subjects, starting at the range's start time) in batches bounded in
@@ -49,10 +54,12 @@ from synoptic_schemas.subjects import DEFAULT_PREFIX
 log = logging.getLogger(__name__)
 
 #: Defaults of ``synoptic bus init``: one hour, 100k messages per channel (one hour
-#: at ~28 Hz), 128 MiB in all (~500k scalar values), in memory.
+#: at ~28 Hz), 1 GiB in all (~4 million scalar values: an hour of ~1 100 values/s),
+#: values up to 4 KiB (with the republish headers).
 DEFAULT_WINDOW_S = 3600.0
 DEFAULT_PER_SUBJECT = 100_000
-DEFAULT_MAX_BYTES = 128 << 20
+DEFAULT_MAX_BYTES = 1 << 30
+DEFAULT_MAX_VALUE_BYTES = 4096
 #: Messages and bytes per pull batch.
 BATCH_MSGS = 8192
 BATCH_BYTES = 4 << 20
@@ -69,6 +76,9 @@ class HistoryConfig:
     window_s: float = DEFAULT_WINDOW_S
     max_msgs_per_subject: int = DEFAULT_PER_SUBJECT
     max_bytes: int = DEFAULT_MAX_BYTES
+    #: the largest message kept (value and republish headers); larger values go
+    #: to the large-value stream (:mod:`synoptic_bus.arrays`)
+    max_value_bytes: int = DEFAULT_MAX_VALUE_BYTES
     storage: Literal["memory", "file"] = "memory"
     replicas: int = 1
 
@@ -96,6 +106,7 @@ class HistoryConfig:
             max_age=self.window_s,
             max_msgs_per_subject=self.max_msgs_per_subject,
             max_bytes=self.max_bytes,
+            max_msg_size=self.max_value_bytes,
             discard=DiscardPolicy.OLD,
             allow_direct=True,
         )

@@ -7,6 +7,10 @@ values into blocks (:mod:`synoptic_bus.blockcut`) and publishes them to the
 ``cs.roll.open.<tail>`` (the stream keeps the latest only). Trends read blocks
 instead of one message per value (ADR 0027).
 
+It also keeps the large values (over :data:`LARGE_FROM` bytes: waveforms, spectra,
+images), which the raw history stream refuses, thinned to each channel's share of
+the ``CS_ARRAYS`` stream (:mod:`synoptic_bus.arrays`, ADR 0031).
+
 Values are taken raw from the connection's parser and decoded as columns a
 subject at a time (no message object or map per value): ~2 µs of CPU per
 value. Pending values are bounded (:data:`MAX_PENDING`, :data:`MAX_PENDING_BYTES`):
@@ -29,10 +33,21 @@ from nats.js.api import StreamConfig
 from nats.js.errors import NotFoundError
 from nats.protocol.command import sub_cmd, unsub_cmd
 
+from synoptic_bus.arrays import (
+    ArraysConfig,
+    ArrayThinner,
+    arrays_stream_name,
+    ensure_arrays,
+)
 from synoptic_bus.blockcut import BlockCutter, Cut
 from synoptic_bus.connect import connect
 from synoptic_bus.demo import DemoContext, DemoProcess
-from synoptic_bus.history import DEFAULT_WINDOW_S, HistoryConfig
+from synoptic_bus.history import (
+    DEFAULT_MAX_VALUE_BYTES,
+    DEFAULT_WINDOW_S,
+    HistoryConfig,
+    history_stream_name,
+)
 from synoptic_bus.procs import Process
 from synoptic_bus.store import _raw_subscriptions, stream_name
 from synoptic_schemas import Subjects
@@ -47,12 +62,23 @@ log = logging.getLogger(__name__)
 MAX_SPAN_S = 60.0
 DEFAULT_SPAN_S = 60.0
 DEFAULT_MAX_VALUES = 4096
+#: Bytes of blocks kept by default.
+DEFAULT_BLOCK_BYTES = 256 << 20
 #: Values waiting for the next tick at most, and their bytes (arrays and images
 #: are kept as NaN points: a trend draws numbers only).
 MAX_PENDING = 500_000
 MAX_PENDING_BYTES = 256 << 20
 #: The header that makes the stream keep only this message of its subject.
 ROLLUP_HEADER = {"Nats-Rollup": "sub"}
+#: Room left for the republish headers (the source stream, subject, sequences and
+#: time) below the raw history's message limit: a value payload over the limit
+#: minus this is kept as a large value.
+HEADER_ROOM = 512
+#: Payload size from which a value is a large value (with the default raw limit).
+LARGE_FROM = DEFAULT_MAX_VALUE_BYTES - HEADER_ROOM
+#: Large values waiting for the next tick at most (bytes); beyond, dropped and
+#: counted.
+MAX_LARGE_BYTES = 64 << 20
 
 
 def rollup_stream_name(prefix: str) -> str:
@@ -64,14 +90,15 @@ def rollup_stream_config(
     history: HistoryConfig, max_bytes: int | None = None
 ) -> StreamConfig:
     """The block stream beside ``history``'s: its window, storage and replicas,
-    and by default a quarter of its bytes (a block costs ~17 bytes a value, a
-    raw history message ~250: four times the values ``history`` holds)."""
+    and ``max_bytes`` (default :data:`DEFAULT_BLOCK_BYTES`: a block costs ~17
+    bytes a value, so ~15 million values, an hour of ~4 000 values/s)."""
     config = history.stream_config()
     config.name = rollup_stream_name(history.prefix)
     config.description = "Synoptic history blocks: many values of a channel a message"
     config.subjects = [f"{history.prefix}.roll.>"]
     config.max_msgs_per_subject = -1
-    config.max_bytes = history.max_bytes // 4 if max_bytes is None else max_bytes
+    config.max_msg_size = -1
+    config.max_bytes = DEFAULT_BLOCK_BYTES if max_bytes is None else max_bytes
     config.allow_rollup_hdrs = True
     return config
 
@@ -127,6 +154,8 @@ class Rollup:
         span: float = DEFAULT_SPAN_S,
         max_values: int = DEFAULT_MAX_VALUES,
         tick: float = 1.0,
+        large_from: int = LARGE_FROM,
+        thinner: ArrayThinner | None = None,
     ) -> None:
         if not 0 < span <= MAX_SPAN_S:
             raise ValueError(f"span must be in (0, {MAX_SPAN_S:g}] s, not {span}")
@@ -134,6 +163,12 @@ class Rollup:
         self._subjects = Subjects(prefix)
         self._val_head = f"{prefix}.val."
         self._block_heads = (f"{prefix}.roll.0.", f"{prefix}.roll.open.")
+        self._arr_head = f"{prefix}.hist.arr."
+        self.large_from = large_from
+        #: where large values are kept (None: they are not)
+        self.thinner = thinner
+        self._large: list[tuple[bytes, bytes]] = []
+        self._large_bytes = 0
         self.cutter = BlockCutter(span, max_values, grace=1.0)
         self.tick = tick
         self._pending: dict[bytes, list[bytes]] = {}
@@ -147,10 +182,26 @@ class Rollup:
         self.dropped = 0
         self.bad = 0
         self.published = 0
+        #: large values kept, and dropped for want of room before a tick
+        self.large_kept = 0
+        self.large_dropped = 0
+
+    def _keep_large(self, subject: bytes, data: bytes) -> None:
+        if self.thinner is None or not self.thinner.keep(
+            subject, len(data), time.monotonic()
+        ):
+            return
+        if self._large_bytes + len(data) > MAX_LARGE_BYTES:
+            self.large_dropped += 1
+            return
+        self._large.append((subject, data))
+        self._large_bytes += len(data)
 
     def _on_message(
         self, subject: bytes, _reply: bytes, data: bytes, _headers: bytes | None
     ) -> None:
+        if len(data) > self.large_from:
+            self._keep_large(subject, data)
         if self._n_pending >= MAX_PENDING or self._pending_bytes >= MAX_PENDING_BYTES:
             self.dropped += 1
             if self._dropped_at is None:
@@ -228,15 +279,27 @@ class Rollup:
             )
         self.published += len(cuts)
 
+    async def publish_large(self) -> int:
+        """Store the large values kept since the last tick; returns how many."""
+        large, self._large, self._large_bytes = self._large, [], 0
+        head = self._val_head.encode()
+        for subject, data in large:
+            if subject.startswith(head):
+                tail = subject[len(head) :].decode()
+                await self._nc.publish(self._arr_head + tail, data)
+        self.large_kept += len(large)
+        return len(large)
+
     async def step(self, now_ns: int | None = None) -> int:
-        """One tick: cut what arrived, publish closed, expired and open blocks;
-        returns the blocks published."""
+        """One tick: cut what arrived, publish closed, expired and open blocks and
+        the large values kept; returns the blocks published."""
         now = time.time_ns() if now_ns is None else now_ns
         closed, self._interrupted = self._interrupted, []
         closed += self.take() + self.cutter.expire(now)
         opened = self.cutter.open_blocks(now, quiet_every=10 * self.tick)
         await self.publish(closed, "0")
         await self.publish(opened, "open")
+        await self.publish_large()
         if self._nc.is_connected:  # (while reconnecting nats-py keeps them pending)
             try:
                 await self._nc.flush(timeout=5)
@@ -251,6 +314,32 @@ class Rollup:
             await asyncio.sleep(max(self.tick - (time.monotonic() - started), 0.01))
 
 
+async def _ensure_streams(nc: NatsClient, prefix: str, window: float) -> None:
+    """The block and large-value streams where missing (``synoptic bus init``
+    sizes them; the rollup only creates what it needs)."""
+    history = HistoryConfig(prefix, window_s=window)
+    await ensure_rollup(nc, history, update=False)
+    await ensure_arrays(nc, ArraysConfig(history), update=False)
+
+
+async def large_value_plan(nc: NatsClient, prefix: str) -> tuple[int, ArrayThinner]:
+    """From the streams as they are: the payload size from which a value is large
+    (the raw history's message limit less :data:`HEADER_ROOM`) and the thinning of
+    the large-value stream (its bytes and window)."""
+    js = nc.jetstream()
+    large_from = LARGE_FROM
+    try:
+        raw = (await js.stream_info(history_stream_name(prefix))).config
+    except NotFoundError:
+        raw = None
+    if raw is not None and raw.max_msg_size and raw.max_msg_size > 0:
+        large_from = max(raw.max_msg_size - HEADER_ROOM, 0)
+    arrays = (await js.stream_info(arrays_stream_name(prefix))).config
+    window = arrays.max_age or DEFAULT_WINDOW_S
+    budget = arrays.max_bytes if arrays.max_bytes and arrays.max_bytes > 0 else 1 << 30
+    return large_from, ArrayThinner(budget, window)
+
+
 async def run(args: argparse.Namespace) -> int:
     rollups: list[Rollup] = []
 
@@ -261,22 +350,23 @@ async def run(args: argparse.Namespace) -> int:
     async def on_reconnect() -> None:
         for r in rollups:  # subscribe first; a restarted server may have lost
             await r.reconnected()  # a memory stream: make it again
-            await ensure_rollup(nc, HistoryConfig(args.prefix, window_s=args.window),
-                                update=False)  # fmt: skip
+        await _ensure_streams(nc, args.prefix, args.window)
 
     nc = await connect(args.nats, name="synoptic-rollup", on_reconnect=on_reconnect,
                        on_disconnect=on_disconnect)  # fmt: skip
-    # (``synoptic bus init`` sizes it; the rollup only creates it where missing)
-    await ensure_rollup(
-        nc, HistoryConfig(args.prefix, window_s=args.window), update=False
-    )
+    await _ensure_streams(nc, args.prefix, args.window)
+    large_from, thinner = await large_value_plan(nc, args.prefix)
     rollup = Rollup(nc, args.prefix, span=args.span, max_values=args.max_values,
-                    tick=args.tick)  # fmt: skip
+                    tick=args.tick, large_from=large_from, thinner=thinner)  # fmt: skip
     rollups.append(rollup)
     subjects = args.subject or [f"{args.prefix}.val.>"]
     await rollup.subscribe(subjects)
-    print(f"rollup ready: {', '.join(subjects)} into {rollup_stream_name(args.prefix)}",
-          flush=True)  # fmt: skip
+    print(
+        f"rollup ready: {', '.join(subjects)} into {rollup_stream_name(args.prefix)}, "
+        f"values over {large_from} bytes into {arrays_stream_name(args.prefix)} "
+        f"({thinner.budget} bytes over {thinner.window_s:g} s)",
+        flush=True,
+    )
     try:
         await rollup.run_forever()
     finally:
@@ -295,7 +385,7 @@ def demo_components(ctx: DemoContext) -> list[DemoProcess]:
             argv=argv,
             ready=r"rollup ready",
             order=30,
-            banner="history blocks for trends (CS_ROLL)",
+            banner="history blocks for trends (CS_ROLL), large values thinned (CS_ARRAYS)",
         )
     ]
 

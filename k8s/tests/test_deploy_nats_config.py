@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import nats
+import numpy as np
 import pytest
 import yaml
 from cryptography import x509
@@ -25,9 +26,11 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 from deploy_helpers import REPO, run_tool
 
+from synoptic_bus.archiver import history_feed
+from synoptic_bus.arrays import ArraysConfig, ensure_arrays
 from synoptic_bus.history import HistoryConfig, ensure_history, oldest, read_range
 from synoptic_bus.natsserver import NatsServer, nats_server_executable
-from synoptic_bus.rollup import Rollup, ensure_rollup
+from synoptic_bus.rollup import Rollup, ensure_rollup, large_value_plan
 from synoptic_bus.screens import ScreenBucket, ScreensConfig
 from synoptic_bus.store import StoreConfig, ensure_store, fetch_last, store_barrier
 from synoptic_gateway.history.blocks import read_blocks
@@ -304,8 +307,9 @@ async def test_roles_can_do_their_jobs(roles: dict[str, Client]) -> None:
 async def test_the_rollup_writes_blocks_that_a_gateway_reads(
     roles: dict[str, Client],
 ) -> None:
-    """Decision 0027: the rollup reads values and writes CS_ROLL (made by the
-    bus-init Job); a gateway reads the blocks; neither needs more."""
+    """Decisions 0027, 0030: the rollup reads values and writes CS_ROLL and
+    CS_ARRAYS (made by the bus-init Job); a gateway reads the blocks and the large
+    values; neither needs more."""
     admin, adapter, gateway, writer = (
         roles[u].nc for u in ("admin", "adapter", "gateway", "rollup")
     )
@@ -314,14 +318,22 @@ async def test_the_rollup_writes_blocks_that_a_gateway_reads(
     await ensure_store(admin, StoreConfig(storage="file"))  # the bus-init Job
     await ensure_history(admin, history)
     await ensure_rollup(admin, history)
+    await ensure_arrays(admin, ArraysConfig(history))
     await ensure_rollup(writer, history, update=False)  # exists: info only
-    rollup = Rollup(writer, "cs", span=1.0)
+    await ensure_arrays(writer, ArraysConfig(history), update=False)
+    large_from, thinner = await large_value_plan(writer, "cs")
+    rollup = Rollup(writer, "cs", span=1.0, large_from=large_from, thinner=thinner)
     await rollup.subscribe(["cs.val.>"])
     channel = parse_channel("ca://DEMO:ROLLED")
+    wave = parse_channel("ca://DEMO:WAVE")
     tail = subject_tail(channel)
     t = time.time_ns()
     await adapter.publish(
         Subjects().val(channel), encode_value(4.5, t, 1, "", 1, 1, True)
+    )
+    waveform = np.arange(1000, dtype="<f8")
+    await adapter.publish(
+        Subjects().val(wave), encode_value(waveform, t, 0, "", 1, 1, True)
     )
     await adapter.flush()
     published = 0
@@ -336,12 +348,38 @@ async def test_the_rollup_writes_blocks_that_a_gateway_reads(
     )  # fmt: skip
     assert read.columns[tail].v.tolist() == [4.5]
     assert read.columns[tail].sev.tolist() == [1]
+    kept = await fetch_last(gateway, [Subjects().hist_large(wave)], stream="CS_ARRAYS")
+    assert len(kept.messages) == 1 and rollup.large_kept == 1
     await rollup.close()
     await writer.publish("cs.val.ca.FORGED", b"x")  # a rollup cannot forge values
     await roles["rollup"].violation("cs.val.ca.FORGED")
     await writer.publish("$JS.API.STREAM.DELETE.CS_ROLL", b"")  # nor manage streams
     await roles["rollup"].violation("$JS.API.STREAM.DELETE.CS_ROLL")
     assert not roles["gateway"].errors, roles["gateway"].errors
+
+
+async def test_the_archiver_reads_the_raw_history_as_the_reader(
+    roles: dict[str, Client],
+) -> None:
+    """Decision 0031: ``synoptic archiver`` (user ``reader``) keeps a durable
+    consumer on CS_HIST (made by the bus-init Job) and acknowledges what it wrote;
+    the reader may do nothing else with JetStream."""
+    admin, adapter, reader = (roles[u].nc for u in ("admin", "adapter", "reader"))
+    assert admin and adapter and reader
+    await ensure_store(admin, StoreConfig(storage="file"))
+    await ensure_history(admin, HistoryConfig(storage="file"))
+    feed = await history_feed(reader, "cs", ["cs.val.ca.>"])
+    channel = parse_channel("ca://DEMO:ARCHIVED")
+    await adapter.publish(
+        Subjects().val(channel), encode_value(7.5, time.time_ns(), 0, "", 1, 1, True)
+    )
+    await adapter.flush()
+    msgs = await feed.fetch(10, timeout=10)
+    assert msgs[-1].subject == "cs.hist.val.ca.DEMO:ARCHIVED"
+    await msgs[-1].ack()
+    await reader.publish("$JS.API.STREAM.DELETE.CS_HIST", b"")  # nor manage streams
+    await roles["reader"].violation("$JS.API.STREAM.DELETE.CS_HIST")
+    assert len(roles["reader"].errors) == 1, roles["reader"].errors  # that one
 
 
 async def test_roles_cannot_do_each_others_jobs(roles: dict[str, Client]) -> None:

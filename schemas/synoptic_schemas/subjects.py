@@ -13,6 +13,7 @@ Layout (prefix ``cs`` by default)::
     cs.hb.<adapter id>                               adapter heartbeats
     cs.audit.<proto>                                 write audit records
     cs.hist.val.<same tail>                          stored history (republished)
+    cs.hist.arr.<same tail>                          large values kept, thinned
     cs.roll.0.<same tail>                            history blocks (closed)
     cs.roll.open.<same tail>                         a channel's growing block
     cs.alarm.st.<same tail>                          an alarm's state (alarm service)
@@ -100,6 +101,11 @@ class Subjects:
         """The subject a channel's values are kept under in the history stream
         (the last-value stream republishes ``val`` there; nobody else publishes)."""
         return f"{self.prefix}.hist.val.{subject_tail(channel)}"
+
+    def hist_large(self, channel: Channel) -> str:
+        """The subject a channel's large values (arrays, images: over the raw
+        history's message limit) are kept under, thinned, by the rollup."""
+        return f"{self.prefix}.hist.arr.{subject_tail(channel)}"
 
     def block(self, channel: Channel, level: Literal["0", "open"] = "0") -> str:
         """The subject of a channel's history blocks (``synoptic_schemas.blocks``):

@@ -22,6 +22,13 @@ child process (``--history-process``).
   channels at 10 Hz, first alone, then while 50 history requests (25 connections
   x 2 in flight, 2 channels x 1 h each) run; p50/p99 of both windows.
 
+- ``images``: the read and reduce again, on a bus whose streams have the
+  defaults of ``synoptic bus init`` (1 GiB of raw history, values up to 4 KiB),
+  while a 2 MB image is published at 10 Hz beside the fill (several times the raw
+  budget): how much of the range each channel's answer covers (every value, from
+  the blocks and from the raw history alone), how many images the rollup kept in
+  ``CS_ARRAYS`` and none in ``CS_HIST``.
+
 ``--scale`` shrinks every data set (0.05 for a smoke run).
 """
 
@@ -39,6 +46,7 @@ from typing import Any
 import numpy as np
 
 from synoptic_benchmarks.report import add_save_option, emit, machine
+from synoptic_bus.arrays import ArraysConfig, ensure_arrays
 from synoptic_bus.connect import NatsClient, connect
 from synoptic_bus.history import HistoryConfig, ensure_history
 from synoptic_bus.natsserver import NatsServer
@@ -102,6 +110,26 @@ async def _blocks_caught_up(
             await asyncio.sleep(0.2)
 
 
+async def _covering(nc: NatsClient, timeout: float = 60.0) -> None:
+    """Wait until the rollup's blocks cover new values (its first second may not
+    be covered: it cannot promise values it saw before it subscribed)."""
+    uri = "ca://BH:PROBE"
+    subject, block = (
+        SUBJECTS.val(parse_channel(uri)),
+        SUBJECTS.block(parse_channel(uri), "open"),
+    )
+    async with asyncio.timeout(timeout):
+        for seq in range(1, 10**6):
+            t = time.time_ns()
+            await nc.publish(subject, encode({"ver": 1, "v": 0.0, "t": t, "sev": 0,
+                                              "st": "", "seq": seq, "ep": 1, "c": True}))  # fmt: skip
+            await asyncio.sleep(0.2)
+            snap = await fetch_last(nc, [block], stream="CS_ROLL")
+            data = snap.messages.get(block)
+            if data is not None and decode_block(data).a <= t:
+                return
+
+
 async def _caught_up(nc: NatsClient, count: int, timeout: float = 120.0) -> None:
     js = nc.jetstream()
     async with asyncio.timeout(timeout):
@@ -125,6 +153,12 @@ async def read_reduce(
             wall, cpu = time.perf_counter(), time.process_time()
             values_before, messages_before = service.values_in, bus.messages
             answer = await service.answer(frame, principal)
+            errs = [e for e in answer["err"] if e is not None]
+            if errs:
+                print(
+                    f"bench-history: {len(errs)} errors, e.g. {errs[0]}",
+                    file=sys.stderr,
+                )
             runs.append(
                 {
                     "wall_ms": round((time.perf_counter() - wall) * 1e3, 1),
@@ -302,6 +336,67 @@ async def storm_client(params: dict) -> None:
         await c.close()
 
 
+async def _images(nc: NatsClient, stop: asyncio.Event) -> int:
+    """A 1024 x 1024 16-bit image (2 MiB) at 10 Hz until ``stop``; returns how many."""
+    subject = SUBJECTS.val(parse_channel("pva://BH:IMAGE"))
+    image = np.zeros((1024, 1024), "<u2")
+    n = 0
+    while not stop.is_set():
+        n += 1
+        image[0, 0] = n
+        msg = {"ver": 1, "v": image, "t": time.time_ns(), "sev": 0, "st": "",
+               "seq": n, "ep": 1, "c": True}  # fmt: skip
+        await nc.publish(subject, encode(msg))
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), 1 / RATE_HZ)
+    return n
+
+
+async def images_case(args: argparse.Namespace) -> dict:
+    """The read and reduce with images on the bus (see the module's docstring)."""
+    with NatsServer(max_payload=8 << 20) as server:
+        nc = await connect(server.url, name="bench-history-images")
+        history = HistoryConfig()  # the defaults of ``synoptic bus init``
+        await ensure_store(nc, StoreConfig())
+        await ensure_history(nc, history)
+        await ensure_rollup(nc, history)
+        await ensure_arrays(nc, ArraysConfig(history))
+        rollup = start_rollup(server.url, "--max-values", str(BLOCK_VALUES))
+        await _covering(nc)
+        try:
+            uris = _uris("I", 100)
+            stop = asyncio.Event()
+            images = asyncio.create_task(_images(nc, stop))
+            n, t0, t1 = await fill(nc, uris, 900 * args.scale)
+            stop.set()
+            published = await images
+            await _blocks_caught_up(nc, uris, t1)
+            js = nc.jetstream()
+            raw = await js.stream_info(history.stream)
+            arrays = await js.stream_info(ArraysConfig(history).stream)
+            t_range = (t0 / 1e6 - 1, t1 / 1e6 + 1)
+            out: dict[str, Any] = {
+                "values_stored": n,
+                "images_published": published,
+                "image_bytes": 1024 * 1024 * 2,
+                "raw_messages": raw.state.messages,
+                "raw_bytes": raw.state.bytes,
+                "raw_max_bytes": history.max_bytes,
+                "raw_max_msg": history.max_value_bytes,
+                "arrays_kept": arrays.state.messages,
+            }
+            for key, blocks in (("blocks", True), ("raw", False)):
+                read = await read_reduce(server.url, uris, *t_range, blocks=blocks)
+                # every value stored is read back: the whole range, each channel
+                read["coverage"] = round(read["values_read"] / n, 4)
+                out[key] = read
+        finally:
+            rollup.stop()
+            with contextlib.suppress(Exception):
+                await nc.close()
+    return out
+
+
 async def run(args: argparse.Namespace) -> dict:
     report: dict[str, Any] = {"machine": machine(), "scale": args.scale}
     with NatsServer() as server:
@@ -311,6 +406,7 @@ async def run(args: argparse.Namespace) -> dict:
         await ensure_history(nc, history)
         await ensure_rollup(nc, history, max_bytes=1 << 30)
         rollup = start_rollup(server.url, "--max-values", str(BLOCK_VALUES))
+        await _covering(nc)
         a_uris, b_uris = _uris("A", 100), _uris("B", 20)
         filled = time.perf_counter()
         a_n, a0, a1 = await fill(nc, a_uris, 900 * args.scale)
@@ -356,6 +452,8 @@ async def run(args: argparse.Namespace) -> dict:
             rollup.stop()
             with contextlib.suppress(Exception):
                 await nc.close()
+    report["images"] = await images_case(args)
+    print("bench-history: images done", file=sys.stderr, flush=True)
     report["load_avg_1m_end"] = machine()["load_avg_1m"]
     return report
 

@@ -26,3 +26,8 @@ def test_history_bench_smoke() -> None:
     storm = report["storm"]
     assert storm["alone"]["n"] > 0 and storm["during_storm"]["n"] > 0
     assert storm["answered"] == 50
+    # images beside the fill: every value still read back, none in the raw history
+    images = report["images"]
+    assert images["images_published"] > 0 and images["arrays_kept"] >= 1
+    assert images["blocks"]["coverage"] == images["raw"]["coverage"] == 1.0
+    assert images["raw_max_msg"] == 4096

@@ -8,12 +8,15 @@ import subprocess
 import sys
 import time
 
+import numpy as np
 import psycopg
 
 from synoptic_bus.connect import NatsClient
+from synoptic_bus.history import HistoryConfig, ensure_history
 from synoptic_bus.natsserver import NatsServer
 from synoptic_bus.postgres import PostgresServer
 from synoptic_bus.procs import Process
+from synoptic_bus.store import StoreConfig, ensure_store
 from synoptic_schemas import Subjects, encode, parse_channel
 
 SUBJECTS = Subjects()
@@ -33,9 +36,21 @@ async def row_count(dsn: str, table: str) -> int:
     return len(await rows(dsn, f"SELECT 1 FROM {table}"))
 
 
+def start_archiver(url: str, dsn: str) -> Process:
+    proc = Process(
+        "archiver",
+        [sys.executable, "-m", "synoptic_bus.cli", "archiver", "--dsn", dsn,
+         "--nats", url, "--flush", "0.2"],
+    )  # fmt: skip
+    proc.wait_for(r"archiver ready", timeout=60)
+    return proc
+
+
 async def test_archiver_writes_hdbpp_rows(
     nats_server: NatsServer, postgres: PostgresServer, nc: NatsClient
 ) -> None:
+    await ensure_store(nc, StoreConfig())
+    await ensure_history(nc, HistoryConfig())
     archiver = Process(
         "archiver",
         [sys.executable, "-m", "synoptic_bus.cli", "archiver", "--dsn", postgres.dsn,
@@ -54,11 +69,17 @@ async def test_archiver_writes_hdbpp_rows(
         )
         await nc.publish(SUBJECTS.val(count), value(7, t))
         await nc.publish(SUBJECTS.val(count), value(2**63, t + 1000))  # beyond bigint
-        await nc.publish(SUBJECTS.val(parse_channel("ca://NOT:TANGO")), value(1.0, t))
+        # EPICS channels are archived too (numbers, enum indexes); strings and
+        # arrays are not
+        await nc.publish(SUBJECTS.val(parse_channel("ca://SR:DCCT")), value(1.0, t))
+        await nc.publish(SUBJECTS.val(parse_channel("pva://SR:MODE")), value(2, t))
+        await nc.publish(SUBJECTS.val(parse_channel("ca://SR:MSG")), value("hi", t))
+        wave = np.arange(1000, dtype="<f8")
+        await nc.publish(SUBJECTS.val(parse_channel("ca://SR:WF")), value(wave, t))
         await nc.flush()
         try:
             async with asyncio.timeout(90):
-                while await row_count(postgres.dsn, "att_scalar_devdouble") < 3:  # noqa: ASYNC110 - the database has no event for it
+                while await row_count(postgres.dsn, "att_scalar_devdouble") < 4:  # noqa: ASYNC110 - the database has no event for it
                     await asyncio.sleep(0.1)
         except TimeoutError:
             raise AssertionError(
@@ -70,6 +91,8 @@ async def test_archiver_writes_hdbpp_rows(
             "FROM att_conf ORDER BY att_name",
         )
         assert conf == [
+            ("ca://SR:DCCT", "att_scalar_devdouble", "", "", "", "", "ca://SR:DCCT"),
+            ("pva://SR:MODE", "att_scalar_devlong64", "", "", "", "", "pva://SR:MODE"),
             ("tango://h:10000/sys/tg/1/double_scalar", "att_scalar_devdouble",
              "h:10000", "sys", "tg", "1", "double_scalar"),
             ("tango://h:10000/sys/tg/1/long_scalar", "att_scalar_devlong64",
@@ -78,20 +101,56 @@ async def test_archiver_writes_hdbpp_rows(
         data = await rows(
             postgres.dsn,
             "SELECT value_r, quality, e.error_desc FROM att_scalar_devdouble d "
-            "LEFT JOIN att_error_desc e USING (att_error_desc_id) ORDER BY data_time",
+            "LEFT JOIN att_error_desc e USING (att_error_desc_id) JOIN att_conf c "
+            "USING (att_conf_id) WHERE c.att_name LIKE 'tango:%' ORDER BY data_time",
         )
         assert data == [(1.5, 0, None), (9.5, 2, None), (None, 1, "device gone")]
         async with asyncio.timeout(90):
-            while await row_count(postgres.dsn, "att_scalar_devlong64") < 2:  # noqa: ASYNC110 - the database has no event for it
+            while await row_count(postgres.dsn, "att_scalar_devlong64") < 3:  # noqa: ASYNC110 - the database has no event for it
                 await asyncio.sleep(0.1)
         longs = await rows(
             postgres.dsn, "SELECT value_r, att_error_desc_id IS NOT NULL "
-            "FROM att_scalar_devlong64 ORDER BY data_time",
+            "FROM att_scalar_devlong64 JOIN att_conf c USING (att_conf_id) "
+            "WHERE c.att_name LIKE 'tango:%' ORDER BY data_time",
         )  # fmt: skip
         assert longs == [(7, False), (None, True)]  # kept, the batch not lost
     except BaseException:
         print(archiver.output())  # the archiver's log beside the failure
         raise
+    finally:
+        archiver.stop()
+
+
+async def test_what_arrives_while_the_archiver_is_down_is_archived_after(
+    nats_server: NatsServer, postgres: PostgresServer, nc: NatsClient
+) -> None:
+    """It reads the raw history through a durable consumer: values published
+    while it was stopped are written when it is back, each once."""
+    await ensure_store(nc, StoreConfig())
+    await ensure_history(nc, HistoryConfig())
+    uri = parse_channel("ca://ARCH:RESTART")
+    t = time.time_ns()
+    archiver = start_archiver(nats_server.url, postgres.dsn)
+    try:
+        await nc.publish(SUBJECTS.val(uri), value(1.0, t))
+        await nc.flush()
+        sql = ("SELECT value_r FROM att_scalar_devdouble JOIN att_conf c "
+               "USING (att_conf_id) WHERE c.att_name = 'ca://ARCH:RESTART' "
+               "ORDER BY data_time")  # fmt: skip
+        async with asyncio.timeout(90):
+            while not await rows(postgres.dsn, sql):  # noqa: ASYNC110 - the database has no event for it
+                await asyncio.sleep(0.1)
+    finally:
+        archiver.stop()
+    for k in range(1, 4):  # while it is down
+        await nc.publish(SUBJECTS.val(uri), value(1.0 + k, t + k * 1000))
+    await nc.flush()
+    archiver = start_archiver(nats_server.url, postgres.dsn)
+    try:
+        async with asyncio.timeout(90):
+            while len(await rows(postgres.dsn, sql)) < 4:  # noqa: ASYNC110 - the database has no event for it
+                await asyncio.sleep(0.1)
+        assert await rows(postgres.dsn, sql) == [(1.0,), (2.0,), (3.0,), (4.0,)]
     finally:
         archiver.stop()
 

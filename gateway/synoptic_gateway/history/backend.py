@@ -1,16 +1,16 @@
 """The seam between the history service and where history is stored.
 
 A backend answers one question: the values of some channels between two times,
-per channel either columns or an error. Two exist: the recent history on the bus
-(:mod:`.busbackend`) and Tango HDB++ on PostgreSQL (:mod:`.hdbpp`); an EPICS
-Archiver Appliance backend (its ``getData.json`` retrieval API) fits the same
-four methods.
+per channel either columns or an error, and which parts of the range it does not
+hold. Two exist: the recent history on the bus (:mod:`.busbackend`) and HDB++ on
+PostgreSQL (:mod:`.hdbpp`); an EPICS Archiver Appliance backend (its
+``getData.json`` retrieval API) fits the same three methods.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from synoptic_schemas.channels import Channel
@@ -20,10 +20,13 @@ from synoptic_schemas.series import Columns
 @dataclass
 class ChannelHistory:
     """One channel's answer: columns in time order, and/or an error
-    ``(code, message)`` (``truncated`` comes with the columns read so far)."""
+    ``(code, message)`` (``truncated`` comes with the columns read so far), and
+    the parts ``[start, end)`` (ns) of the range asked that this backend does not
+    hold for the channel (another backend may)."""
 
     cols: Columns | None = None
     error: tuple[str, str] | None = None
+    missing: list[tuple[int, int]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -54,10 +57,6 @@ class HistoryBackend(Protocol):
 
     async def close(self) -> None:
         """Release connections; ``read`` is not called afterwards."""
-
-    async def earliest(self) -> int | None:
-        """The oldest time (ns since the epoch) it holds data from, or None when
-        it cannot tell (unreachable, empty)."""
 
     async def read(self, q: HistoryRead) -> dict[str, ChannelHistory]:
         """Values of ``q.channels`` (by URI) from ``q.t0_ns`` to ``q.t1_ns``; a

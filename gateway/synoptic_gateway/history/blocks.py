@@ -91,6 +91,9 @@ class BlockRead:
     truncated: bool = False
     #: messages read (blocks, growing blocks, raw values)
     messages: int = 0
+    #: per channel, the parts of the range no block covers (read from the raw
+    #: history, which may not reach back that far)
+    gaps: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
 
 
 async def read_blocks(
@@ -137,7 +140,7 @@ async def read_blocks(
         if c is not None:
             state.messages += 1
             _take(c, data, t0, t1, state, max_values, growing=True)
-    gaps = {tail: c.gaps(t0, t1) for tail, c in cover.items()}
+    gaps = state.gaps = {tail: c.gaps(t0, t1) for tail, c in cover.items()}
     need = {tail: g for tail, g in gaps.items() if g}
     if need:
         await _raw(nc, hist_stream, prefix, need, cover, state, max_values, timeout)
@@ -152,8 +155,11 @@ def _take(
     c: Coverage, data: bytes, t0: int, t1: int, state: BlockRead, max_values: int,
     *, growing: bool = False,
 ) -> None:  # fmt: skip
-    """One block into a channel's coverage (a growing block only for what the
-    closed ones do not cover already)."""
+    """One block into a channel's coverage. A growing block read after it closed
+    (its window starts inside a closed block's) adds only what the closed ones do
+    not cover; the current growing block adds all its values, late ones included
+    (a value that reached the rollup after its own window closed is in the next
+    block, with a time before that block's window)."""
     try:
         block = decode_block(data)
     except ContractError:
@@ -161,9 +167,10 @@ def _take(
         return
     if block.b <= t0 or block.a > t1:
         return
-    if growing:
+    if growing and len(c.starts):
         a, b = c.merged()
-        keep = ~covered(block.cols.t, a, b)
+        stale = covered(np.array([block.a], np.int64), a, b)[0]
+        keep = ~covered(block.cols.t, a, b) if stale else slice(None)
         cols = block.cols
         block = Block(
             block.a, block.b, Columns(cols.t[keep], cols.v[keep], cols.sev[keep])

@@ -2,7 +2,12 @@
 the raw history stream (``CS_HIST``) for what no block covers, over the gateway's
 own second NATS connection: megabytes of history never queue in front of live
 messages on the live connection. Without blocks (no rollup stream) every value
-comes from the raw history."""
+comes from the raw history.
+
+What the bus holds is told per channel: the windows its blocks cover, and the raw
+history from its oldest message on (it keeps every value from then, up to its
+message limit). The rest of the range is the answer's ``missing``: the history
+service asks the archive for exactly that."""
 
 from __future__ import annotations
 
@@ -54,7 +59,9 @@ class BusHistory:
             raise StoreError("the bus is down")
         return self._nc
 
-    async def earliest(self) -> int | None:
+    async def raw_from(self) -> int | None:
+        """When the raw history's oldest message was stored (ns), or None when it
+        is empty or cannot be read."""
         try:
             return await oldest(self._connected(), self._stream)
         except StoreError as exc:
@@ -77,15 +84,19 @@ class BusHistory:
     async def _read_blocks(self, q: HistoryRead) -> dict[str, ChannelHistory]:
         by_tail = {subject_tail(c): c.uri for c in q.channels}
         async with asyncio.timeout(q.timeout):
-            read = await read_blocks(
-                self._connected(), self._roll_stream, self._stream, self._prefix,
-                list(by_tail), q.t0_ns, q.t1_ns, max_values=q.max_points,
-                timeout=q.timeout,
+            read, raw_from = await asyncio.gather(
+                read_blocks(
+                    self._connected(), self._roll_stream, self._stream, self._prefix,
+                    list(by_tail), q.t0_ns, q.t1_ns, max_values=q.max_points,
+                    timeout=q.timeout,
+                ),
+                self.raw_from(),
             )  # fmt: skip
         self.messages += read.messages
         out: dict[str, ChannelHistory] = {}
         for tail, uri in by_tail.items():
             entry = ChannelHistory(read.columns.get(tail) or Columns.empty())
+            entry.missing = before(read.gaps.get(tail, []), raw_from)
             if read.truncated:
                 entry.error = _truncated(q)
             out[uri] = entry
@@ -101,24 +112,39 @@ class BusHistory:
                 if uri is not None:
                     parts[uri].append(decode_columns(batch))
 
+        whole = [(q.t0_ns, q.t1_ns + 1)]
         try:
-            read = await read_range(
-                self._connected(), self._stream, list(by_subject), q.t0_ns, q.t1_ns,
-                max_msgs=q.max_points, timeout=q.timeout, on_batch=on_batch,
+            read, raw_from = await asyncio.gather(
+                read_range(
+                    self._connected(), self._stream, list(by_subject), q.t0_ns,
+                    q.t1_ns, max_msgs=q.max_points, timeout=q.timeout,
+                    on_batch=on_batch,
+                ),
+                self.raw_from(),
             )  # fmt: skip
         except TimeoutError:
             return self._all(q, _timeout(q))
         except StoreError as exc:
             error = (ErrorCode.UNAVAILABLE, f"the bus's history: {exc}")
-            return {uri: ChannelHistory(error=error) for uri in parts}
+            return {uri: ChannelHistory(error=error, missing=whole) for uri in parts}
         out: dict[str, ChannelHistory] = {}
         for uri, cols in parts.items():
-            entry = ChannelHistory(Columns.concat(cols))
+            entry = ChannelHistory(
+                Columns.concat(cols), missing=before(whole, raw_from)
+            )
             if read.truncated:
                 entry.error = _truncated(q)
             out[uri] = entry
         self.messages += read.count
         return out
+
+
+def before(gaps: list[tuple[int, int]], raw_from: int | None) -> list[tuple[int, int]]:
+    """The parts of ``gaps`` (no block covers them) that the raw history does not
+    hold either: those before its oldest message (all of them when it is empty)."""
+    if raw_from is None:
+        return list(gaps)
+    return [(s, min(e, raw_from)) for s, e in gaps if s < raw_from]
 
 
 def _timeout(q: HistoryRead) -> tuple[str, str]:

@@ -1,4 +1,5 @@
-"""Older history from a Tango HDB++ archive on PostgreSQL (psycopg 3).
+"""Older history from an HDB++ archive on PostgreSQL (psycopg 3): Tango's, and
+the channels ``synoptic archiver`` writes (CA, PVA and Tango alike).
 
 Each channel is looked up in ``att_conf`` by its URI (HDB++'s full attribute
 name) and read from its data table, time-ordered, with Tango quality mapped to
@@ -68,9 +69,6 @@ class HdbppArchive:
                 self._dsn, autocommit=True, connect_timeout=max(int(timeout), 1)
             )
         return self._conn
-
-    async def earliest(self) -> int | None:
-        return None  # it holds whatever the facility archived: ask it
 
     async def read(self, q: HistoryRead) -> dict[str, ChannelHistory]:
         try:

@@ -1,5 +1,6 @@
-"""The ``hist`` request: checks and limits, the split between the archive (older)
-and the bus (recent), the reduction, and the answer encoded once.
+"""The ``hist`` request: checks and limits, each channel's split between the bus
+(what its blocks and raw history hold) and the archive (the rest), the
+reduction, and the answer encoded once.
 
 Limits (settings, announced in ``hello``): channels per request, range, plot
 width, values read per request, points per answer, requests in flight per socket
@@ -20,6 +21,7 @@ import numpy as np
 
 from synoptic_gateway.auth import Principal
 from synoptic_gateway.history.backend import ChannelHistory, HistoryBackend, HistoryRead
+from synoptic_gateway.history.blocks import covered
 from synoptic_gateway.history.reduce import reduce_columns
 from synoptic_gateway.settings import Settings
 from synoptic_schemas import ChannelError, frames, parse_channel
@@ -146,37 +148,64 @@ class HistoryService:
     async def _read(
         self, channels: Sequence[Channel], t0_ns: int, t1_ns: int, px: int
     ) -> tuple[dict[str, ChannelHistory], dict[str, str]]:
-        """Archive for what is older than the bus holds, the bus for the rest."""
+        """The bus for the whole range, then the archive for what the bus does not
+        hold of each channel (blocks reach back further than the raw history, and
+        either may have gaps): each channel's own split, not one for all."""
         if not channels:
             return {}, {}
         s = self._settings
-        bus_from = await self._bus.earliest()
-        jobs: list[tuple[HistoryBackend, int, int]] = []
-        if self._archive is not None and (bus_from is None or t0_ns < bus_from):
-            jobs.append((self._archive, t0_ns, min(t1_ns, bus_from or t1_ns)))
-        if bus_from is not None and t1_ns >= bus_from:
-            jobs.append((self._bus, max(t0_ns, bus_from), t1_ns))
-        if not jobs:  # the bus's answer says why it has nothing (empty, missing)
-            jobs.append((self._bus, t0_ns, t1_ns))
-        share = s.hist_max_points // len(jobs)
-        answers = await asyncio.gather(
-            *(
-                b.read(HistoryRead(channels, lo, hi, px, share, s.hist_timeout))
-                for b, lo, hi in jobs
-            )
+        bus = await self._bus.read(
+            HistoryRead(channels, t0_ns, t1_ns, px, s.hist_max_points, s.hist_timeout)
         )
-        out: dict[str, ChannelHistory] = {}
-        sources: dict[str, str] = {}
-        for channel in channels:
-            uri = channel.uri
-            parts = [a.get(uri) or ChannelHistory() for a in answers]
-            got = [(b.name, p) for (b, _, _), p in zip(jobs, parts, strict=True)
-                   if p.cols is not None]  # fmt: skip
-            error = next((p.error for p in parts if p.error), None)
-            cols = Columns.concat([p.cols for _, p in got]) if got else None
-            out[uri] = ChannelHistory(cols, error)
-            sources[uri] = "+".join(name for name, _ in got) if got else ""
+        out = {c.uri: bus.get(c.uri) or ChannelHistory() for c in channels}
+        sources = {
+            uri: "bus" if _holds_some(e, t0_ns, t1_ns) else "" for uri, e in out.items()
+        }
+        need = [c for c in channels if out[c.uri].missing and not out[c.uri].error]
+        if self._archive is None or not need:
+            return out, sources
+        lo = min(a for c in need for a, _ in out[c.uri].missing)
+        hi = min(max(b for c in need for _, b in out[c.uri].missing), t1_ns + 1)
+        read_so_far = sum(len(e.cols) for e in out.values() if e.cols is not None)
+        older = await self._archive.read(
+            HistoryRead(need, lo, hi - 1, px, max(s.hist_max_points - read_so_far, 1),
+                        s.hist_timeout)
+        )  # fmt: skip
+        for channel in need:
+            mine, theirs = out[channel.uri], older.get(channel.uri) or ChannelHistory()
+            if theirs.error:
+                mine.error = mine.error or theirs.error
+            if theirs.cols is None:
+                continue
+            cols = _within(theirs.cols, mine.missing)
+            mine.cols = Columns.concat([cols, mine.cols or Columns.empty()])
+            got = sources[channel.uri]
+            sources[channel.uri] = "archive+bus" if got else "archive"
         return out, sources
+
+
+def _holds_some(entry: ChannelHistory, t0_ns: int, t1_ns: int) -> bool:
+    """The backend answered with values, or holds some part of the range."""
+    if entry.cols is None:
+        return False
+    if len(entry.cols):
+        return True
+    missed = sum(min(b, t1_ns + 1) - max(a, t0_ns) for a, b in entry.missing)
+    return missed < t1_ns + 1 - t0_ns
+
+
+def _within(cols: Columns, parts: list[tuple[int, int]]) -> Columns:
+    """The values of ``cols`` whose times lie in one of ``parts`` ([start, end))."""
+    if not parts:
+        return Columns.empty()
+    starts = np.array([a for a, _ in parts], np.int64)
+    ends = np.array([b for _, b in parts], np.int64)
+    order = np.argsort(starts)
+    starts, ends = starts[order], np.maximum.accumulate(ends[order])
+    keep = covered(cols.t, starts, ends)
+    if keep.all():
+        return cols
+    return Columns(cols.t[keep], cols.v[keep], cols.sev[keep], cols.bad)
 
 
 def _norm(uri: str) -> str:
