@@ -13,6 +13,8 @@ status 0 when healthy and 1 (with the reason on stderr) when not:
 - ``blocks``: the history-block stream (``synoptic rollup``) exists and, once it
   holds blocks, got one within the last 30 s (the rollup republishes every
   channel's growing block at least every 10 s).
+- ``alarms``: the alarm service (``synoptic alarms run``) publishes a valid
+  heartbeat on ``<prefix>.alarm.hb`` (running, connected, following the tree).
 - ``archive``: the HDB++ database at ``SYNOPTIC_ARCHIVE_DSN`` answers and holds
   the HDB++ tables (the archiver's; its init step creates them).
 - ``ca PV``: a Channel Access read of PV on this host answers (the soft IOC).
@@ -61,6 +63,24 @@ async def probe_heartbeat(
         beat = decode_heartbeat(msg.data)
         if beat["id"] != adapter_id:
             raise RuntimeError(f"{subject}: heartbeat names {beat['id']!r}")
+    finally:
+        await nc.close()
+
+
+async def probe_alarms(url: str, prefix: str, timeout: float) -> None:
+    """Raise unless the alarm service's heartbeat arrives in time."""
+    import nats
+
+    from synoptic_schemas import Subjects, decode
+
+    nc = await nats.connect(
+        url, connect_timeout=timeout, allow_reconnect=False, max_reconnect_attempts=0
+    )
+    try:
+        sub = await nc.subscribe(Subjects(prefix).alarm_heartbeat(), max_msgs=1)
+        beat = decode((await sub.next_msg(timeout=timeout)).data)
+        if not isinstance(beat.get("id"), str):
+            raise RuntimeError("the alarm heartbeat names no service")
     finally:
         await nc.close()
 
@@ -154,6 +174,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("heartbeat")
     sub.add_parser("stream")
     sub.add_parser("blocks")
+    sub.add_parser("alarms")
     sub.add_parser("archive")
     sub.add_parser("ca").add_argument("pv")
     sub.add_parser("pva").add_argument("pv")
@@ -176,6 +197,8 @@ def run_probe(args: argparse.Namespace) -> None:
         asyncio.run(probe_stream(url, prefix, args.timeout))
     elif args.kind == "blocks":
         asyncio.run(probe_blocks(url, prefix, args.timeout))
+    elif args.kind == "alarms":
+        asyncio.run(probe_alarms(url, prefix, args.timeout))
     elif args.kind == "archive":
         dsn = os.environ.get("SYNOPTIC_ARCHIVE_DSN", "")
         if not dsn:

@@ -20,6 +20,7 @@ COPY importer/pyproject.toml importer/
 COPY adapters/pyproject.toml adapters/
 COPY gateway/pyproject.toml gateway/
 COPY identity/pyproject.toml identity/
+COPY alarms/pyproject.toml alarms/
 COPY benchmarks/pyproject.toml benchmarks/
 RUN --mount=type=cache,target=/root/.cache/uv \
     uv sync --frozen --no-dev --no-install-workspace --package synoptic-adapters --extra tango

@@ -14,6 +14,7 @@ import numpy as np
 from nats.errors import BadSubjectError
 
 from synoptic_bus.alarmstore import AlarmStreams, ensure_stream
+from synoptic_bus.alarmtree import TreeStore, TreeStoreConfig
 from synoptic_bus.arrays import DEFAULT_ARRAY_BYTES, ArraysConfig, ensure_arrays
 from synoptic_bus.connect import connect
 from synoptic_bus.history import (
@@ -189,9 +190,12 @@ async def cmd_init(args: argparse.Namespace) -> int:
         )
     alarms = AlarmStreams(args.prefix, replicas=args.replicas)
     await ensure_stream(nc, alarms.sev_config())
+    await ensure_stream(nc, alarms.alarm_config())
+    await TreeStore.ensure(nc, TreeStoreConfig(replicas=args.replicas))
     print(
-        f"stream {alarms.sev_stream} ready: severity transitions, the last "
-        f"{alarms.sev_per_channel} of each channel (the alarm service's feed)"
+        f"streams {alarms.sev_stream} and {alarms.alarm_stream} ready: severity "
+        f"transitions (the last {alarms.sev_per_channel} of each channel) and "
+        "alarm states; the alarm tree's bucket too"
     )
     screens = ScreensConfig(args.screens_bucket, replicas=args.replicas)
     try:

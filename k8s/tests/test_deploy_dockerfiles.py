@@ -18,6 +18,7 @@ IMAGES = {
     "epics": ("epics.Dockerfile", ["adapter", "sim"], {"aioca", "epicscorelibs"}),
     "tango": ("tango.Dockerfile", ["adapter", "sim"], {"pytango"}),
     "gateway": ("gateway.Dockerfile", [None], {"fastapi", "uvicorn"}),
+    "alarms": ("alarms.Dockerfile", [None], {"defusedxml", "nats-py"}),
 }
 FOREIGN = {"aioca", "epicscorelibs", "pytango", "fastapi", "uvicorn"}
 

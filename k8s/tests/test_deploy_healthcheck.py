@@ -120,6 +120,29 @@ async def test_heartbeat_probe(nats_server: NatsServer, nc: NatsClient) -> None:
     assert "SYNOPTIC_ADAPTER_ID" in err
 
 
+async def test_alarms_probe_wants_the_alarm_service_s_heartbeat(
+    nats_server: NatsServer, nc: NatsClient
+) -> None:
+    env = {"SYNOPTIC_NATS_URL": nats_server.url}
+    code, err = await probe("--timeout", "1", "alarms", env=env)
+    assert code == 1 and "Timeout" in err
+    beat = {"ver": SCHEMA_VERSION, "id": "alarms", "t": time.time_ns(), "period": 1.0,
+            "n": 0, "act": 0, "tree": 0}  # fmt: skip
+
+    async def beating() -> None:
+        while True:
+            await nc.publish(Subjects().alarm_heartbeat(), encode(beat))
+            await asyncio.sleep(0.2)
+
+    task = asyncio.create_task(beating())
+    try:
+        assert (await probe("alarms", env=env))[0] == 0
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+
 async def test_stream_probe_waits_for_the_store(
     nats_server: NatsServer, nc: NatsClient
 ) -> None:

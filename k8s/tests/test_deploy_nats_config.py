@@ -26,6 +26,10 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 from deploy_helpers import REPO, run_tool
 
+from synoptic_alarms.service import AlarmService
+from synoptic_alarms.settings import AlarmSettings
+from synoptic_bus.alarmstore import AlarmStreams, ensure_stream
+from synoptic_bus.alarmtree import TreeStore, TreeStoreConfig
 from synoptic_bus.archiver import history_feed
 from synoptic_bus.arrays import ArraysConfig, ensure_arrays
 from synoptic_bus.history import HistoryConfig, ensure_history, oldest, read_range
@@ -35,7 +39,8 @@ from synoptic_bus.screens import ScreenBucket, ScreensConfig
 from synoptic_bus.store import StoreConfig, ensure_store, fetch_last, store_barrier
 from synoptic_gateway.history.blocks import read_blocks
 from synoptic_schemas import Subjects, decode_put_reply, encode, parse_channel
-from synoptic_schemas.codec import encode_value
+from synoptic_schemas.alarms import decode_alarm, decode_alarm_reply
+from synoptic_schemas.codec import encode_sev, encode_value
 from synoptic_schemas.subjects import subject_tail
 
 NATS_DIR = REPO / "k8s/base/nats"
@@ -44,6 +49,7 @@ PASSWORDS = {
     "NATS_GATEWAY_PASSWORD": "pw-gateway",
     "NATS_READER_PASSWORD": "pw-reader",
     "NATS_ROLLUP_PASSWORD": "pw-rollup",
+    "NATS_ALARMS_PASSWORD": "pw-alarms",
     "NATS_ADMIN_PASSWORD": "pw-admin",
     "NATS_SYS_PASSWORD": "pw-sys",
 }
@@ -195,7 +201,7 @@ class Client:
 
 @pytest.fixture
 async def roles(accounts_server: NatsServer) -> AsyncIterator[dict[str, Client]]:
-    users = ("admin", "adapter", "gateway", "reader", "rollup")
+    users = ("admin", "adapter", "gateway", "reader", "rollup", "alarms")
     clients = {user: Client() for user in users}
     for user, client in clients.items():
         await client.connect(accounts_server, user)
@@ -443,3 +449,51 @@ async def test_clients_reach_nats_over_production_tls(
         assert "CS_LAST" in result.stdout + result.stderr
     finally:
         server.close()
+
+
+async def test_the_alarm_service_works_on_its_permissions(
+    roles: dict[str, Client], accounts_server: NatsServer
+) -> None:
+    """Decision 0030: the bus-init Job makes the alarm streams and the tree's
+    bucket; the alarm service follows an adapter's transitions, answers a
+    gateway's acknowledge, and can do nothing else; a gateway reads the states
+    and the tree."""
+    admin, adapter, gateway, service_nc, reader = (
+        roles[u].nc for u in ("admin", "adapter", "gateway", "alarms", "reader")
+    )
+    assert admin and adapter and gateway and service_nc and reader
+    streams = AlarmStreams(storage="file")
+    await ensure_stream(admin, streams.sev_config())  # the bus-init Job
+    await ensure_stream(admin, streams.alarm_config())
+    tree_store = await TreeStore.ensure(admin, TreeStoreConfig())
+    tree = {"name": "Plant", "channels": ["ca://ROLE:P1"]}
+    await tree_store.put(tree, (await tree_store.latest()).revision, "op")
+    service = AlarmService(service_nc, AlarmSettings(no_data_after=600))
+    await service.start()
+    async with asyncio.timeout(30):
+        await service.ready.wait()
+    states = await gateway.subscribe(Subjects().alarms())
+    await gateway.flush()
+    channel = parse_channel("ca://ROLE:P1")
+    await adapter.publish(Subjects().sev(channel),
+                          encode_sev(9.0, time.time_ns(), 2, "HIHI", 1, 7, True))  # fmt: skip
+    state = decode_alarm((await states.next_msg(timeout=10)).data)
+    assert (state["ch"], state["lat"]) == ("ca://ROLE:P1", 2)
+    reply = await gateway.request(Subjects().alarm_request(), encode(
+        {"ver": 1, "op": "ack", "ch": ["ca://ROLE:P1"], "who": "op", "by": "gw"}
+    ), timeout=10)  # fmt: skip
+    assert decode_alarm_reply(reply.data)["ok"]
+    snap = await fetch_last(gateway, [Subjects().alarm(channel)], stream="CS_ALARM")
+    assert decode_alarm(snap.messages[Subjects().alarm(channel)])["ackd"]
+    snap = await fetch_last(reader, [Subjects().alarm(channel)], stream="CS_ALARM")
+    assert len(snap.messages) == 1
+    assert (await TreeStore(gateway, TreeStoreConfig()).latest()).tree == tree
+    await service.stop()
+    await service_nc.publish("cs.val.ca.FORGED", b"x")  # it cannot forge values
+    await roles["alarms"].violation("cs.val.ca.FORGED")
+    await service_nc.publish("$JS.API.STREAM.DELETE.CS_ALARM", b"")
+    await roles["alarms"].violation("$JS.API.STREAM.DELETE.CS_ALARM")
+    for user in ("alarms", "gateway", "adapter", "reader"):
+        unexpected = [e for e in roles[user].errors if "forged" not in e.lower()
+                      and "stream.delete" not in e.lower()]  # fmt: skip
+        assert not unexpected, (user, unexpected)
