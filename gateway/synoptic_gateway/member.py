@@ -1,6 +1,7 @@
 """What the hub and its groups need of one socket (:class:`Member`); the
-WebSocket session (:mod:`synoptic_gateway.session`) is one. Frames only go this
-way: the hub never awaits a member."""
+WebSocket session (:mod:`synoptic_gateway.session`, whose outgoing half is
+:mod:`synoptic_gateway.mailbox`) is one. Frames only go this way: the hub never
+awaits a member."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 into time, value and severity arrays at once (history reads, trends).
 
 An adapter's scalar float payload has one byte layout up to its severity (see
-``frames._CANONICAL_VALUE``): those are read with numpy, without unpacking a
+``synoptic_schemas.frames.order._CANONICAL_VALUE``): those are read with numpy, without unpacking a
 map per payload; every other payload takes :func:`decode_value`. A value that is
 not a number (string, array, a disconnected source's nil) becomes NaN; a payload
 that does not decode is skipped and counted.

@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 
 from synoptic_schemas import SCHEMA_VERSION, decode_value, encode
 from synoptic_schemas.codec import _packer_options, encode_value
-from synoptic_schemas.frames import _match_canonical_value, value_order
+from synoptic_schemas.frames import value_order
+from synoptic_schemas.frames.order import _match_canonical_value
 
 
 def reference(msg: Any) -> bytes:

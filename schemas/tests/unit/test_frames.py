@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from synoptic_schemas import DecodeError, VersionError, encode, frames
 from synoptic_schemas.codec import to_json_view
-from synoptic_schemas.frames import ErrorCode, FrameError
+from synoptic_schemas.frames import ErrorCode, FrameError, order
 from synoptic_schemas.jsonschemas import validator
 
 VALUE = {"ver": 1, "v": 1.5, "t": 1_700_000_000_000_000_000, "sev": 0,
@@ -230,7 +230,7 @@ def test_value_order_raises_only_decode_errors(data: bytes) -> None:
 def _generic_order(data: bytes) -> tuple[int, int, int] | type[Exception]:
     """value_order's answer through the generic path (the map decoded)."""
     try:
-        msg = frames._versioned_map(data)
+        msg = order._versioned_map(data)
     except Exception as exc:
         return type(exc)
     ep, seq, t = msg.get("ep"), msg.get("seq"), msg.get("t")
@@ -295,7 +295,7 @@ def test_value_order_fast_path_covers_the_adapters_payloads() -> None:
     for v in (1.5, 7, -1, None, True, "OPEN", "x" * 31):
         for status in ("NO_ALARM", "HIHI", ""):
             data = encode({**VALUE, "v": v, "st": status})
-            assert frames._CANONICAL_VALUE.fullmatch(data) is not None, data
+            assert order._CANONICAL_VALUE.fullmatch(data) is not None, data
     for not_canonical in (
         {**VALUE, "v": np.arange(3.0)},  # typed arrays: generic path
         {**VALUE, "st": "é"},  # non-ASCII text: UTF-8 checked by the generic path
@@ -304,7 +304,7 @@ def test_value_order_fast_path_covers_the_adapters_payloads() -> None:
         dict(reversed(VALUE.items())),
     ):
         data = encode(not_canonical)
-        assert frames._CANONICAL_VALUE.fullmatch(data) is None
+        assert order._CANONICAL_VALUE.fullmatch(data) is None
         assert _order_or_error(data) == _generic_order(data)
 
 

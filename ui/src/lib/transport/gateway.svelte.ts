@@ -1,132 +1,36 @@
 /**
  * One WebSocket per tab to the gateway: decodes frames, keeps per-channel state,
- * coalesces rendering to one commit per animation frame, reconnects with
- * exponential backoff and jitter, resubscribes and takes a new snapshot.
+ * reconnects with exponential backoff and jitter, resubscribes and takes a new
+ * snapshot.
+ *
+ * Beside it, one concern each: ./commit.ts (one commit per animation frame),
+ * ./requests.ts (writes, commands and history answered by id), ./watchdog.ts (a
+ * hung gateway), ./screenwatch.ts (followed screen saves), ./early-answers.ts
+ * (index.html's subscription handed over), ./browserside.ts (channels the
+ * browser serves itself), ./subscription.svelte.ts and ./types.ts.
  */
-import { flushSync } from 'svelte';
+import { BrowserSide, browserLiveness, splitBrowserSide } from './browserside';
 import { ChannelState, type Liveness } from './channel.svelte';
 import { normaliseUri } from './channels';
 import { decodeFrame, decodeJsonFrame, encodeFrame, warmDecoder } from './codec';
-import { abandonEarlySub, adoptEarlySub, earlySocketOpened, isDroppedEarlySub, isEarlySub, takeEarlySocket } from '../early';
-import type { ClientFrame, HistFrame, MetaMsg, ScreenFrame, ServerFrame, SnapFrame, ValueMsg } from './protocol';
-import type { BrowserChannels } from './local/engine';
+import { Commits, GatewayStats } from './commit';
+import { EarlyAnswers } from './early-answers';
+import { earlySocketOpened, takeEarlySocket } from '../early';
+import { nextId } from './ids';
+import type { ClientFrame, ErrFrame, MetaMsg, ScreenFrame, ServerFrame, SnapFrame, ValueMsg } from './protocol';
+import { HistoryRequests, Writes } from './requests';
+import { ScreenWatch } from './screenwatch';
 import { isNewer, unshift } from './shift';
-import { isBrowserSide, isFormula, isLocalWritable, quotedInputs } from './local/kinds';
+import { RESYNC_MS, Subscription } from './subscription.svelte';
+import { isBrowserSide } from './local/kinds';
+import type { ConnectionState, GatewayOptions, HistTrace, PutResult } from './types';
+import { Watchdog } from './watchdog';
 
-/** What the connection is doing, as shown to the operator. */
-export type ConnectionState = 'connecting' | 'live' | 'reconnecting' | 'bus-down' | 'closed';
-
-/** The answer to a write. */
-export interface PutResult {
-  ok: boolean;
-  err?: string;
-  msg?: string;
-  /** a command's output (absent for a put, or a command without output) */
-  v?: unknown;
-}
-
-/** One channel's history as answered (docs/protocol.md, `hist`). */
-export interface HistTrace {
-  /** ms since the epoch */
-  t: Float64Array;
-  v: Float64Array;
-  sev: Uint8Array;
-  /** `code: message` when the channel (or part of its range) could not be served */
-  error: string | null;
-  /** bus, archive or archive+bus */
-  src: string | null;
-}
-
-export interface GatewayOptions {
-  /** WebSocket URL; default: `/ws` on the page's host. */
-  url?: string;
-  /** first reconnect delay in ms (doubles each failure, with ±50% jitter) */
-  backoffMs?: number;
-  /** longest reconnect delay in ms */
-  maxBackoffMs?: number;
-  /** schedules a render (default requestAnimationFrame) */
-  schedule?: (cb: () => void) => void;
-  /** the WebSocket constructor (tests pass their own server's client) */
-  WebSocket?: typeof WebSocket;
-  /** how long a put may wait for its reply, ms */
-  putTimeoutMs?: number;
-  /** a bearer token (JWT), sent as the `access_token` query parameter */
-  token?: string;
-  /**
-   * DOM work allowed per animation frame, ms: channels left over are committed in
-   * the next frame (oldest first), so a burst of thousands of updates never makes
-   * one long frame. 0 = commit everything every frame.
-   */
-  frameBudgetMs?: number;
-  /** ms between application pings on an open socket (0: none) */
-  pingMs?: number;
-  /**
-   * ms without any frame (after a ping) or without opening, after which the
-   * gateway counts as hung (process stopped, host frozen: TCP stays up) and the
-   * client drops the socket and reconnects
-   */
-  silenceMs?: number;
-}
-
-/** Counters and receipt-to-commit lags, read by the benchmarks. */
-export class GatewayStats {
-  frames = 0;
-  updates = 0;
-  commits = 0;
-  bytes = 0;
-  /** ms from the receipt of the oldest update a frame commits to the end of that commit (DOM updated), last 4096 frames */
-  lags: number[] = [];
-  /** ms from the oldest committed value's source timestamp to its commit, last 4096 frames */
-  ages: number[] = [];
-  missed = 0;
-  conflated = 0;
-  /** shift-form updates applied (sub.shift: a circular buffer's new samples only) */
-  shifted = 0;
-  /** shift-form updates whose base was not held (each may ask a fresh snapshot) */
-  shiftMisses = 0;
-}
-
-/** One subscribed set of channels (a screen). */
-export class Subscription {
-  readonly uris: string[];
-  /** the channel states in request order (normalised, deduplicated) */
-  readonly channels: ChannelState[];
-  /** null until subscribed */
-  requestId: number | null = null;
-  sid: number | null = null;
-  /** channels by the snapshot's index */
-  byIndex: ChannelState[] = [];
-  ready = $state(false);
-  error = $state<string | null>(null);
-
-  /** channel -> the most points drawn of its array (`sub.pts`; docs/protocol.md) */
-  readonly pts: Record<string, number> | undefined;
-  /** the channels of this set that the browser serves itself (never in `uris`) */
-  local: string[] = [];
-  /** the last value applied per snapshot index (the base of shift-form updates) */
-  held: (ValueMsg | null)[] = [];
-  /** when (performance.now()) a shift miss last asked a fresh snapshot */
-  resyncAt = -Infinity;
-
-  constructor(uris: string[], channels: ChannelState[], pts?: Record<string, number>) {
-    this.uris = uris;
-    this.channels = channels;
-    this.pts = pts;
-  }
-}
-
-let nextId = 1;
-
-/** ms between two fresh snapshots asked for shift-form updates whose base is not held. */
-export const RESYNC_MS = 3000;
-
-/**
- * How long the answers to index.html's subscription are held for the app to adopt
- * (frames, ms): beyond, the page left that screen before showing it, and the
- * subscription is given up.
- */
-export const EARLY_HOLD_FRAMES = 2000;
-export const EARLY_HOLD_MS = 10_000;
+export { EARLY_HOLD_FRAMES, EARLY_HOLD_MS } from './early-answers';
+export { GatewayStats } from './commit';
+export { splitBrowserSide } from './browserside';
+export { RESYNC_MS, Subscription } from './subscription.svelte';
+export type { ConnectionState, GatewayOptions, HistTrace, PutResult } from './types';
 
 /** Close codes of docs/protocol.md that change how the client reconnects. */
 const CLOSE_GOING_AWAY = 4000;
@@ -149,45 +53,24 @@ export class Gateway implements Liveness {
   #subs = new Set<Subscription>();
   #byRequest = new Map<number, Subscription>();
   #bySid = new Map<number, Subscription>();
-  #puts = new Map<number, (r: PutResult) => void>();
-  #hists = new Map<number, (r: HistFrame | string) => void>();
-  #histWaiters: (() => void)[] = [];
-  #histLimit = 0;
-  /** screens whose saves this page follows (`watch`), with their listeners */
-  #screenWatchers = new Map<string, Set<(frame: ScreenFrame) => void>>();
-  /** request ids of `watch` frames: an error answering one is not the page's error */
-  #watchIds = new Set<number>();
-  /** channels to commit, in the order their first uncommitted update arrived */
-  #dirty: ChannelState[] = [];
-  #scheduled = false;
-  /** a snapshot arrived since the last commit: the next commit shows all of it, whatever the budget */
-  #snapPending = false;
+  readonly #commits: Commits;
+  readonly #writes: Writes;
+  readonly #history: HistoryRequests;
+  readonly #screens: ScreenWatch;
+  readonly #early: EarlyAnswers;
+  readonly #watchdog: Watchdog;
+  readonly #browserSide: BrowserSide;
   #timer: ReturnType<typeof setTimeout> | null = null;
   #closed = false;
   #json = false;
-  /** hello received on the current socket */
-  #greeted = false;
   /**
    * the current socket carries subscriptions: set when it opens, without waiting
    * for `hello` (the gateway queues its hello before it reads a frame, so a `sub`
    * sent on open saves a round trip through both event loops on a screen's open)
    */
   #subsFlow = false;
-  /**
-   * The answer to index.html's subscription (its `snap` or `err`, then the frames of
-   * its `sid`) while the app has not yet taken that subscription as its own
-   */
-  #earlyFrames: ServerFrame[] | null = null;
-  /** the request id of index.html's subscription when the app gave it up (its snapshot is unsubscribed) */
-  #abandonedEarly: number | null = null;
-  /** performance.now() when the first of `#earlyFrames` came */
-  #earlyHeldAt = 0;
   /** the decoder ran over a made-up snapshot (once) */
   #warm = false;
-  /** performance.now() of the last frame received (or of the connect) */
-  #heardAt = 0;
-  #watchdog: ReturnType<typeof setInterval> | null = null;
-  #browserEngine: Promise<BrowserChannels> | null = null;
 
   constructor(opts: GatewayOptions = {}) {
     this.#opts = {
@@ -201,6 +84,18 @@ export class Gateway implements Liveness {
       ...opts,
     };
     this.#json = (opts.url ?? '').includes('format=json');
+    const send = (frame: ClientFrame) => this.#send(frame);
+    const link = { send, isLive: () => this.isLive };
+    this.#commits = new Commits(this.stats, this.#opts.schedule, this.#opts.frameBudgetMs);
+    this.#writes = new Writes(link, this.#opts.putTimeoutMs);
+    this.#history = new HistoryRequests(link);
+    this.#screens = new ScreenWatch(send, () => this.#subsFlow);
+    this.#early = new EarlyAnswers(send);
+    this.#watchdog = new Watchdog(this.#opts.pingMs, this.#opts.silenceMs);
+    this.#browserSide = new BrowserSide(
+      (u) => this.channel(u),
+      (ch, value, meta) => this.#deliverLocal(ch, value, meta),
+    );
   }
 
   get isLive(): boolean {
@@ -217,13 +112,11 @@ export class Gateway implements Liveness {
   close(): void {
     this.#closed = true;
     if (this.#timer) clearTimeout(this.#timer);
-    this.#stopWatchdog();
+    this.#watchdog.stop();
     this.#ws?.close(1000);
     this.#ws = null;
     this.state = 'closed';
-    for (const resolve of this.#hists.values()) resolve('disconnected: closed');
-    this.#hists.clear();
-    for (const wake of this.#histWaiters.splice(0)) wake();
+    this.#history.fail('closed');
   }
 
   /** The shared state of one channel (created on first use). */
@@ -234,43 +127,18 @@ export class Gateway implements Liveness {
     const key = normaliseUri(uri) ?? uri;
     let ch = this.channels.get(key);
     if (!ch) {
-      ch = new ChannelState(key, isBrowserSide(key) ? this.#browserLiveness(key) : this);
+      ch = new ChannelState(key, isBrowserSide(key) ? browserLiveness(key, (u) => this.channel(u)) : this);
       this.channels.set(key, ch);
     }
     return ch;
-  }
-
-  /** Local and simulated channels are always live; a formula while every channel it reads is. */
-  #browserLiveness(uri: string): Liveness {
-    if (!isFormula(uri)) return { isLive: true };
-    let inputs: ChannelState[] | null = null;
-    const channel = (u: string) => this.channel(u);
-    return {
-      get isLive() {
-        inputs ??= quotedInputs(uri).map(channel);
-        return inputs.every((c) => !c.isStale);
-      },
-    };
-  }
-
-  /** The browser-side channel engine (its own chunk: loaded by the first screen that uses one). */
-  #browser(): Promise<BrowserChannels> {
-    this.#browserEngine ??= import('./local/engine').then(
-      ({ BrowserChannels }) =>
-        new BrowserChannels({
-          channel: (u) => this.channel(u),
-          deliver: (ch, value, meta) => this.#deliverLocal(ch, value, meta),
-        }),
-    );
-    return this.#browserEngine;
   }
 
   /** A browser-side channel's value: shown at the next frame like a gateway update. */
   #deliverLocal(ch: ChannelState, value: ValueMsg, meta: MetaMsg | null): void {
     if (meta) ch.snapshot(value, meta);
     else ch.receive(value);
-    this.#touch(ch, performance.now());
-    this.#schedule();
+    this.#commits.touch(ch, performance.now());
+    this.#commits.schedule();
   }
 
   /**
@@ -293,7 +161,7 @@ export class Gateway implements Liveness {
     if (local.length) {
       sub.local = local;
       for (const u of local) this.channel(u);
-      void this.#browser().then((engine) => {
+      void this.#browserSide.engine().then((engine) => {
         if (this.#subs.has(sub)) for (const u of local) engine.acquire(u);
       });
     }
@@ -305,18 +173,18 @@ export class Gateway implements Liveness {
   unsubscribe(sub: Subscription): void {
     if (!this.#subs.has(sub)) return;
     this.#subs.delete(sub);
-    if (sub.local.length) void this.#browser().then((engine) => sub.local.forEach((u) => engine.release(u)));
+    if (sub.local.length) void this.#browserSide.engine().then((engine) => sub.local.forEach((u) => engine.release(u)));
     if (sub.requestId !== null) this.#byRequest.delete(sub.requestId);
     if (sub.sid !== null) {
       this.#bySid.delete(sub.sid);
-      this.#send({ op: 'unsub', id: nextId++, sid: sub.sid });
+      this.#send({ op: 'unsub', id: nextId(), sid: sub.sid });
     }
   }
 
   /** Write a value; resolves with the gateway's reply (never rejects). */
   put(uri: string, v: unknown): Promise<PutResult> {
-    if (isBrowserSide(uri)) return this.#putLocal(uri, v);
-    return this.#write((id) => ({ op: 'put', id, ch: normaliseUri(uri) ?? uri, v }));
+    if (isBrowserSide(uri)) return this.#browserSide.put(uri, v);
+    return this.#writes.request((id) => ({ op: 'put', id, ch: normaliseUri(uri) ?? uri, v }));
   }
 
   /**
@@ -325,35 +193,7 @@ export class Gateway implements Liveness {
    */
   command(uri: string, arg?: unknown): Promise<PutResult> {
     const ch = normaliseUri(uri) ?? uri;
-    return this.#write((id) => (arg === undefined ? { op: 'cmd', id, ch } : { op: 'cmd', id, ch, v: arg }));
-  }
-
-  /** Send a put or cmd request and wait for its reply, at most `putTimeoutMs`. */
-  #write(frame: (id: number) => ClientFrame): Promise<PutResult> {
-    if (!this.isLive) return Promise.resolve({ ok: false, err: 'disconnected', msg: 'not connected' });
-    const id = nextId++;
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => {
-        this.#puts.delete(id);
-        resolve({ ok: false, err: 'timeout', msg: 'no reply from the gateway' });
-      }, this.#opts.putTimeoutMs);
-      this.#puts.set(id, (r) => {
-        clearTimeout(timer);
-        resolve(r);
-      });
-      this.#send(frame(id));
-    });
-  }
-
-  /** A write to a browser-side channel: local values take it (no write grant needed); the others are read-only. */
-  async #putLocal(uri: string, v: unknown): Promise<PutResult> {
-    if (!isLocalWritable(uri)) return { ok: false, err: 'read_only', msg: 'simulated and formula channels are read-only' };
-    try {
-      (await this.#browser()).write(uri, v);
-      return { ok: true };
-    } catch (e) {
-      return { ok: false, err: 'bad_value', msg: (e as Error).message };
-    }
+    return this.#writes.request((id) => (arg === undefined ? { op: 'cmd', id, ch } : { op: 'cmd', id, ch, v: arg }));
   }
 
   /**
@@ -368,38 +208,18 @@ export class Gateway implements Liveness {
       const empty = (): HistTrace => ({ t: new Float64Array(0), v: new Float64Array(0), sev: new Uint8Array(0), error: null, src: null });
       return uris.map((u) => (isBrowserSide(u) ? empty() : got.shift()!));
     }
-    // no more in flight than the gateway allows per connection (hello.limits.hist_in_flight):
-    // a screen of many trends queues here instead of being refused
-    while (this.#hists.size >= (this.#histLimit || 2)) await new Promise<void>((r) => this.#histWaiters.push(r));
-    try {
-      return await this.#history(uris, t0, t1, px, timeoutMs);
-    } finally {
-      this.#histWaiters.shift()?.();
-    }
+    return this.#history.request(uris, t0, t1, px, timeoutMs);
   }
 
-  #history(uris: string[], t0: number, t1: number, px: number, timeoutMs: number): Promise<HistTrace[]> {
-    if (!this.isLive) return Promise.reject(new Error('not connected'));
-    const id = nextId++;
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.#hists.delete(id);
-        reject(new Error('no history answer from the gateway'));
-      }, timeoutMs);
-      this.#hists.set(id, (r) => {
-        clearTimeout(timer);
-        if (typeof r === 'string') return reject(new Error(r));
-        resolve(r.ch.map((_, k) => ({
-          t: r.t[k]?.data ?? new Float64Array(0),
-          v: r.v[k]?.data ?? new Float64Array(0),
-          sev: r.sev[k]?.data ?? new Uint8Array(0),
-          error: r.err[k] ? `${r.err[k]!.code}: ${r.err[k]!.msg}` : null,
-          src: r.src[k],
-        })));
-      });
-      this.#send({ op: 'hist', id, ch: uris.map((u) => normaliseUri(u) ?? u), t0: Math.floor(t0), t1: Math.ceil(t1), px: Math.max(1, Math.round(px)) });
-    });
+  /**
+   * Follow saves of a screen: `listener` gets its `screen` frames (a save, revert
+   * or delete anywhere) until the returned function is called.
+   */
+  watchScreen(name: string, listener: (frame: ScreenFrame) => void): () => void {
+    return this.#screens.watch(name, listener);
   }
+
+  // ------------------------------------------------------------ connection
 
   #url(): string {
     const proto = location.protocol === 'https:' ? 'wss:' : 'ws:';
@@ -427,16 +247,27 @@ export class Gateway implements Liveness {
       this.#startSubs();
     };
     if (ws.readyState === 1) this.#startSubs(); // the early socket opened while the code loaded
-    this.#heardAt = performance.now();
-    this.#startWatchdog(ws);
+    const watchdog = this.#watchdog;
+    watchdog.start(
+      () => {
+        if (this.#ws === ws && ws.readyState === 1) this.#send({ op: 'ping', id: nextId() });
+      },
+      () => {
+        if (this.#ws !== ws) return;
+        this.#ws = null;
+        ws.onmessage = ws.onclose = null;
+        ws.close();
+        this.#onDown(1006, `no answer from the gateway for ${Math.round(this.#opts.silenceMs / 1000)} s`);
+      },
+    );
     ws.onmessage = (ev) => {
-      this.#heardAt = performance.now();
+      watchdog.heardAt = performance.now();
       this.#onMessage(ev.data);
     };
     ws.onclose = (ev) => {
       if (this.#ws !== ws) return;
       this.#ws = null;
-      this.#stopWatchdog();
+      watchdog.stop();
       this.#onDown(ev.code, `closed (${ev.code}${ev.reason ? `: ${ev.reason}` : ''})`);
     };
     ws.onerror = () => {
@@ -448,37 +279,8 @@ export class Gateway implements Liveness {
     this.#warm = true;
   }
 
-  /**
-   * Ping every `pingMs`; a socket that stays silent for `silenceMs` (or never
-   * opens) belongs to a hung gateway: drop it and reconnect. Any frame counts as
-   * an answer (on a busy socket the pong queues behind data).
-   */
-  #startWatchdog(ws: WebSocket): void {
-    this.#stopWatchdog();
-    const { pingMs, silenceMs } = this.#opts;
-    if (!pingMs) return;
-    this.#watchdog = setInterval(() => {
-      if (this.#ws !== ws) return;
-      if (performance.now() - this.#heardAt > silenceMs) {
-        this.#ws = null;
-        this.#stopWatchdog();
-        ws.onmessage = ws.onclose = null;
-        ws.close();
-        this.#onDown(1006, `no answer from the gateway for ${Math.round(silenceMs / 1000)} s`);
-      } else if (ws.readyState === 1) {
-        this.#send({ op: 'ping', id: nextId++ });
-      }
-    }, pingMs);
-  }
-
-  #stopWatchdog(): void {
-    if (this.#watchdog) clearInterval(this.#watchdog);
-    this.#watchdog = null;
-  }
-
   #onDown(code: number, why: string): void {
-    this.#greeted = false;
-    this.#earlyFrames = null; // index.html's subscription went with its socket
+    this.#early.drop(); // index.html's subscription went with its socket
     this.#subsFlow = false;
     for (const ch of this.channels.values()) if (!isBrowserSide(ch.uri)) ch.markStale(); // the browser's own stay live
     for (const sub of this.#subs) {
@@ -488,11 +290,8 @@ export class Gateway implements Liveness {
     }
     this.#byRequest.clear();
     this.#bySid.clear();
-    for (const resolve of this.#puts.values()) resolve({ ok: false, err: 'disconnected', msg: why });
-    this.#puts.clear();
-    for (const resolve of this.#hists.values()) resolve(`disconnected: ${why}`);
-    this.#hists.clear();
-    for (const wake of this.#histWaiters.splice(0)) wake(); // they find no connection
+    this.#writes.fail(why);
+    this.#history.fail(why); // the waiting ones find no connection
     if (code === CLOSE_UNAUTHORIZED) {
       // retrying with the same token cannot help (docs/protocol.md, close codes)
       this.lastError = `refused: ${why}; reload with a valid token`;
@@ -520,31 +319,7 @@ export class Gateway implements Liveness {
     if (this.#subsFlow) return;
     this.#subsFlow = true;
     for (const sub of this.#subs) this.#sendSub(sub);
-    if (this.#screenWatchers.size) this.#sendWatch();
-  }
-
-  /**
-   * Follow saves of a screen: `listener` gets its `screen` frames (a save, revert
-   * or delete anywhere) until the returned function is called.
-   */
-  watchScreen(name: string, listener: (frame: ScreenFrame) => void): () => void {
-    let set = this.#screenWatchers.get(name);
-    const added = !set;
-    if (!set) this.#screenWatchers.set(name, (set = new Set()));
-    set.add(listener);
-    if (added && this.#subsFlow) this.#sendWatch();
-    return () => {
-      set.delete(listener);
-      if (set.size || this.#screenWatchers.get(name) !== set) return;
-      this.#screenWatchers.delete(name);
-      if (this.#subsFlow) this.#sendWatch();
-    };
-  }
-
-  #sendWatch(): void {
-    const id = nextId++;
-    this.#watchIds.add(id);
-    this.#send({ op: 'watch', id, screens: [...this.#screenWatchers.keys()] });
+    if (this.#screens.any) this.#screens.send();
   }
 
   #sendSub(sub: Subscription): void {
@@ -556,26 +331,17 @@ export class Gateway implements Liveness {
       return;
     }
     // the subscription index.html already sent for this screen on this socket: its answers are ours
-    const adopted = this.#ws && !sub.pts ? adoptEarlySub(this.#ws, sub.uris) : null;
-    const id = adopted ?? nextId++;
+    const adopted = this.#early.adopt(this.#ws, sub.uris, !!sub.pts, (frame) => this.handle(frame));
+    const id = adopted ?? nextId();
     sub.requestId = id;
     this.#byRequest.set(id, sub);
-    const held = this.#earlyFrames;
-    this.#earlyFrames = null;
-    if (adopted !== null) {
-      // applied after the caller (a screen being built: a component's init) is done,
-      // never inside it: a snapshot commits synchronously (flushSync)
-      if (held) queueMicrotask(() => held.forEach((frame) => this.handle(frame)));
-      return;
-    }
-    const abandoned = abandonEarlySub();
-    if (abandoned !== null) this.#abandonedEarly = abandoned;
-    const snap = held?.[0];
-    if (snap?.op === 'snap' && snap.id === abandoned) this.#send({ op: 'unsub', id: nextId++, sid: snap.sid });
+    if (adopted !== null) return;
     performance.mark('synoptic:sub');
     // shift: circular buffers arrive as their new samples (rebuilt in the upd handler)
     this.#send(sub.pts ? { op: 'sub', id, ch: sub.uris, pts: sub.pts, shift: true } : { op: 'sub', id, ch: sub.uris, shift: true });
   }
+
+  // ------------------------------------------------------------ frames
 
   #onMessage(data: unknown): void {
     const received = performance.now();
@@ -603,14 +369,13 @@ export class Gateway implements Liveness {
 
   /** Apply one decoded server frame (public for tests). */
   handle(frame: ServerFrame): void {
-    if (this.#holdEarly(frame)) return;
+    if (this.#early.hold(frame, this.#ws)) return;
     switch (frame.op) {
       case 'hello':
         performance.mark('synoptic:hello');
-        this.#greeted = true;
         this.user = frame.user;
         this.write = frame.write === true;
-        this.#histLimit = frame.limits?.hist_in_flight ?? 2;
+        this.#history.limit = frame.limits?.hist_in_flight ?? 2;
         this.attempts = 0;
         this.state = 'live';
         this.lastError = null;
@@ -626,6 +391,7 @@ export class Gateway implements Liveness {
         const n = i.length;
         const now = performance.now();
         const held = sub.held;
+        const commits = this.#commits;
         for (let k = 0; k < n; k++) {
           const ch = sub.byIndex[i[k]];
           if (!ch) continue;
@@ -646,10 +412,10 @@ export class Gateway implements Liveness {
           }
           held[i[k]] = v;
           ch.receive(v);
-          this.#touch(ch, now);
+          commits.touch(ch, now);
         }
         this.stats.updates += n;
-        this.#schedule();
+        commits.schedule();
         break;
       }
       case 'meta': {
@@ -660,9 +426,9 @@ export class Gateway implements Liveness {
           const ch = sub.byIndex[idx];
           if (!ch) return;
           ch.receiveMeta(frame.meta[k]);
-          this.#touch(ch, now);
+          this.#commits.touch(ch, now);
         });
-        this.#schedule();
+        this.#commits.schedule();
         break;
       }
       case 'src': {
@@ -673,9 +439,9 @@ export class Gateway implements Liveness {
           const ch = sub.byIndex[idx];
           if (!ch) continue;
           ch.setSource(frame.up);
-          this.#touch(ch, now);
+          this.#commits.touch(ch, now);
         }
-        this.#schedule();
+        this.#commits.schedule();
         break;
       }
       case 'stats':
@@ -684,40 +450,17 @@ export class Gateway implements Liveness {
         break;
       case 'put':
       case 'cmd': {
-        const resolve = this.#puts.get(frame.id);
-        this.#puts.delete(frame.id);
         const reply: PutResult = { ok: frame.ok, err: frame.err, msg: frame.msg };
         if (frame.op === 'cmd' && frame.v !== undefined && frame.v !== null) reply.v = frame.v;
-        resolve?.(reply);
+        this.#writes.answer(frame.id, reply);
         break;
       }
-      case 'hist': {
-        const answer = this.#hists.get(frame.id);
-        this.#hists.delete(frame.id);
-        answer?.(frame);
+      case 'hist':
+        this.#history.answer(frame.id, frame);
         break;
-      }
-      case 'err': {
-        const hist = frame.id === null ? undefined : this.#hists.get(frame.id);
-        if (hist) {
-          this.#hists.delete(frame.id!);
-          hist(`${frame.code}: ${frame.msg}`);
-          break;
-        }
-        const put = frame.id === null ? undefined : this.#puts.get(frame.id);
-        const sub = frame.id === null ? undefined : this.#byRequest.get(frame.id);
-        if (frame.id !== null && this.#watchIds.delete(frame.id)) {
-          // a gateway without screen watching: the page works, it just does not follow saves
-        } else if (put) {
-          this.#puts.delete(frame.id!);
-          put({ ok: false, err: frame.code, msg: frame.msg });
-        } else if (sub) {
-          sub.error = `${frame.code}: ${frame.msg}`;
-        } else {
-          this.lastError = `${frame.code}: ${frame.msg}`;
-        }
+      case 'err':
+        this.#onError(frame);
         break;
-      }
       case 'bus':
         if (frame.up) {
           this.state = 'live';
@@ -729,51 +472,39 @@ export class Gateway implements Liveness {
         }
         break;
       case 'screen':
-        for (const listener of this.#screenWatchers.get(frame.name) ?? []) listener(frame);
+        this.#screens.deliver(frame);
         break;
       case 'watch':
-        this.#watchIds.delete(frame.id);
+        this.#screens.answered(frame.id);
         break;
       case 'pong':
         break;
     }
   }
 
-  /** Keep the answers to index.html's subscription until the app adopts it (or gives it up). */
-  #holdEarly(frame: ServerFrame): boolean {
-    const held = this.#earlyFrames;
-    // held answers of a subscription index.html dropped (its cached channel list was not the screen's)
-    const dropped = !!held && isDroppedEarlySub(held[0].op === 'snap' || held[0].op === 'err' ? held[0].id : null);
-    if ((frame.op === 'snap' || frame.op === 'err') && isEarlySub(this.#ws, frame.id) && (!held || dropped)) {
-      if (dropped && held![0].op === 'snap') this.#send({ op: 'unsub', id: nextId++, sid: held![0].sid });
-      this.#earlyFrames = [frame];
-      this.#earlyHeldAt = performance.now();
-      return true;
-    }
-    if (held) {
-      const first = held[0];
-      if (first.op === 'snap' && 'sid' in frame && frame.sid === first.sid) {
-        held.push(frame);
-        // the page never showed that screen (left before its grid was built): stop holding
-        if (held.length > EARLY_HOLD_FRAMES || performance.now() - this.#earlyHeldAt > EARLY_HOLD_MS) {
-          this.#earlyFrames = null;
-          if (!isDroppedEarlySub(first.id)) this.#abandonedEarly = abandonEarlySub();
-          this.#send({ op: 'unsub', id: nextId++, sid: first.sid });
-        }
-        return true;
+  /** An `err` frame: it answers a history request, a `watch`, a write, a subscription, or nothing (the page's error). */
+  #onError(frame: ErrFrame): void {
+    const text = `${frame.code}: ${frame.msg}`;
+    const id = frame.id;
+    if (id !== null) {
+      if (this.#history.answer(id, text)) return;
+      // a gateway without screen watching: the page works, it just does not follow saves
+      if (this.#screens.answered(id)) return;
+      if (this.#writes.answer(id, { ok: false, err: frame.code, msg: frame.msg })) return;
+      const sub = this.#byRequest.get(id);
+      if (sub) {
+        sub.error = text;
+        return;
       }
     }
-    return false;
+    this.lastError = text;
   }
 
   #onSnap(frame: SnapFrame): void {
     let sub = frame.id === null ? undefined : this.#byRequest.get(frame.id);
     sub ??= this.#bySid.get(frame.sid);
     if (!sub) {
-      // index.html's subscription that the app gave up (another set of channels, so
-      // another sid): the gateway stops sending it
-      // (or one it sent from its cache and dropped: the screen file has other channels)
-      if (frame.id !== null && (frame.id === this.#abandonedEarly || isDroppedEarlySub(frame.id))) this.#send({ op: 'unsub', id: nextId++, sid: frame.sid });
+      this.#early.orphan(frame);
       return;
     }
     if (sub.sid !== null && sub.sid !== frame.sid) this.#bySid.delete(sub.sid);
@@ -787,11 +518,11 @@ export class Gateway implements Liveness {
       const v = frame.val[k] ?? null;
       if (v && typeof v.t === 'bigint') v.t = Number(v.t);
       ch.snapshot(v, frame.meta[k] ?? null, down.has(k));
-      this.#touch(ch, now);
+      this.#commits.touch(ch, now);
     });
     sub.ready = true;
     sub.error = null;
-    this.#snapPending = true;
+    this.#commits.snapPending = true;
     performance.mark('synoptic:snap');
     // committed now, not at the next animation frame: the values are in the DOM
     // before the frame that lays out and paints the revealed screen
@@ -807,75 +538,11 @@ export class Gateway implements Liveness {
     this.#sendSub(sub);
   }
 
-  /** Queue a channel for the next commit. */
-  #touch(ch: ChannelState, now: number): void {
-    if (ch.queued) return;
-    ch.queued = true;
-    ch.pendingSince = now;
-    this.#dirty.push(ch);
-  }
-
-  #schedule(): void {
-    if (this.#scheduled) return;
-    this.#scheduled = true;
-    this.#opts.schedule(() => this.flush());
-  }
-
   /**
    * Commit the channels that changed since the last frame (oldest first, within
    * the frame budget) and render the components that read them synchronously.
    */
   flush(): void {
-    this.#scheduled = false;
-    const dirty = this.#dirty;
-    const n = dirty.length;
-    if (n === 0) return;
-    const start = performance.now();
-    const budget = this.#snapPending ? 0 : this.#opts.frameBudgetMs; // a screen opens in one frame
-    this.#snapPending = false;
-    const deadline = budget > 0 ? start + budget : Infinity;
-    let oldest = Infinity;
-    let received = Infinity;
-    let done = 0;
-    while (done < n) {
-      const ch = dirty[done++];
-      ch.queued = false;
-      if (ch.pendingSince < received) received = ch.pendingSince;
-      const t = ch.commit();
-      if (t > 0 && t < oldest) oldest = t;
-      // look at the clock every 64 channels only
-      if ((done & 63) === 0 && performance.now() > deadline) break;
-    }
-    if (done === n) dirty.length = 0;
-    else dirty.splice(0, done);
-    flushSync();
-    const { lags, ages } = this.stats;
-    lags.push(performance.now() - received);
-    if (oldest !== Infinity) ages.push(Date.now() - oldest / 1e6);
-    if (lags.length > 4096) lags.splice(0, lags.length - 4096);
-    if (ages.length > 4096) ages.splice(0, ages.length - 4096);
-    this.stats.commits++;
-    if (dirty.length > 0) this.#schedule();
+    this.#commits.flush();
   }
-}
-
-/**
- * Split channels into those the gateway serves (with the ones formulas read, each
- * once) and those the browser serves itself.
- */
-export function splitBrowserSide(uris: string[]): [string[], string[]] {
-  const remote = new Set<string>();
-  const local = new Set<string>();
-  const add = (u: string, depth: number): void => {
-    const key = normaliseUri(u) ?? u;
-    if (!isBrowserSide(key)) {
-      remote.add(key);
-      return;
-    }
-    if (local.has(key)) return;
-    local.add(key);
-    if (isFormula(key) && depth < 8) for (const input of quotedInputs(key)) add(input, depth + 1);
-  };
-  for (const u of uris) add(u, 0);
-  return [[...remote], [...uris.filter((u) => local.has(u))]];
 }
