@@ -45,6 +45,25 @@ from synoptic_schemas import (
 from synoptic_schemas.screens import DEFAULT_BUCKET
 from synoptic_schemas.subjects import escape_token
 
+#: Seconds ``synoptic get`` waits for a channel it had to ask for: longer than an
+#: adapter's connect timeout (5 s), so an unreachable server is reported as such.
+DEFAULT_GET_WAIT = 8.0
+#: Lease of the demand ``get`` and ``tail`` announce, renewed while they run.
+WANT_LEASE = 30.0
+
+
+async def announce(nc: Any, subjects: Subjects, uris: list[str], by: str) -> None:
+    """Ask the adapters for these channels for :data:`WANT_LEASE` seconds (a
+    ``cs.want.<proto>`` announcement per protocol, as a gateway makes)."""
+    by_proto: dict[str, list[str]] = {}
+    for uri in uris:
+        channel = parse_channel(uri)
+        by_proto.setdefault(channel.proto, []).append(channel.uri)
+    for proto, names in by_proto.items():
+        want = {"ver": SCHEMA_VERSION, "ch": names, "lease": WANT_LEASE, "by": by}
+        await nc.publish(subjects.want(proto), encode(want))
+    await nc.flush()
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     common = argparse.ArgumentParser(add_help=False)
@@ -56,10 +75,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     init = bus.add_parser(
         "init", parents=[common],
-        help="create the last-value stream and the screens bucket (seeded)",
+        help="create the last-value and history streams and the screens bucket "
+        "(seeded)",
     )  # fmt: skip
-    init.add_argument("--storage", choices=["memory", "file"], default="memory")
-    init.add_argument("--replicas", type=int, default=1)
+    init.add_argument("--storage", choices=["memory", "file"], default="memory",
+                      help="last-value stream storage")  # fmt: skip
+    init.add_argument("--replicas", type=int, default=1,
+                      help="replicas of every stream (3 on a 3-node cluster)")  # fmt: skip
     init.add_argument(
         "--history-window",
         type=float,
@@ -115,7 +137,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                       help="seed folder: its <name>.json files become screens whose "
                            "keys are absent (default $SYNOPTIC_SCREENS_DIR, else "
                            "./screens)")  # fmt: skip
-    init.add_argument("--screens-bucket", default=DEFAULT_BUCKET)
+    init.add_argument("--screens-bucket", default=DEFAULT_BUCKET,
+                      help="the screens KV bucket")  # fmt: skip
     init.set_defaults(func=cmd_init)
 
     status = bus.add_parser(
@@ -134,26 +157,33 @@ def register(sub: argparse._SubParsersAction) -> None:
     tail.set_defaults(func=cmd_tail)
 
     get = sub.add_parser("get", parents=[common], help="last values and metadata")
-    get.add_argument("uris", nargs="+", metavar="URI")
-    get.add_argument("--json", action="store_true")
+    get.add_argument("uris", nargs="+", metavar="URI", help="channel URIs")
+    get.add_argument("--json", action="store_true", help="one JSON object per line")
+    get.add_argument(
+        "--wait", type=float, default=DEFAULT_GET_WAIT, metavar="SECONDS",
+        help="a channel the store holds nothing for is asked of its adapter, as a "
+        "screen asks it: wait this long for its first value (0: do not ask)",
+    )  # fmt: skip
     get.set_defaults(func=cmd_get)
 
     put = sub.add_parser("put", parents=[common], help="write a value")
-    put.add_argument("uri")
+    put.add_argument("uri", help="channel URI")
     put.add_argument(
         "value", help="JSON value (number, string, list); bare text is a string"
     )
-    put.add_argument("--timeout", type=float, default=5.0)
+    put.add_argument("--timeout", type=float, default=5.0,
+                     help="seconds to wait for the adapter's answer")  # fmt: skip
     put.set_defaults(func=cmd_put)
 
     command = sub.add_parser(
         "command", parents=[common], help="run a Tango command (tango://…/Command)"
     )
-    command.add_argument("uri")
+    command.add_argument("uri", help="command URI (tango://host:port/d/f/m/Command)")
     command.add_argument(
         "arg", nargs="?", help="its argument, read like a put value; none if absent"
     )
-    command.add_argument("--timeout", type=float, default=5.0)
+    command.add_argument("--timeout", type=float, default=5.0,
+                         help="seconds to wait for the adapter's answer")  # fmt: skip
     command.set_defaults(func=cmd_command)
 
 
@@ -266,6 +296,7 @@ async def cmd_tail(args: argparse.Namespace) -> int:
     subjects = Subjects(args.prefix)
     pattern = _subject_pattern(args.pattern, subjects)
     nc = await connect(args.nats, name="synoptic-tail", retry_on_failed_connect=False)
+    wanted = [args.pattern] if "://" in args.pattern else []
     done = asyncio.Event()
     seen = 0
     hb_head = f"{args.prefix}.hb."
@@ -317,9 +348,20 @@ async def cmd_tail(args: argparse.Namespace) -> int:
         return 2
     await nc.flush()
     print(f"tailing {pattern}", file=sys.stderr, flush=True)
+    renew: asyncio.Task[None] | None = None
+    if wanted:  # a channel on demand: its adapter monitors it while this runs
+
+        async def keep_wanted() -> None:
+            while True:
+                await announce(nc, subjects, wanted, "synoptic-tail")
+                await asyncio.sleep(WANT_LEASE / 3)
+
+        renew = asyncio.create_task(keep_wanted())
     try:
         await done.wait()
     finally:
+        if renew is not None:
+            renew.cancel()
         await nc.close()
     return 0
 
@@ -328,8 +370,12 @@ async def cmd_get(args: argparse.Namespace) -> int:
     subjects = Subjects(args.prefix)
     channels = [parse_channel(u) for u in args.uris]
     nc = await connect(args.nats, name="synoptic-get", retry_on_failed_connect=False)
+    stream = StoreConfig(args.prefix).stream
     wanted = [s for c in channels for s in (subjects.val(c), subjects.meta(c))]
-    snap = await fetch_last(nc, wanted, stream=StoreConfig(args.prefix).stream)
+    snap = await fetch_last(nc, wanted, stream=stream)
+    absent = [c for c in channels if subjects.val(c) not in snap.messages]
+    if absent and args.wait > 0:
+        snap.messages.update(await _ask(nc, subjects, absent, args.wait))
     await nc.close()
     missing = 0
     for channel in channels:
@@ -343,7 +389,11 @@ async def cmd_get(args: argparse.Namespace) -> int:
                 json.dumps({"ch": channel.uri, "value": _jsonable(value), "meta": meta})
             )
         elif value is None:
-            print(f"{channel.uri}: no value in the store")
+            asked = f", nor within {args.wait:g} s of asking" if args.wait > 0 else ""
+            print(
+                f"{channel.uri}: no value in the store{asked} (no adapter owns "
+                "this channel: see docs/troubleshooting.md)"
+            )
         else:
             unit = f" {meta['unit']}" if meta and meta.get("unit") else ""
             print(
@@ -357,6 +407,36 @@ async def cmd_get(args: argparse.Namespace) -> int:
                     + json.dumps({k: v for k, v in meta.items() if k != "ver"})
                 )
     return 1 if missing else 0
+
+
+async def _ask(
+    nc: Any, subjects: Subjects, channels: list[Any], wait: float
+) -> dict[str, bytes]:
+    """Announce demand for ``channels`` and collect their first value and
+    metadata (subject -> payload) until each has a value or ``wait`` is over."""
+    got: dict[str, bytes] = {}
+    missing = {subjects.val(c) for c in channels}
+    arrived = asyncio.Event()
+
+    async def on_msg(msg: Any) -> None:
+        got.setdefault(msg.subject, msg.data)
+        missing.discard(msg.subject)
+        if not missing:
+            arrived.set()
+
+    subs = []
+    for channel in channels:
+        for subject in (subjects.val(channel), subjects.meta(channel)):
+            subs.append(await nc.subscribe(subject, cb=on_msg))
+    await announce(nc, subjects, [c.uri for c in channels], "synoptic-get")
+    try:
+        async with asyncio.timeout(wait):
+            await arrived.wait()
+    except TimeoutError:
+        pass
+    for sub in subs:
+        await sub.unsubscribe()
+    return got
 
 
 def parse_put_value(text: str) -> Any:

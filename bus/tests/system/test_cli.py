@@ -15,6 +15,7 @@ from synoptic_bus.natsserver import NatsServer
 from synoptic_bus.procs import Process
 from synoptic_bus.store import StoreConfig, ensure_store, store_barrier
 from synoptic_schemas import Subjects, decode_cmd, decode_put, encode, parse_channel
+from synoptic_schemas.codec import decode_want
 
 SYNOPTIC = [str(Path(sys.executable).parent / "synoptic")]
 SUBJECTS = Subjects()
@@ -57,11 +58,44 @@ async def test_get_prints_last_value_and_metadata(
     await nc.publish(SUBJECTS.meta(channel), encode({"ver": 1, "dt": "f8", "shape": [3],
                                                       "w": False, "t": 1, "ep": 1, "unit": "mm"}))  # fmt: skip
     await store_barrier(nc, StoreConfig().barrier_subject)  # stored, not only sent
-    result = await run_cli(nats_server, "get", "ca://CLI:GET", "ca://CLI:ABSENT")
+    result = await run_cli(
+        nats_server, "get", "ca://CLI:GET", "ca://CLI:ABSENT", "--wait", "0.5"
+    )
     assert result.returncode == 1  # one channel has no value
     assert "ca://CLI:GET = float64[3] [0.,1.,2.] mm sev=0 NO_ALARM" in result.stdout
     assert '"unit": "mm"' in result.stdout
-    assert "ca://CLI:ABSENT: no value in the store" in result.stdout
+    assert (
+        "ca://CLI:ABSENT: no value in the store, nor within 0.5 s of asking"
+        in result.stdout
+    )
+
+
+async def fake_adapter(nc: NatsClient, wants: list[dict], v: float) -> None:
+    """Stands in for an adapter with demand on: each announced channel gets a
+    value (as a monitor's first update)."""
+
+    async def on_want(msg) -> None:
+        want = decode_want(msg.data)
+        wants.append(want)
+        for uri in want["ch"]:
+            await nc.publish(SUBJECTS.val(parse_channel(uri)), value(v, len(wants)))
+
+    await nc.subscribe("cs.want.ca", cb=on_want)
+    await nc.flush()
+
+
+async def test_get_asks_the_adapter_for_a_channel_on_demand(
+    nats_server: NatsServer, nc: NatsClient
+) -> None:
+    """A channel nobody watches yet has no value in the store: `get` announces
+    demand for it, as a screen would, and prints the value its adapter publishes."""
+    await ensure_store(nc, StoreConfig())
+    wants: list[dict] = []
+    await fake_adapter(nc, wants, 7.25)
+    result = await run_cli(nats_server, "get", "ca://CLI:ONDEMAND")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "ca://CLI:ONDEMAND = 7.25 sev=0 NO_ALARM" in result.stdout
+    assert wants[0]["ch"] == ["ca://CLI:ONDEMAND"] and wants[0]["by"] == "synoptic-get"
 
 
 async def test_tail_prints_decoded_updates_live(
@@ -83,6 +117,23 @@ async def test_tail_prints_decoded_updates_live(
         )
     finally:
         tail.stop()
+
+
+async def test_tail_of_a_channel_keeps_it_wanted(
+    nats_server: NatsServer, nc: NatsClient
+) -> None:
+    wants: list[dict] = []
+    await fake_adapter(nc, wants, 1.5)
+    tail = Process("tail", [*SYNOPTIC, "tail", "ca://CLI:TAILED", "--count", "1",
+                            "--nats", nats_server.url])  # fmt: skip
+    try:
+        # in a thread: the fake adapter answers on this loop meanwhile
+        await asyncio.to_thread(tail.wait_for, r"ca://CLI:TAILED 1\.5 sev=0", 20)
+        assert await asyncio.to_thread(tail.popen.wait, 20) == 0
+    finally:
+        tail.stop()
+    assert wants[0]["ch"] == ["ca://CLI:TAILED"]
+    assert wants[0]["lease"] > 0
 
 
 async def test_put_sends_a_request_and_prints_the_reply(
