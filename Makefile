@@ -128,6 +128,10 @@ asyncapi: install ## regenerate docs/asyncapi.yaml (the bus contract) from the J
 
 test-py: asyncapi-specs
 
+.PHONY: docs-reference
+docs-reference: install ## regenerate docs/reference/*.md (CLI, adapter configuration, gateway settings, environment) from the code
+	$(PY) docs/reference/generate.py
+
 # --- the user guide's Go bus consumer (docs/examples/go; modules from the Go proxy at build) ---
 .PHONY: examples
 $(TOOLS)/examples/bustail: docs/examples/go/main.go docs/examples/go/go.mod docs/examples/go/go.sum

@@ -15,6 +15,10 @@ from synoptic_adapters.sharding import Shard
 if TYPE_CHECKING:
     from synoptic_adapters.source import Source
 
+#: Seconds before an unconnected channel is reported as never connected, unless
+#: the protocol section's ``connect_timeout`` says otherwise.
+DEFAULT_CONNECT_TIMEOUT = 5.0
+
 
 def add_adapter_parser(
     adapters: argparse._SubParsersAction,
@@ -72,12 +76,12 @@ def add_source_adapter(
     """Add ``synoptic adapter <command>`` serving the ``proto://`` channels of its
     configuration with ``source_class`` (``module:Class``, imported only when the
     command runs: its control-system library), built with the ``connect_timeout``
-    of its configuration section (default 5 s)."""
+    of its configuration section (default :data:`DEFAULT_CONNECT_TIMEOUT`)."""
 
     def make_source(settings: dict[str, Any]) -> Source:
         module, name = source_class.split(":")
         cls = getattr(importlib.import_module(module), name)
-        timeout = float(settings.get("connect_timeout", 5.0))
+        timeout = float(settings.get("connect_timeout", DEFAULT_CONNECT_TIMEOUT))
         return cls(connect_timeout=timeout, settings=settings)
 
     def run(args: argparse.Namespace) -> int:

@@ -52,7 +52,7 @@ BATCH = 20_000
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("archiver", help="write bus values into HDB++ tables")
     p.add_argument("--nats", help="NATS URL (default $SYNOPTIC_NATS_URL)")
-    p.add_argument("--prefix", default="cs")
+    p.add_argument("--prefix", default="cs", help="subject prefix")
     p.add_argument("--dsn", default=os.environ.get("SYNOPTIC_ARCHIVE_DSN"),
                    help="PostgreSQL connection string (default $SYNOPTIC_ARCHIVE_DSN)")  # fmt: skip
     p.add_argument("--subject", action="append", default=[],

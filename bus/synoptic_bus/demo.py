@@ -66,8 +66,10 @@ class DemoProcess:
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("demo", help="run NATS, simulators, adapters and gateway")
     parser.add_argument("--var", default="var/demo", help="folder for data and files")
-    parser.add_argument("--nats-port", type=int, default=4222)
-    parser.add_argument("--http-port", type=int, default=8000)
+    parser.add_argument("--nats-port", type=int, default=4222,
+                        help="NATS client port")  # fmt: skip
+    parser.add_argument("--http-port", type=int, default=8000,
+                        help="the gateway's port (the UI)")  # fmt: skip
     parser.add_argument("--tango-port", type=int, default=10000,
                         help="simulated Tango device (the demo screens name 10000)")  # fmt: skip
     parser.add_argument("--idp-port", type=int, default=8180,

@@ -129,7 +129,7 @@ async def ensure_rollup(
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("rollup", help="write history blocks of the value subjects")
     p.add_argument("--nats", help="NATS URL (default $SYNOPTIC_NATS_URL)")
-    p.add_argument("--prefix", default=DEFAULT_PREFIX)
+    p.add_argument("--prefix", default=DEFAULT_PREFIX, help="subject prefix")
     p.add_argument("--subject", action="append", default=[],
                    help="value subjects (repeat; default PREFIX.val.>)")  # fmt: skip
     p.add_argument("--span", type=float, default=DEFAULT_SPAN_S,

@@ -66,16 +66,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     cmds = screens.add_subparsers(dest="screens_command", required=True)
 
     p = cmds.add_parser("list", parents=[common], help="every screen")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="as JSON")
     p.set_defaults(func=_run(cmd_list))
 
     p = cmds.add_parser("get", parents=[common], help="print a screen's JSON")
-    p.add_argument("name")
-    p.add_argument("--revision", "-r", type=int, default=None)
+    p.add_argument("name", help="screen name")
+    p.add_argument("--revision", "-r", type=int, default=None,
+                   help="that revision (default the current one)")  # fmt: skip
     p.set_defaults(func=_run(cmd_get))
 
     p = cmds.add_parser("put", parents=[common, writer], help="write a screen")
-    p.add_argument("name")
+    p.add_argument("name", help="screen name")
     p.add_argument("file", help="JSON file, or - for standard input")
     p.add_argument("--base", type=int, default=None,
                    help="revision this edit is based on (0: create only; default: "
@@ -102,20 +103,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_run(cmd_import))
 
     p = cmds.add_parser("history", parents=[common], help="a screen's revisions")
-    p.add_argument("name")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("name", help="screen name")
+    p.add_argument("--json", action="store_true", help="as JSON")
     p.set_defaults(func=_run(cmd_history))
 
     p = cmds.add_parser("revert", parents=[common, writer], help="restore a revision")
-    p.add_argument("name")
-    p.add_argument("revision", type=int)
+    p.add_argument("name", help="screen name")
+    p.add_argument("revision", type=int, help="the revision to restore")
     p.add_argument("--base", type=int, default=None, help="default: the current one")
     p.set_defaults(func=_run(cmd_revert))
 
     p = cmds.add_parser(
         "delete", parents=[common, writer], help="delete (history kept)"
     )
-    p.add_argument("name")
+    p.add_argument("name", help="screen name")
     p.add_argument("--base", type=int, default=None, help="default: the current one")
     p.set_defaults(func=_run(cmd_delete))
 

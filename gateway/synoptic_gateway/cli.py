@@ -20,7 +20,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     d = Settings(nats_url="")
     p = sub.add_parser("gateway", help="run the WebSocket gateway")
     p.add_argument("--host", default="127.0.0.1", help="listen address")
-    p.add_argument("--port", type=int, default=8000)
+    p.add_argument("--port", type=int, default=8000, help="listen port")
     p.add_argument("--nats", default=None, help="NATS URL (default $SYNOPTIC_NATS_URL)")
     p.add_argument("--prefix", default=d.prefix, help="subject prefix")
     p.add_argument("--id", default="", help="gateway instance id (default random)")
@@ -42,25 +42,33 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--ui", type=Path, default=d.ui_dir,
                    help="built UI folder (default $SYNOPTIC_UI_DIR, else ui/dist of a "
                         "source checkout, else ./ui/dist)")  # fmt: skip
-    p.add_argument("--batch-ms", type=float, default=d.batch_ms)
+    p.add_argument("--batch-ms", type=float, default=d.batch_ms,
+                   help="window of a group's batch: at most one frame per group per "
+                        "window")  # fmt: skip
     p.add_argument("--batch-max", type=int, default=d.batch_max,
                    help="updates that send a group's batch before its window ends")  # fmt: skip
     p.add_argument("--large-value-bytes", type=int, default=d.large_value_bytes,
                    help="values larger than this leave after the small ones "
                         "(snapshots and update windows)")  # fmt: skip
-    p.add_argument("--stall-timeout", type=float, default=d.stall_timeout)
-    p.add_argument("--max-channels", type=int, default=d.max_channels)
+    p.add_argument("--stall-timeout", type=float, default=d.stall_timeout,
+                   help="seconds a send may block before the socket is closed (4001)")  # fmt: skip
+    p.add_argument("--max-channels", type=int, default=d.max_channels,
+                   help="distinct channels per connection")  # fmt: skip
     p.add_argument("--max-subs", type=int, default=d.max_subs,
                    help="subscriptions per connection")  # fmt: skip
-    p.add_argument("--max-frame-bytes", type=int, default=d.max_frame_bytes)
+    p.add_argument("--max-frame-bytes", type=int, default=d.max_frame_bytes,
+                   help="largest client frame")  # fmt: skip
     p.add_argument("--rate", type=float, default=d.rate, help="client frames/s")
-    p.add_argument("--burst", type=int, default=d.burst)
-    p.add_argument("--mailbox-frames", type=int, default=d.mailbox_frames)
+    p.add_argument("--burst", type=int, default=d.burst,
+                   help="client frames allowed at once above --rate")  # fmt: skip
+    p.add_argument("--mailbox-frames", type=int, default=d.mailbox_frames,
+                   help="frames queued per socket before it conflates")  # fmt: skip
     p.add_argument("--mailbox-age", type=float, default=d.mailbox_age,
                    help="seconds a queued frame may wait before the socket conflates")  # fmt: skip
     p.add_argument("--ws-send-buffer", type=int, default=d.ws_send_buffer,
                    help="SO_SNDBUF of accepted sockets in bytes (0: kernel autotuning)")  # fmt: skip
-    p.add_argument("--want-lease", type=float, default=d.want_lease)
+    p.add_argument("--want-lease", type=float, default=d.want_lease,
+                   help="seconds of the demand leases announced to the adapters")  # fmt: skip
     p.add_argument("--snapshot-barrier", action=argparse.BooleanOptionalAction,
                    default=d.snapshot_barrier,
                    help="acknowledged publish into the store before each last-value "
@@ -103,8 +111,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="HS256 secret (default $SYNOPTIC_JWT_SECRET)")  # fmt: skip
     p.add_argument("--jwt-public-key", type=Path, default=None,
                    help="PEM file of an RS256/ES256 public key")  # fmt: skip
-    p.add_argument("--jwt-audience", default=None)
-    p.add_argument("--jwt-issuer", default=None)
+    p.add_argument("--jwt-audience", default=None, help="required token audience")
+    p.add_argument("--jwt-issuer", default=None, help="required token issuer")
     p.add_argument("--allow-anonymous", action=argparse.BooleanOptionalAction,
                    default=None, help="read-only access without a token")  # fmt: skip
     p.add_argument("--allowed-origin", action="append", default=[],
@@ -115,7 +123,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="values read per history request")  # fmt: skip
     p.add_argument("--hist-concurrency", type=int, default=d.hist_concurrency,
                    help="history requests read at once")  # fmt: skip
-    p.add_argument("--hist-timeout", type=float, default=d.hist_timeout)
+    p.add_argument("--hist-timeout", type=float, default=d.hist_timeout,
+                   help="seconds to wait for a history slot, and per backend read")  # fmt: skip
     p.add_argument("--no-hist-blocks", dest="hist_blocks", action="store_false",
                    help="read every history value raw, not the rollup's blocks")  # fmt: skip
     p.add_argument("--history-process", dest="hist_process", action="store_true",

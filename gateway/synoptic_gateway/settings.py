@@ -41,23 +41,24 @@ def default_ui_dir() -> Path:
 class Settings:
     """Everything a gateway instance is configured with. Defaults are the demo's."""
 
+    # NATS URL(s) ($SYNOPTIC_NATS_URL)
     nats_url: str = field(
         default_factory=lambda: os.environ.get(
             "SYNOPTIC_NATS_URL", "nats://127.0.0.1:4222"
         )
     )
-    prefix: str = "cs"
-    host: str = "127.0.0.1"
-    port: int = 8000
-    gateway_id: str = ""  # empty: "gw-<random>" per process
+    prefix: str = "cs"  # subject prefix
+    host: str = "127.0.0.1"  # listen address
+    port: int = 8000  # listen port
+    gateway_id: str = ""  # this instance's id; empty: "gw-<random>" per process
 
-    # WebSocket transport
-    ws_per_message_deflate: bool = False  # ~10x CPU per frame when on
+    # --- WebSocket transport
+    ws_per_message_deflate: bool = False  # compression: ~10x CPU per frame when on
     # SO_SNDBUF of accepted sockets (Linux doubles it); 0 keeps the kernel's
     # autotuning, which lets a slow socket's buffer grow to ~4 MiB of stale data
     ws_send_buffer: int = 256 * 1024
-    # Fan-out
-    batch_ms: float = 10.0  # at most one frame per group per window ...
+    # --- Fan-out
+    batch_ms: float = 10.0  # at most one frame per group per window (ms) ...
     # ... unless its batch holds this many updates: a burst (an IOC scan of
     # thousands of records) starts leaving while the rest is still being read
     batch_max: int = 500
@@ -66,10 +67,10 @@ class Settings:
     # ``upd`` right after it; an update window sends its small values first
     large_value_bytes: int = 32 * 1024
     mailbox_frames: int = 256  # frames queued per socket before it conflates
-    mailbox_bytes: int = 4 * 1024 * 1024
+    mailbox_bytes: int = 4 * 1024 * 1024  # bytes queued per socket before it conflates
     mailbox_age: float = 2.0  # seconds the oldest queued frame may wait: then conflate
     stall_timeout: float = 10.0  # seconds a send may block before close 4001
-    snapshot_timeout: float = 5.0
+    snapshot_timeout: float = 5.0  # seconds a last-value store read may take
     # an acknowledged publish into the last-value stream before each store read
     # (closes the subscription/last-value window; off: a plain round trip)
     snapshot_barrier: bool = True
@@ -86,25 +87,26 @@ class Settings:
     linger: float = field(
         default_factory=lambda: float(os.environ.get("SYNOPTIC_GATEWAY_LINGER", "5"))
     )
-    linger_max: int = 20000
-    # Limits (announced in hello)
+    linger_max: int = 20000  # most channels lingering at once (the oldest go first)
+    # --- Limits (announced in hello)
     max_channels: int = 5000  # distinct channels per connection
     # subscriptions (groups) per connection: one per channel set and reduced arrays
     # (``sub.pts``), so a client asking other point counts on every frame is bounded
     max_subs: int = 100
     max_frame_bytes: int = 512 * 1024  # largest client frame (a sub of 5000 URIs fits)
     rate: float = 50.0  # client frames per second (token bucket)
-    burst: int = 100
-    # Demand
+    burst: int = 100  # client frames allowed at once above the rate
+    # --- Demand
     want_lease: float = 30.0  # seconds; renewed every lease/3 while watched
-    # Adapter liveness: a channel whose value came from an adapter epoch that sent
+    # --- Adapter liveness
+    # a channel whose value came from an adapter epoch that sent
     # no heartbeat for liveness_misses periods has no live source (src frames)
     liveness_misses: float = 3.0
     heartbeat_period: float = 1.0  # assumed for an epoch not heard of yet
     liveness_check: float = 0.5  # seconds between checks
-    # Writes
-    put_timeout: float = 5.0
-    # History (``hist`` requests; docs/protocol.md)
+    # --- Writes
+    put_timeout: float = 5.0  # seconds an adapter has to complete a write
+    # --- History (``hist`` requests; docs/protocol.md)
     hist_max_channels: int = 100  # channels per request
     hist_max_range: float = 400 * 86400.0  # seconds from t0 to t1
     hist_max_px: int = 4000  # plot width
@@ -123,15 +125,15 @@ class Settings:
     hist_archive_dsn: str = field(
         default_factory=lambda: os.environ.get("SYNOPTIC_ARCHIVE_DSN", "")
     )
+    # --- Auth
     # Sign-in with the facility's OpenID Connect provider: its issuer URL (the
-    # discovery document and the keys are read from it), the audience its access
-    # tokens must name (empty: not checked), the browser's public client
+    # discovery document and the keys are read from it)
     oidc_issuer: str | None = field(
         default_factory=lambda: os.environ.get("SYNOPTIC_OIDC_ISSUER") or None
     )
-    oidc_audience: str = "synoptic"
-    oidc_client_id: str = "synoptic-ui"
-    oidc_scope: str = "openid profile"
+    oidc_audience: str = "synoptic"  # the audience its tokens must name (empty: any)
+    oidc_client_id: str = "synoptic-ui"  # the browser's public client
+    oidc_scope: str = "openid profile"  # the scopes the browser asks for
     oidc_name_claim: str = "preferred_username"  # the name in hello and audits
     jwks_refresh: float = 300.0  # seconds between reads of the provider's keys
     jwks_min_interval: float = 5.0  # least seconds between reads for an unknown kid
@@ -141,25 +143,26 @@ class Settings:
     # the role mapping: groups/roles of the provider → grants (TOML; reloaded when
     # it changes). None: tokens' own grant claims only
     roles_file: Path | None = None
-    # Static JWT keys (hand-made tokens)
-    jwt_secret: str | None = None  # HS256
-    jwt_public_key: str | None = None  # PEM, RS256/ES256
-    jwt_audience: str | None = None
-    jwt_issuer: str | None = None
+    # static JWT keys (hand-made tokens): the HS256 secret
+    jwt_secret: str | None = None
+    jwt_public_key: str | None = None  # PEM public key of RS256/ES256 tokens
+    jwt_audience: str | None = None  # required token audience
+    jwt_issuer: str | None = None  # required token issuer
     allow_anonymous: bool | None = None  # None: only when no JWT key or provider
-    anonymous_read: tuple[str, ...] = ("*",)
+    anonymous_read: tuple[str, ...] = ("*",)  # channels (globs) read without a token
     # screen names (globs) a connection without a token may edit (the demo: "*")
     anonymous_screens: tuple[str, ...] = ()
     allowed_origins: tuple[str, ...] = ()  # empty: any Origin
-    # Screens: the KV bucket; the folder seeds keys that hold nothing at start
-    # (creating the bucket if missing) unless seed_screens is off
-    screens_bucket: str = "screens"
+    # --- Screens
+    screens_bucket: str = "screens"  # the KV bucket of screens
     # the alarm tree's KV bucket (alarms: /api/alarms, the alarms frames)
     alarm_tree_bucket: str = "alarmtree"
+    # the folder (screens_dir) seeds keys that hold nothing at start, creating the
+    # bucket if missing
     seed_screens: bool = True
-    # HTTP
-    screens_dir: Path = field(default_factory=default_screens_dir)
-    ui_dir: Path = field(default_factory=default_ui_dir)
+    # --- HTTP
+    screens_dir: Path = field(default_factory=default_screens_dir)  # seed folder
+    ui_dir: Path = field(default_factory=default_ui_dir)  # the built UI, served at /
 
     @property
     def auth_enabled(self) -> bool:
