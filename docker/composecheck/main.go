@@ -4,7 +4,9 @@
 // prints the resolved project as JSON on stdout so that tests can assert policy
 // (healthchecks, depends_on conditions, pinned images) on the normalised model.
 //
-// Usage: composecheck FILE [FILE...]
+// Usage: composecheck [-e NAME=VALUE]... FILE [FILE...]
+// Later files override earlier ones, as `docker compose -f A -f B` does. The
+// environment used for interpolation is only what -e gives (never the host's).
 // Exit status 0 and the project as JSON, or 1 and the loader's error on stderr.
 package main
 
@@ -18,21 +20,27 @@ import (
 )
 
 func main() {
-	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: composecheck FILE [FILE...]")
+	env := []string{}
+	args := os.Args[1:]
+	for len(args) >= 2 && args[0] == "-e" {
+		env = append(env, args[1])
+		args = args[2:]
+	}
+	if len(args) < 1 {
+		fmt.Fprintln(os.Stderr, "usage: composecheck [-e NAME=VALUE]... FILE [FILE...]")
 		os.Exit(2)
 	}
-	if err := run(os.Args[1:]); err != nil {
+	if err := run(args, env); err != nil {
 		fmt.Fprintln(os.Stderr, "composecheck:", err)
 		os.Exit(1)
 	}
 }
 
-func run(files []string) error {
+func run(files []string, env []string) error {
 	options, err := cli.NewProjectOptions(
 		files,
 		cli.WithWorkingDirectory(filepath.Dir(files[0])),
-		cli.WithEnv([]string{}), // only what the files say: no host environment
+		cli.WithEnv(env), // only what -e says: no host environment
 		cli.WithInterpolation(true),
 		cli.WithNormalization(true),
 		cli.WithConsistency(true),
