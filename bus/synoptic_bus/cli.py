@@ -10,7 +10,10 @@ import logging
 import sys
 from importlib.metadata import entry_points
 
+from nats.errors import NoServersError
+
 from synoptic_bus import archiver, buscmd, demo, rollup, screencmd
+from synoptic_bus.store import StoreError
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -43,6 +46,11 @@ def main(argv: list[str] | None = None) -> int:
             result = asyncio.run(result)
         except KeyboardInterrupt:
             return 130
+        except (StoreError, NoServersError, ConnectionRefusedError) as exc:
+            # the bus is not there or not as expected: one line, no traceback
+            # (docs/troubleshooting.md)
+            print(f"synoptic {args.command}: {exc}", file=sys.stderr)
+            return 3
     return int(result or 0)
 
 
