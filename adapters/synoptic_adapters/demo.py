@@ -6,6 +6,7 @@ protocol below, each listed in ``PROTOCOLS``, so adding one is a one-line change
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -21,6 +22,20 @@ _SIM = [sys.executable, "-m", "synoptic_adapters.sim"]
 #: PV prefix of the demo's simulated IOC.
 DEMO_PREFIX = "DEMO:"
 DEMO_RECORDS = 100
+#: The standard Channel Access server port (the simulated IOC has one of its own).
+CA_SERVER_PORT = 5064
+
+
+def callers_iocs(env: dict[str, str]) -> dict[str, str]:
+    """The demo EPICS adapter's environment: the simulated IOC's, with the IOCs of
+    the caller's ``EPICS_CA_ADDR_LIST`` added to its search list (an address
+    without a port gets the standard 5064), so ``EPICS_CA_ADDR_LIST=HOST make
+    demo`` shows the PVs of the IOCs on HOST beside the simulated ones."""
+    extra = os.environ.get("EPICS_CA_ADDR_LIST", "").split()
+    if not extra:
+        return env
+    ports = [a if ":" in a else f"{a}:{CA_SERVER_PORT}" for a in extra]
+    return {**env, "EPICS_CA_ADDR_LIST": " ".join([env["EPICS_CA_ADDR_LIST"], *ports])}
 
 
 def _synoptic() -> str:
@@ -42,14 +57,15 @@ def _adapter_config(
 
 
 def _sim_and_adapter(
-    sim: DemoProcess, protocol: str, scheme: str, config: Path
-) -> list[DemoProcess]:
+    sim: DemoProcess, protocol: str, scheme: str, config: Path,
+    env: dict[str, str] | None = None,
+) -> list[DemoProcess]:  # fmt: skip
     """``sim`` (order 10) and the ``protocol`` adapter on ``config`` after it, in
-    the simulator's environment."""
+    the simulator's environment (or ``env``)."""
     adapter = DemoProcess(
         f"adapter-{protocol}",
         [_synoptic(), "adapter", protocol, "--config", str(config)],
-        r"adapter \S+ ready", order=20, env=dict(sim.env),
+        r"adapter \S+ ready", order=20, env=dict(sim.env if env is None else env),
         banner=f"{scheme}:// channels on NATS (config {config})",
     )  # fmt: skip
     return [sim, adapter]
@@ -57,7 +73,8 @@ def _sim_and_adapter(
 
 def epics(ctx: DemoContext) -> list[DemoProcess]:
     """The simulated IOC (100 counters at 10 Hz plus one of every other kind) and
-    the EPICS adapter monitoring all of it."""
+    the EPICS adapter monitoring all of it (and reaching the caller's IOCs:
+    :func:`callers_iocs`)."""
     port = free_udp_tcp_port()
     env = ca_environment(port)
     spec = SimSpec(DEMO_PREFIX, DEMO_RECORDS, 10.0)
@@ -71,7 +88,7 @@ def epics(ctx: DemoContext) -> list[DemoProcess]:
         "sim-ioc", ioc_argv, r"sim ioc ready", order=10, env=env,
         banner=f"CA on 127.0.0.1:{port}: {len(names)} PVs {DEMO_PREFIX}*",
     )  # fmt: skip
-    return _sim_and_adapter(sim, "epics", "ca", config)
+    return _sim_and_adapter(sim, "epics", "ca", config, callers_iocs(env))
 
 
 def tango(ctx: DemoContext) -> list[DemoProcess]:

@@ -43,3 +43,12 @@ def test_relative_links_resolve(page: Path) -> None:
         elif fragment and file.suffix == ".md" and fragment not in anchors(file):
             broken.append(f"{target}: no heading #{fragment} in {file.name}")
     assert broken == []
+
+
+def test_every_screenshot_is_shown_somewhere() -> None:
+    """docs/screenshots holds only images a page shows or links to (`make
+    ui-screenshots` writes them; one no page names is dead weight or a lost
+    illustration)."""
+    text = "\n".join(page.read_text(encoding="utf-8") for page in PAGES)
+    shots = sorted((ROOT / "docs" / "screenshots").glob("*.png"))
+    assert [p.name for p in shots if f"screenshots/{p.name}" not in text] == []

@@ -37,7 +37,6 @@ test('screenshots of the screen editor', async ({ page, stack }) => {
   await expect(page.getByTestId('save-state')).toHaveText(/^saved · revision \d+$/);
   await page.getByRole('button', { name: 'History' }).click();
   await expect(page.locator('.revisions li')).toHaveCount(2);
-  await page.screenshot({ path: out('editor-history') });
   await page.locator('.revisions li').nth(1).getByRole('button', { name: 'Preview' }).click();
   await page.waitForTimeout(1500);
   await page.screenshot({ path: out('editor-revision-preview') });

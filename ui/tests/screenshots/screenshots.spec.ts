@@ -41,7 +41,6 @@ test('screenshots of the demo screens', async ({ page, stack }) => {
   await page.goto(`${stack.baseUrl}/#/quick?ch=${['SINE', 'NOISE', 'STATE', 'MODE', 'MSG', 'SP', 'WF1K'].map((n) => stack.pv(n)).join(',')}`);
   await expect(page.getByTestId('connection')).toHaveAttribute('data-state', 'live');
   await expect(page.locator('.grid')).toHaveAttribute('data-ready', 'true');
-  await page.screenshot({ path: out('quick-look') });
 
   await stack.gateway.kill();
   await expect(page.getByTestId('connection')).toHaveAttribute('data-state', 'reconnecting');
