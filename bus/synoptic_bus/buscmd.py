@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import sys
 from datetime import UTC, datetime
@@ -48,6 +49,8 @@ from synoptic_schemas.subjects import escape_token
 #: Seconds ``synoptic get`` waits for a channel it had to ask for: longer than an
 #: adapter's connect timeout (5 s), so an unreachable server is reported as such.
 DEFAULT_GET_WAIT = 8.0
+#: Seconds ``get`` waits for the metadata of a channel whose value it has.
+META_GRACE = 2.0
 #: Lease of the demand ``get`` and ``tail`` announce, renewed while they run.
 WANT_LEASE = 30.0
 
@@ -413,27 +416,34 @@ async def _ask(
     nc: Any, subjects: Subjects, channels: list[Any], wait: float
 ) -> dict[str, bytes]:
     """Announce demand for ``channels`` and collect their first value and
-    metadata (subject -> payload) until each has a value or ``wait`` is over."""
+    metadata (subject -> payload): until each has a value or ``wait`` is over,
+    then at most :data:`META_GRACE` more for metadata still on its way."""
     got: dict[str, bytes] = {}
-    missing = {subjects.val(c) for c in channels}
-    arrived = asyncio.Event()
+    values = {subjects.val(c) for c in channels}
+    metas = {subjects.meta(c) for c in channels}
+    have_values, have_metas = asyncio.Event(), asyncio.Event()
 
     async def on_msg(msg: Any) -> None:
         got.setdefault(msg.subject, msg.data)
-        missing.discard(msg.subject)
-        if not missing:
-            arrived.set()
+        values.discard(msg.subject)
+        metas.discard(msg.subject)
+        if not values:
+            have_values.set()
+        if not metas:
+            have_metas.set()
 
     subs = []
     for channel in channels:
         for subject in (subjects.val(channel), subjects.meta(channel)):
             subs.append(await nc.subscribe(subject, cb=on_msg))
     await announce(nc, subjects, [c.uri for c in channels], "synoptic-get")
-    try:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + wait
+    with contextlib.suppress(TimeoutError):
         async with asyncio.timeout(wait):
-            await arrived.wait()
-    except TimeoutError:
-        pass
+            await have_values.wait()
+        async with asyncio.timeout(min(META_GRACE, max(deadline - loop.time(), 0))):
+            await have_metas.wait()
     for sub in subs:
         await sub.unsubscribe()
     return got

@@ -13,6 +13,7 @@ from importlib.metadata import entry_points
 from nats.errors import NoServersError
 
 from synoptic_bus import archiver, buscmd, demo, rollup, screencmd
+from synoptic_bus.prereq import PrerequisiteError
 from synoptic_bus.store import StoreError
 
 
@@ -46,7 +47,12 @@ def main(argv: list[str] | None = None) -> int:
             result = asyncio.run(result)
         except KeyboardInterrupt:
             return 130
-        except (StoreError, NoServersError, ConnectionRefusedError) as exc:
+        except (
+            PrerequisiteError,
+            StoreError,
+            NoServersError,
+            ConnectionRefusedError,
+        ) as exc:
             # the bus is not there or not as expected: one line, no traceback
             # (docs/troubleshooting.md)
             print(f"synoptic {args.command}: {exc}", file=sys.stderr)

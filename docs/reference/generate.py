@@ -73,6 +73,9 @@ ENVIRONMENT = {
     "bulk device",
     "SYNOPTIC_TANGO_STANDARD": "the simulated standard Tango device server's "
     "settings (tests and benchmarks)",
+    "SYNOPTIC_STOP_TRY": "not a setting: the stop-time measurement (tests, "
+    "`make bench-faults`) marks the processes it starts with it, to find their "
+    "descendants",
 }
 #: Where the code reads environment variables (tests left out).
 ENV_SOURCES = ("schemas", "bus", "importer", "adapters", "gateway", "docker")

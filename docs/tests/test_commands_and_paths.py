@@ -117,7 +117,9 @@ def test_every_synoptic_command_parses(page: Path) -> None:
     problems = []
     for text in code(page):
         for line in text.replace("\\|", "|").split(" && "):
-            match = re.match(r"\s*(?:\w+=\S+\s+)*(?:\S*/)?synoptic ([a-z][^#|>]*)", line)
+            match = re.match(
+                r"\s*(?:\w+=\S+\s+)*(?:\S*/)?synoptic ([a-z][^#|>]*)", line
+            )
             if not match:
                 continue
             try:
@@ -125,5 +127,7 @@ def test_every_synoptic_command_parses(page: Path) -> None:
             except ValueError:
                 argv = match.group(1).split()
             argv = [w for w in argv if w not in ("…", "...")]
+            if any(w.endswith(":") for w in argv[:3]):
+                continue  # a message a command prints (`synoptic gateway: port …`)
             problems += check_synoptic(argv)
     assert problems == []

@@ -33,7 +33,7 @@ pytestmark = pytest.mark.system
 ROOT = Path(__file__).parents[2]
 PAGE = (ROOT / "docs" / "troubleshooting.md").read_text(encoding="utf-8")
 SYNOPTIC = str(Path(sys.executable).parent / "synoptic")
-SECRET = "troubleshooting-secret"
+SECRET = "troubleshooting-secret-of-32-bytes-or-more"
 ORIGIN = "https://synoptic.example.org"
 
 
@@ -135,8 +135,17 @@ async def test_limits_say_exceeds(gateway: GatewayProc) -> None:
 def test_a_screen_over_the_bus_payload_is_refused(gateway: GatewayProc) -> None:
     """On a nats-server without a configuration (1 MiB payloads) a 2 MiB screen
     is refused with 413 ``too_large``."""
-    screen = {"version": 1, "title": "big", "layout": {"type": "grid", "columns": 12},
-              "widgets": [{"type": "text", "title": "x" * 1000, "w": 1, "h": 1}] * 2000}  # fmt: skip
+    screen = {
+        "version": 1, "title": "big",
+        "layout": {"type": "grid", "columns": 12, "row_height": 28, "gap": 4},
+        "widgets": [{"type": "text", "title": f"{i:05} " + "x" * 180, "w": 12,
+                     "h": 1} for i in range(12000)],
+    }  # fmt: skip
+    deadline = time.monotonic() + 60
+    auth = {"Authorization": f"Bearer {token()}"}
+    while gateway.get("/api/screens", auth)[0] != 200:  # the bucket opens after NATS
+        assert time.monotonic() < deadline, "the screens API never answered"
+        time.sleep(0.2)
     body = json.dumps({"screen": screen, "base_revision": 0}).encode()
     request = urllib.request.Request(
         f"{gateway.http_url}/api/screens/big", data=body, method="PUT",
@@ -146,7 +155,7 @@ def test_a_screen_over_the_bus_payload_is_refused(gateway: GatewayProc) -> None:
     with pytest.raises(urllib.error.HTTPError) as refused:
         urllib.request.urlopen(request, timeout=30)
     answer = json.loads(refused.value.read())
-    assert (refused.value.code, answer["error"]) == (413, "too_large")
+    assert (refused.value.code, answer["error"]) == (413, "too_large"), answer
     assert re.fullmatch(
         r"screen of \d+ bytes exceeds the limit of \d+ bytes", answer["reason"]
     ), answer
@@ -161,11 +170,13 @@ def test_the_other_exceeds_messages_are_the_codes() -> None:
             'f"array of {size} bytes exceeds the limit of {max_bytes} bytes"'
         ),
         "gateway/synoptic_gateway/history/service.py": 'days exceeds the limit "',
+        "bus/synoptic_bus/prereq.py": "exceeds the bus's max_payload of {limit} bytes: ",
     }
     for path, text in sources.items():
         assert text in (ROOT / path).read_text(), path
     quoted("`array of N bytes exceeds the limit of M bytes`")
     quoted("`a range of N days exceeds the limit …`")
+    quoted("`value of N bytes exceeds the bus's max_payload of M bytes: raise")
 
 
 def test_stale_and_bus_down_words_are_the_uis() -> None:
@@ -180,6 +191,7 @@ def test_stale_and_bus_down_words_are_the_uis() -> None:
 
 
 def test_no_adapter_owns_the_channel(nats_server: NatsServer) -> None:
+    assert cli("bus", "init", nats=nats_server.url).returncode == 0
     got = cli("get", "ca://NOBODY:HERE", "--wait", "0.5", nats=nats_server.url)
     assert got.returncode == 1
     assert "no value in the store, nor within 0.5 s of asking (no adapter owns" in (
@@ -226,19 +238,32 @@ def plain_nats() -> Iterator[str]:
         proc.stop()
 
 
-def test_jetstream_off(plain_nats: str) -> None:
+def test_jetstream_off(plain_nats: str, tmp_path: Path) -> None:
     init = cli("bus", "init", nats=plain_nats)
-    assert init.returncode != 0
-    assert "JetStream not available for stream CS_LAST" in init.stdout + init.stderr
-    assert "Traceback" not in init.stderr
-    quoted("`JetStream not available for stream CS_LAST: …`")
-    got = cli("get", "ca://A", "--wait", "0", nats=plain_nats)
-    assert got.returncode != 0
-    assert (
-        "stream CS_LAST not found or JetStream unavailable" in got.stdout + got.stderr
+    assert (init.returncode, init.stdout) == (3, "")
+    assert init.stderr.startswith(f"synoptic bus: JetStream is off on {plain_nats} ")
+    assert "start nats-server with -js" in init.stderr
+    quoted(
+        "`synoptic bus: JetStream is off on nats://… (…): start nats-server with -js …`"
     )
-    assert "Traceback" not in got.stderr
-    quoted("`stream CS_LAST not found or JetStream unavailable`")
+    got = cli("get", "ca://A", "--wait", "0", nats=plain_nats)
+    assert (got.returncode, got.stdout) == (3, "")
+    assert got.stderr == (
+        "synoptic get: stream CS_LAST not found or JetStream unavailable\n"
+    )
+    quoted("`synoptic get: stream CS_LAST not found or JetStream unavailable`")
+    config = tmp_path / "epics.yaml"
+    config.write_text("id: no-js\n")
+    adapter = subprocess.run(
+        [SYNOPTIC, "adapter", "epics", "--config", str(config), "--nats", plain_nats],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    out = adapter.stdout + adapter.stderr
+    assert adapter.returncode == 2, out
+    assert "cannot start: JetStream is off on" in out and "Traceback" not in out
+    quoted(
+        "`adapter … cannot start: JetStream is off on nats://… (…): start nats-server with -js …`"
+    )
 
 
 async def test_readyz_without_nats() -> None:

@@ -153,7 +153,7 @@ def test_the_import_example_prints_the_report_shown(
         line for line in block(heading, "text").splitlines() if line.strip() != "…"
     ]
     assert command[:3] == ["synoptic", "screens", "import"]
-    corpus = Path(__file__).parents[2] / "schemas" / "tests" / "importer" / "corpus"
+    corpus = Path(__file__).parents[2] / "importer" / "tests" / "corpus"
     env = {**os.environ, "SYNOPTIC_NATS_URL": nats_server.url}
     exe = Path(sys.executable).parent / "synoptic"
     init = [str(exe), "bus", "init", "--screens", str(tmp_path)]
