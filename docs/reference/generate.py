@@ -85,9 +85,8 @@ ENVIRONMENT = {
     "sign-in) is installed (default `.tools/keycloak-<version>`)",
     "SYNOPTIC_KEYCLOAK_TEMPLATE": "the prepared Keycloak data the demo and tests "
     "copy instead of building their own",
-    "SYNOPTIC_STOP_TRY": "not a setting: the stop-time measurement (tests, "
-    "`make bench-faults`) marks the processes it starts with it, to find their "
-    "descendants",
+    "SYNOPTIC_STOP_TRY": "not a setting: the stop-time measurement of the tests "
+    "marks the processes it starts with it, to find their descendants",
 }
 #: Where the code reads environment variables (tests left out): every workspace
 #: member but the benchmarks, and the images' health check.

@@ -85,7 +85,7 @@ def test_make_demo_is_synoptic_demo() -> None:
     assert "$(VENV)/bin/synoptic demo" in recipe
 
 
-@pytest.mark.timeout(900)
+@pytest.mark.timeout(1200)
 async def test_from_the_demo_to_your_ioc_on_your_screen(var_dir: Path) -> None:
     work = var_dir / "reader"
     work.mkdir()
@@ -118,7 +118,7 @@ async def test_from_the_demo_to_your_ioc_on_your_screen(var_dir: Path) -> None:
     env = {"SYNOPTIC_NATS_URL": f"nats://127.0.0.1:{nats_port}"}
     try:
         await asyncio.to_thread(ioc.wait_for, r"All initialization complete", 60)
-        await asyncio.to_thread(demo.wait_for, r"demo running", 300)
+        await asyncio.to_thread(demo.wait_for, r"demo running", 540)
 
         # step 1: the UI, the screen list, a value from a shell
         base = f"http://127.0.0.1:{http}"
