@@ -17,7 +17,8 @@ from synoptic_importer.common import (
     parse_macro_args,
     screen_name,
 )
-from synoptic_importer.display import Resolver, import_display
+from synoptic_importer.display import import_display
+from synoptic_importer.paths import Context, Resolver
 from synoptic_importer.taranta import import_taranta
 from synoptic_schemas.screens import ScreenInvalidError, validate_screen
 
@@ -65,12 +66,14 @@ def import_screen(
     tango_host: str | None = None,
     resolve: Resolver | None = None,
     siblings: frozenset[str] = frozenset(),
+    context: Context | None = None,
 ) -> Imported:
     """Convert one file (its format from its suffix); :class:`ScreenImportError`
     naming the file (and line) when it cannot be. ``resolve`` reads the displays
     a ``.bob``/``.opi`` embeds (see :func:`folder_resolver`); an embedded display
     whose screen name is in ``siblings`` (files imported together) becomes an
-    ``embed`` of that screen instead of being inlined."""
+    ``embed`` of that screen instead of being inlined. ``context`` (a set's
+    files, :func:`synoptic_importer.site.import_site`) replaces both."""
     suffix = PurePath(file).suffix.lower()
     if suffix not in SUFFIXES:
         raise ScreenImportError(
@@ -87,7 +90,7 @@ def import_screen(
         )
     else:
         screen, report = import_display(
-            data, file, suffix[1:], macros, resolve, siblings
+            data, file, suffix[1:], macros, resolve, siblings, context
         )
     try:
         validate_screen(screen)

@@ -30,20 +30,37 @@ class ScreenImportError(ValueError):
 
 
 @dataclass
+class Link:
+    """An open-display reference of an imported display (an action, a
+    navigation tab): the path as written (macros substituted), the screen it
+    opens, and whether that screen is among those imported with it."""
+
+    file: str
+    path: str
+    screen: str
+    inside: bool | None  # None: the path holds the opener's macros
+
+
+@dataclass
 class Report:
     """What an import did: widgets mapped (by source type → Synoptic type),
-    placeholders (by source type, with why), what was skipped (rules, scripts,
-    actions), and warnings."""
+    placeholders (by source type, with why), links, what was skipped (rules,
+    scripts, actions) and warnings."""
 
     file: str
     source: str
     mapped: Counter[str] = field(default_factory=Counter)
     placeholders: Counter[str] = field(default_factory=Counter)
     reasons: dict[str, str] = field(default_factory=dict)
+    #: Every placeholder's reason, by source type: ``{kind: {reason: count}}``.
+    why: dict[str, Counter[str]] = field(default_factory=dict)
     skipped: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    links: list[Link] = field(default_factory=list)
     #: Every converted widget with its source type, in order (not in the report).
     items: list[tuple[str, dict[str, Any]]] = field(default_factory=list, repr=False)
+    #: Source widgets that became no widget of their own (a grid layout).
+    absorbed: int = 0
 
     def mapped_as(self, kind: str, widget: dict[str, Any]) -> dict[str, Any]:
         """Count ``widget`` as the mapping of a source ``kind``; return it."""
@@ -51,13 +68,19 @@ class Report:
         self.items.append((kind, widget))
         return widget
 
+    def absorb(self, kind: str, what: str) -> None:
+        """Count a source widget that acts on others instead of being drawn."""
+        self.mapped[f"{kind} → {what}"] += 1
+        self.absorbed += 1
+
     def placeholder_for(
         self, kind: str, reason: str, w_px: float, h_px: float,
         title: str = "", text: str = "",
     ) -> dict[str, Any]:  # fmt: skip
-        """A placeholder for a source ``kind`` (counted, with the first reason)."""
+        """A placeholder for a source ``kind`` (counted, with its reason)."""
         self.placeholders[kind] += 1
         self.reasons.setdefault(kind, reason)
+        self.why.setdefault(kind, Counter())[reason[:500]] += 1
         widget = placeholder(
             kind, self.source, reason, int(w_px), int(h_px), title, text
         )
@@ -69,7 +92,7 @@ class Report:
         return sum(self.mapped.values()) + sum(self.placeholders.values())
 
     def as_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "file": self.file,
             "source": self.source,
             "widgets": self.widgets,
@@ -79,6 +102,10 @@ class Report:
             "skipped": self.skipped,
             "warnings": self.warnings,
         }
+        if self.links:
+            out["links"] = [{"path": k.path, "screen": k.screen, "inside": k.inside}
+                            for k in self.links]  # fmt: skip
+        return out
 
     def text(self) -> str:
         """A few lines for a terminal."""
@@ -91,7 +118,8 @@ class Report:
         for kind, n in sorted(self.mapped.items()):
             lines.append(f"  mapped      {n:5d} {kind}")
         for kind, n in sorted(self.placeholders.items()):
-            lines.append(f"  placeholder {n:5d} {kind}: {self.reasons.get(kind, '')}")
+            for reason, k in sorted(self.why.get(kind, Counter({"": n})).items()):
+                lines.append(f"  placeholder {k:5d} {kind}: {reason}")
         lines += [f"  skipped     {s}" for s in self.skipped]
         lines += [f"  warning     {w}" for w in self.warnings]
         return "\n".join(lines)
@@ -173,6 +201,8 @@ def convert_channel(name: str, default_scheme: str = "ca") -> tuple[str | None, 
     if name.startswith(("=", "loc://", "eq://")) or (
         name.startswith("sim://") and "(" in name
     ):
+        if name.startswith(("loc://", "sim://")):  # lines of an initial value
+            name = name.replace("\r\n", "\\n").replace("\n", "\\n").replace("\t", "\\t")
         if _BROWSER_CHANNEL.match(name) and "\n" not in name:
             return name, ""
         return None, f"not a local, simulated or formula channel: {name[:80]!r}"

@@ -221,7 +221,8 @@ def rules_of(
     macros in expressions."""
     out: list[dict[str, Any]] = []
     skipped: list[str] = []
-    for rule in el.iterfind("rules/rule"):
+    holder = el.find("rules")
+    for rule in holder.findall("rule") if holder is not None and len(holder) else ():
         name = rule.get("name", "")
         try:
             out += _one_rule(rule, channel_of, kind, expand)

@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any
 from xml.etree.ElementTree import Element
 
@@ -43,12 +45,18 @@ def colour(el: Element | None) -> str | None:
     name = el.get("name", "")
     if name in NAMED_COLOURS:
         return name
-    if el.get("red") is None:
+    red = el.get("red")
+    if red is None:
         return None
-    rgb = [max(0, min(255, _int(el.get(c)))) for c in ("red", "green", "blue")]
-    alpha = max(0, min(255, _int(el.get("alpha"), 255)))
+    return _hex(red, el.get("green"), el.get("blue"), el.get("alpha"))
+
+
+@lru_cache(maxsize=4096)
+def _hex(red: str, green: str | None, blue: str | None, alpha: str | None) -> str:
+    rgb = [max(0, min(255, _int(c))) for c in (red, green, blue)]
+    a = max(0, min(255, _int(alpha, 255)))
     text = "#" + "".join(f"{c:02x}" for c in rgb)
-    return text + (f"{alpha:02x}" if alpha < 255 else "")
+    return text + (f"{a:02x}" if a < 255 else "")
 
 
 def hex_colour(el: Element | None) -> str | None:
@@ -60,55 +68,74 @@ def hex_colour(el: Element | None) -> str | None:
     return "#" + "".join(f"{c:02x}" for c in rgb)
 
 
-def _colour_of(el: Element, tag: str) -> str | None:
-    holder = el.find(tag)
+def children_of(el: Element) -> dict[str, Element]:
+    """An element's children by tag (the first of each), for repeated reads."""
+    out: dict[str, Element] = {}
+    for child in el:
+        out.setdefault(child.tag, child)
+    return out
+
+
+def _colour_of(kids: Mapping[str, Element], tag: str) -> str | None:
+    holder = kids.get(tag)
     return colour(holder.find("color")) if holder is not None else None
 
 
-def font(el: Element) -> str | dict[str, Any] | None:
+def font(el: Element, kids: Mapping[str, Element] | None = None
+         ) -> str | dict[str, Any] | None:  # fmt: skip
     """A ``.bob`` ``<font><font name family style size>`` or ``.opi``
     ``<font><opifont.name|fontdata fontName height style>`` as a named font or
     family/size/style."""
-    holder = el.find("font")
+    holder = (kids if kids is not None else children_of(el)).get("font")
     if holder is None or len(holder) == 0:
         return None
     inner = holder[0]
     name = inner.get("name") or (inner.text or "").strip()
     if name in NAMED_FONTS:
         return name
-    family = (inner.get("family") or inner.get("fontName") or "").strip()[:100]
-    size = float(_int(inner.get("size") or inner.get("height"), 14))
-    out: dict[str, Any] = {"size": max(4.0, min(200.0, size))}
-    if family:
+    found = _font(inner.get("family") or inner.get("fontName"),
+                  inner.get("size") or inner.get("height"), inner.get("style"))  # fmt: skip
+    return dict(found)
+
+
+@lru_cache(maxsize=1024)
+def _font(family: str | None, size: str | None, style: str | None
+          ) -> tuple[tuple[str, Any], ...]:  # fmt: skip
+    out: dict[str, Any] = {"size": max(4.0, min(200.0, float(_int(size, 14))))}
+    if family := (family or "").strip()[:100]:
         out["family"] = family
-    out["style"] = _FONT_STYLES.get((inner.get("style") or "").upper(), "regular")
-    return out
+    out["style"] = _FONT_STYLES.get((style or "").upper(), "regular")
+    return tuple(out.items())
 
 
-def style_of(el: Element) -> dict[str, Any]:
-    """The widget's colours, font, alignment, transparency and line width."""
+def _child_text(kids: Mapping[str, Element], tag: str) -> str:
+    child = kids.get(tag)
+    return (child.text or "").strip() if child is not None else ""
+
+
+def style_of(el: Element, kids: Mapping[str, Element] | None = None) -> dict[str, Any]:
+    """The widget's colours, font, alignment, transparency and line width
+    (``kids``: its children by tag, when the caller has them)."""
+    kids = kids if kids is not None else children_of(el)
     style: dict[str, Any] = {}
-    if fg := _colour_of(el, "foreground_color"):
+    if fg := _colour_of(kids, "foreground_color"):
         style["fg"] = fg
-    if bg := _colour_of(el, "background_color"):
+    if bg := _colour_of(kids, "background_color"):
         style["bg"] = bg
-    if (f := font(el)) is not None:
+    if (f := font(el, kids)) is not None:
         style["font"] = f
-    align = _ALIGN.get((el.findtext("horizontal_alignment") or "").strip())
-    if align:
+    if align := _ALIGN.get(_child_text(kids, "horizontal_alignment")):
         style["align"] = align
-    valign = _VALIGN.get((el.findtext("vertical_alignment") or "").strip())
-    if valign:
+    if valign := _VALIGN.get(_child_text(kids, "vertical_alignment")):
         style["valign"] = valign
-    transparent = (el.findtext("transparent") or "").strip().lower()
+    transparent = _child_text(kids, "transparent").lower()
     if transparent in ("true", "false"):
         style["transparent"] = transparent == "true"
-    line = el.findtext("line_width")
-    if line and line.strip():
+    if line := _child_text(kids, "line_width"):
         style["line_width"] = max(0, min(50, _int(line)))
-    border = el.findtext("border_width")
+    border = _child_text(kids, "border_width")
     if border and _int(border) > 0:
         style["border"] = {"width": max(0, min(50, _int(border)))}
-        if c := _colour_of(el, "border_color"):
+        if c := _colour_of(kids, "border_color"):
             style["border"]["color"] = c
     return style

@@ -21,7 +21,9 @@ from synoptic_importer.rules import UnsupportedError, entries_of, parse
 from synoptic_schemas.screens import validate_screen
 
 HERE = Path(__file__).resolve().parents[1]
-CORPUS = sorted((HERE / "corpus").iterdir())
+CORPUS = sorted(
+    p for p in (HERE / "corpus").iterdir() if p.suffix in (".bob", ".opi", ".wj")
+)
 #: The corpus is imported as one batch: a display embedding another embeds it.
 SIBLINGS = frozenset(screen_name(p.name) for p in CORPUS)
 
@@ -60,15 +62,53 @@ def test_bob_macros_rules_scripts_and_groups() -> None:
     assert imported.screen["macros"] == {"S": "SR02", "P": "SR02:VA:"}
 
 
-def test_display_macros_stay_for_the_browser_without_command_line_macros() -> None:
+def test_a_display_s_own_macros_win_and_names_it_lacks_stay_for_the_opener() -> None:
     data = (HERE / "corpus" / "vacuum.bob").read_bytes()
     imported = import_screen(data, "vacuum.bob")
-    assert imported.screen["macros"] == {"S": "SR01", "P": "$(S):VA:"}
-    assert imported.screen["title"] == "$(S) vacuum"
+    # Phoebus: a display adds or replaces macros, over what its opener passes
+    assert "macros" not in imported.screen
+    assert imported.screen["title"] == "SR01 vacuum"
     channels = [c for w in imported.screen["widgets"] for c in w.get("channels", [])]
-    assert "ca://$(P)PRESSURE" in channels and "loc://gauge_mode(1)" in channels
+    assert "ca://SR01:VA:PRESSURE" in channels and "loc://gauge_mode(1)" in channels
     link = next(w for w in imported.screen["widgets"] if w["type"] == "link")
-    assert link["options"] == {"screen": "details", "target": "tab"}
+    # the opened display gets the source widget's macros (Phoebus passes them all)
+    assert link["options"] == {"screen": "details", "target": "tab",
+                               "macros": {"S": "SR01", "P": "SR01:VA:"}}  # fmt: skip
+    opened = import_screen(_bob('<widget type="textupdate"><pv_name>$(P)X</pv_name>'
+                                "</widget>", "<Q>$(P)Y</Q>"), "opened.bob")  # fmt: skip
+    assert opened.screen["widgets"][0]["channels"] == ["ca://$(P)X"]  # the opener's P
+
+
+def test_phoebus_macro_specs_expand_in_order_like_phoebus() -> None:
+    """Phoebus's macros/swap.bob: a group swaps A and B through X."""
+    swap = _bob(
+        '<widget type="label"><text>Top A=$(A) B=$(B)</text></widget>'
+        '<widget type="group"><macros><X>$(A)</X><A>$(B)</A><B>$(X)</B></macros>'
+        '<widget type="label"><text>In A=$(A) B=$(B) X=$(X)</text></widget></widget>',
+        "<A>a</A><B>b</B>",
+    )
+    texts = [w["options"]["text"] for w in import_screen(swap, "swap.bob").screen["widgets"]
+             if w["type"] == "text"]  # fmt: skip
+    assert texts == ["Top A=a B=b", "In A=b B=a X=a"]
+    # the same without values: references to the opener's A and B, swapped
+    bare = _bob(swap.decode().split("<widget", 1)[1].join(["<widget", ""]))
+    group = import_screen(
+        _bob('<widget type="group"><macros><X>$(A)</X><A>$(B)</A><B>$(X)</B></macros>'
+             '<widget type="label"><text>$(A)|$(B)|$(X)</text></widget></widget>'),
+        "s.bob",
+    ).screen["widgets"][1]  # fmt: skip
+    assert bare and group["options"]["text"] == "$(B)|$(A)|$(A)"
+    # a macro naming itself, or two naming each other: no loop, the opener's value
+    loop = import_screen(_bob("<widget type=\"label\"><text>$(A)</text></widget>",
+                              "<A>$(B)</A><B>$(A)</B>"), "l.bob")  # fmt: skip
+    assert loop.screen["widgets"][0]["options"]["text"] == "$(B)"
+    # a property named by a reference no macro defines (Phoebus's $(pv_name))
+    prop = import_screen(_bob('<widget type="textupdate"><name>N</name><pv_name>X:Y'
+                              "</pv_name><tooltip>$(pv_name)</tooltip><text>$(name)</text>"
+                              "</widget><widget type=\"label\"><text>$(DNAME)</text>"
+                              "</widget>").replace(b"<width>", b"<name>Top</name><width>"),
+                         "p.bob")  # fmt: skip
+    assert prop.screen["widgets"][1]["options"]["text"] == "Top"
 
 
 def test_canvas_styles_rules_links_tabs_and_embeds() -> None:
@@ -79,8 +119,8 @@ def test_canvas_styles_rules_links_tabs_and_embeds() -> None:
     assert alone.report.placeholders == {"embedded": 1}  # rf.opi not imported with it
     together = import_screen(data, "panel-canvas.bob", siblings=frozenset({"rf"}))
     by_type = {w["type"]: w for w in together.screen["widgets"]}
-    assert by_type["embed"]["options"] == {"screen": "rf", "macros": {"CAV": "2"},
-                                           "resize": "fit"}  # fmt: skip
+    assert by_type["embed"]["options"] == {"screen": "rf", "resize": "fit",
+                                           "macros": {"D": "LI01", "CAV": "2"}}  # fmt: skip
     assert [t["screen"] for t in by_type["tabs"]["options"]["tabs"]] == ["vacuum", "rf"]
     title = together.screen["widgets"][0]
     assert title["style"]["font"] == "Header 1" and title["style"]["align"] == "center"
@@ -90,7 +130,7 @@ def test_canvas_styles_rules_links_tabs_and_embeds() -> None:
     assert formula["rules"][0]["set"] == {"visible": True}
     # a rule over two PVs becomes a formula channel the browser evaluates
     assert formula["rules"][-1] == {
-        "channel": "=(`ca://$(D):A` > 1) && (`ca://$(D):B` < 2)",
+        "channel": "=(`ca://LI01:A` > 1) && (`ca://LI01:B` < 2)",
         "set": {"visible": True}}  # fmt: skip
     assert not together.report.skipped
     assert together.report.placeholders == {}
@@ -136,12 +176,19 @@ def test_a_500_widget_bob_imports_whole() -> None:
         (b'<display version="9.0.0"></display>', "unknown bob version 9.0.0"),
         (b"<screen/>", "not a display"),
         (
-            b'<display version="2.0.0"><macros><A>$(B)</A><B>$(A)</B></macros>'
-            b"<name>$(A)</name></display>",
-            "macro loop",
+            b'<?xml version="1.0"?>\n<!-- <!DOCTYPE in a comment -->\n'
+            b'<display version="2.0.0">\n<widget>\n</display>',
+            r"big\.bob:5: malformed XML",
         ),
     ],
-    ids=["billion-laughs", "external-entity", "malformed", "version", "root", "loop"],
+    ids=[
+        "billion-laughs",
+        "external-entity",
+        "malformed",
+        "version",
+        "root",
+        "malformed-slow-path",
+    ],
 )
 def test_bad_xml_is_refused_naming_the_file(data: bytes, match: str) -> None:
     with pytest.raises(ScreenImportError, match=match) as info:
@@ -215,16 +262,17 @@ def test_embedded_displays_are_inlined_with_their_macros(tmp_path: Path) -> None
     main = _bob(embed.format(file="sub/panel.bob"), "<P>VAC:</P>")
     imported = import_screen(main, "main.bob", resolve=resolve)
     section, label = imported.screen["widgets"]
-    assert section["type"] == "section" and label["channels"] == ["ca://$(P)PUMP2"]
-    assert imported.screen["macros"] == {"P": "VAC:"}  # expanded at open
+    # Phoebus: the embedded display's own N=9 replaces the embedding widget's N=2
+    assert section["type"] == "section" and label["channels"] == ["ca://VAC:PUMP9"]
+    assert "macros" not in imported.screen
     assert label["box"] == {
         "x": 110,
         "y": 132,
         "w": 50,
         "h": 20,
     }  # inside the embedding widget
-    given = import_screen(main, "main.bob", resolve=resolve, macros={"P": "V2:"})
-    assert given.screen["widgets"][1]["channels"] == ["ca://V2:PUMP2"]
+    given = import_screen(main, "main.bob", resolve=resolve, macros={"N": "7"})
+    assert given.screen["widgets"][1]["channels"] == ["ca://VAC:PUMP7"]  # the CLI wins
     assert imported.report.mapped == {"embedded → section": 1, "textupdate → label": 1}
     missing = import_screen(
         _bob(embed.format(file="gone.bob")), "m.bob", resolve=resolve
@@ -329,7 +377,7 @@ def test_decorations_become_shapes_with_points_in_their_box() -> None:
     assert polygon["options"] == {"kind": "polygon", "points": [[0, 30], [20, 0]]}
     assert polygon["style"]["fg"] == "#0000ff"  # the line colour strokes the shape
     assert arc["options"] == {"kind": "arc", "start_angle": 0, "total_angle": 180}
-    assert picture["options"] == {"kind": "picture", "file": "$(D)/logo.png"}
+    assert picture["options"] == {"kind": "picture", "file": "pic/logo.png"}
     opi = (b'<display typeId="org.csstudio.opibuilder.Display" version="1.0.0">'
            b'<widget typeId="org.csstudio.opibuilder.widgets.polyline" version="1.0.0">'
            b"<x>100</x><y>50</y><width>40</width><height>30</height>"

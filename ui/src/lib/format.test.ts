@@ -61,3 +61,18 @@ describe('alarm states', () => {
     expect(rangeOf(null)).toEqual([0, 100]);
   });
 });
+
+describe('imported displays: long strings and text symbols', () => {
+  it('shows a char array as text (up to its NUL) and picks a text symbol by value', async () => {
+    const { charText } = await import('./format');
+    const bytes = new Uint8Array([0x2f, 0x64, 0xc3, 0xa9, 0, 0x41]);
+    const nd = { data: bytes, shape: [6] };
+    expect(charText(nd)).toBe('/dé');
+    expect(charText([72, 105])).toBe('Hi');
+    expect(charText(3)).toBeNull();
+    expect(formatValue(val(nd), meta({ dt: 'u1', shape: [6] }), { long_string: true })).toBe('/dé');
+    expect(formatValue(val(1), meta({}), { symbols: ['☺', '☻'] })).toBe('☻');
+    expect(formatValue(val('0'), meta({ dt: 'str' }), { symbols: ['☺', '☻'] })).toBe('☺');
+    expect(formatValue(val(7), meta({ dt: 'i4' }), { symbols: ['☺', '☻'] })).toBe('7'); // out of range: the value
+  });
+});

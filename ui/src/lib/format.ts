@@ -6,6 +6,23 @@ export interface FormatOptions {
   prec?: number;
   notation?: 'fixed' | 'exp' | 'eng';
   unit?: string;
+  /** a char array shown as text (EPICS long strings) */
+  long_string?: boolean;
+  /** the text of index = the value (a text symbol) */
+  symbols?: string[];
+}
+
+/** A char array's text (bytes up to the first NUL, UTF-8), or null when `v` is not one. */
+export function charText(v: unknown): string | null {
+  if (typeof v === 'string') return v;
+  let bytes: ArrayLike<number> | null = null;
+  if (isNdArray(v) && (v.data instanceof Uint8Array || v.data instanceof Int8Array)) bytes = v.data;
+  else if (Array.isArray(v) && v.every((x) => typeof x === 'number')) bytes = v as number[];
+  if (!bytes) return null;
+  const out = new Uint8Array(bytes.length);
+  let n = 0;
+  for (; n < bytes.length && bytes[n] !== 0; n++) out[n] = bytes[n] & 0xff;
+  return new TextDecoder().decode(out.subarray(0, n));
 }
 
 /** Engineering notation: exponent a multiple of 3. */
@@ -39,6 +56,14 @@ export function formatValue(value: ValueMsg | null, meta: MetaMsg | null, opts: 
   if (value === null) return '—';
   const v = value.v;
   if (v === null || v === undefined) return value.c === false ? 'disconnected' : '—';
+  if (opts.long_string) {
+    const text = charText(v);
+    if (text !== null) return text;
+  }
+  if (opts.symbols?.length) {
+    const k = typeof v === 'number' ? Math.round(v) : typeof v === 'string' && /^\s*\d+\s*$/.test(v) ? Number(v) : typeof v === 'boolean' ? Number(v) : -1;
+    if (k >= 0 && k < opts.symbols.length) return opts.symbols[k];
+  }
   if (typeof v === 'number') {
     if (isEnum(meta)) return meta!.labels![v] ?? `#${v}`;
     if (meta?.dt && meta.dt[0] !== 'f' && Number.isInteger(v) && opts.prec === undefined) return String(v);

@@ -7,7 +7,7 @@ import { normaliseUri } from './transport/channels';
 export type WidgetType =
   | 'text' | 'label' | 'led' | 'gauge' | 'bar' | 'trend' | 'spectrum'
   | 'xy' | 'form' | 'input' | 'button' | 'command' | 'toggle' | 'menu' | 'section' | 'image' | 'table' | 'placeholder'
-  | 'shape' | 'link' | 'embed' | 'tabs';
+  | 'shape' | 'link' | 'embed' | 'tabs' | 'actions' | 'symbol' | 'clock';
 
 /** A widget's place on a canvas screen, in canvas pixels. */
 export interface Box {
@@ -59,6 +59,18 @@ export interface WidgetSpec {
   style?: WidgetStyle;
   visible?: boolean;
   rules?: Rule[];
+  /** what the widget does when used (open a screen, write, open a web page): see nav/actions.ts */
+  actions?: unknown[];
+  /** a click on the widget runs its actions */
+  click?: boolean;
+}
+
+/** Where an imported screen comes from: its set, its file, the set's home, the digest of the import. */
+export interface ScreenSource {
+  set: string;
+  file: string;
+  home?: boolean;
+  digest?: string;
 }
 
 export interface Screen {
@@ -68,6 +80,7 @@ export interface Screen {
   layout?: GridLayout | CanvasLayout;
   macros?: Record<string, string>;
   widgets: WidgetSpec[];
+  source?: ScreenSource;
 }
 
 /** One entry of the screen list. */

@@ -22,7 +22,7 @@ describe('several widgets in the property panel', () => {
     expect(commonFields(['label', 'gauge', 'bar']).map((f) => f.key)).toEqual(['prec', 'unit']);
     expect(commonFields(['gauge', 'bar']).map((f) => f.key)).toEqual(['min', 'max', 'prec', 'unit', 'orientation']);
     expect(commonFields(['input', 'button', 'toggle', 'menu']).map((f) => f.key)).toEqual(['confirm']);
-    expect(commonFields(['label', 'label']).map((f) => f.key)).toEqual(['prec', 'notation', 'unit', 'compact']);
+    expect(commonFields(['label', 'label']).map((f) => f.key)).toEqual(['prec', 'notation', 'unit', 'compact', 'long_string']);
     expect(commonFields(['label', 'section'])).toEqual([]);
   });
 

@@ -9,7 +9,7 @@ describe('property fields from the screen schema', () => {
 
   it('reads options with kinds, limits and defaults through $refs', () => {
     const label = optionFields('label');
-    expect(label.map((f) => f.key)).toEqual(['prec', 'notation', 'unit', 'compact']);
+    expect(label.map((f) => f.key)).toEqual(['prec', 'notation', 'unit', 'compact', 'long_string']);
     expect(label[0]).toMatchObject({ kind: 'integer', min: 0, max: 17 });
     expect(label[1]).toMatchObject({ kind: 'enum', choices: ['fixed', 'exp', 'eng'] });
     expect(optionFields('input').find((f) => f.key === 'confirm')).toMatchObject({ kind: 'boolean', default: true });

@@ -56,6 +56,7 @@ function fieldsOf(def: Node, prefix = ''): Field[] {
     if (raw.$ref === '#/$defs/font') return [{ key, kind: 'font', description: resolve(raw).description as string | undefined }];
     const p = resolve(raw);
     if (p.type === 'object' && p.properties) return fieldsOf(p, `${key}.`);
+    if (p.type === 'array') return []; // lists (an importer's symbols, items, tabs): not a form field
     const f: Field = { key, kind: 'string', description: p.description as string | undefined, default: p.default };
     if (Array.isArray(p.enum)) return [{ ...f, kind: 'enum', choices: p.enum.map(String) }];
     if (Array.isArray(p.type)) return [{ ...f, kind: 'value' }];

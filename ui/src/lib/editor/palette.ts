@@ -27,10 +27,13 @@ const HINTS: Record<string, string> = {
   link: 'opens another screen',
   embed: 'another screen inside this one',
   tabs: 'tabs, each showing a screen',
+  actions: "a button running an imported widget's actions",
+  symbol: 'the picture selected by a value',
+  clock: 'the local time',
 };
 
 /** Types a screen may hold but nobody places by hand: an importer's stand-in for what it
  * could not map, and the decorations of imported displays. */
-export const NOT_IN_PALETTE: ReadonlySet<string> = new Set(['placeholder', 'shape']);
+export const NOT_IN_PALETTE: ReadonlySet<string> = new Set(['placeholder', 'shape', 'actions', 'symbol']);
 
 export const PALETTE: readonly { type: string; hint: string }[] = WIDGET_TYPES.filter((t) => !NOT_IN_PALETTE.has(t)).map((type) => ({ type, hint: HINTS[type] ?? '' }));

@@ -21,6 +21,9 @@ import Shape from './Shape.svelte';
 import Table from './Table.svelte';
 import Text from './Text.svelte';
 import Toggle from './Toggle.svelte';
+import Actions from './Actions.svelte';
+import Symbol from './Symbol.svelte';
+import Clock from './Clock.svelte';
 
 type Loader = () => Promise<{ default: Component<WidgetProps> }>;
 
@@ -51,6 +54,9 @@ export const WIDGETS: Record<WidgetType, WidgetEntry> = {
   // screens inside a widget: their own chunk (a screen without them never loads it)
   embed: { load: () => import('./Embed.svelte') },
   tabs: { load: () => import('./Tabs.svelte') },
+  actions: { component: Actions },
+  symbol: { component: Symbol },
+  clock: { component: Clock },
 };
 
 /** Default grid spans (w, h) of each type when the screen gives none. */
@@ -59,5 +65,5 @@ export const DEFAULT_SIZE: Record<WidgetType, [number, number]> = {
   trend: [6, 7], spectrum: [6, 7], xy: [6, 7], form: [6, 6],
   input: [4, 2], button: [2, 2], command: [3, 2], toggle: [2, 2], menu: [3, 2], section: [6, 4],
   image: [6, 12], table: [6, 6], placeholder: [2, 2], shape: [2, 2],
-  link: [2, 1], embed: [6, 8], tabs: [12, 10],
+  link: [2, 1], embed: [6, 8], tabs: [12, 10], actions: [2, 1], symbol: [2, 2], clock: [2, 2],
 };

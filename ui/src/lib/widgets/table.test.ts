@@ -43,9 +43,10 @@ describe('table view', () => {
     ]);
   });
 
-  it('shows nothing for scalars and arrays', () => {
+  it('shows nothing for scalars, an array as one row per element', () => {
     expect(tableView(3, null).headings).toEqual([]);
-    expect(tableView(nd([1]), null).headings).toEqual([]);
+    expect(tableView(nd([1.5, 2]), null)).toEqual({ headings: ['index', 'value'], rows: [['0', '1.500'], ['1', '2']], hidden: 0 });
+    expect(tableView(['a', 'b'], null, 1).rows).toEqual([['0', 'a']]);
   });
 });
 

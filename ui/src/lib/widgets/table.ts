@@ -46,7 +46,14 @@ function flatten(value: unknown, prefix: string, out: string[][], prec: number):
 
 /** The rows and headings to show for a value and its metadata. */
 export function tableView(v: unknown, meta: MetaMsg | null, maxRows = 1000, prec = 3): TableView {
-  if (typeof v !== 'object' || v === null || isNdArray(v)) {
+  if (isNdArray(v) || (Array.isArray(v) && v.every((x) => typeof x !== 'object' || x === null))) {
+    // an array: one row per element (Phoebus's array widget)
+    const data = isNdArray(v) ? v.data : (v as unknown[]);
+    const shown = Math.min(data.length, maxRows);
+    const rows = Array.from({ length: shown }, (_, i) => [String(i), cell(data[i], prec)]);
+    return { headings: ['index', 'value'], rows, hidden: data.length - shown };
+  }
+  if (typeof v !== 'object' || v === null) {
     return { headings: [], rows: [], hidden: 0 };
   }
   const map = v as Record<string, unknown>;

@@ -22,7 +22,7 @@ export function splitArgs(text: string): (number | string)[] {
   const re = /\s*(?:"((?:[^"\\]|\\.)*)"|([^,]+?))\s*(?:,|$)/g;
   let m: RegExpExecArray | null;
   while ((m = re.exec(text)) && m[0] !== '') {
-    if (m[1] !== undefined) out.push(m[1].replace(/\\(.)/g, '$1'));
+    if (m[1] !== undefined) out.push(m[1].replace(/\\(.)/g, (_, c: string) => (c === 'n' ? '\n' : c === 't' ? '\t' : c)));
     else {
       const raw = m[2].trim();
       const n = Number(raw);

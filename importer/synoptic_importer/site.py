@@ -1,0 +1,186 @@
+"""A facility's screen set imported as one linked site: every display of a
+folder (or a zip of one) becomes a screen, each open-display action a link to
+the screen its file became (resolved like Phoebus, :mod:`.paths`), embedded
+displays inlined from the set. Pure: file names and bytes in, screens and a
+site report out; storing them is the caller's (``synoptic screens import``, the
+gateway's upload).
+
+Screens are named ``<set>--<folder>--<file>`` (``ADCore--ADBase``,
+``examples--embedded--motor``) and carry a ``source`` (the set, the file, the
+home flag, a digest of the screen as imported: a stored screen whose content
+no longer matches its digest was edited since)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import posixpath
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from synoptic_importer import SUFFIXES, Imported, import_screen
+from synoptic_importer.common import ScreenImportError
+from synoptic_importer.paths import SetContext
+from synoptic_importer.sitereport import SiteReport, build_report
+
+#: A set's name in screen names and sources.
+SET_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+SEPARATOR = "--"
+MAX_NAME = 128
+#: File names that make a display its set's home, best first.
+HOME_NAMES = ("index", "home", "main", "01_main", "top", "overview", "start", "menu")
+
+
+@dataclass
+class Refused:
+    """A file of the set that could not be imported: why, and where."""
+
+    file: str
+    reason: str
+    line: int | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"file": self.file, "reason": self.reason, "line": self.line}
+
+
+@dataclass
+class Site:
+    """The screens of an imported set, its home, the files refused."""
+
+    set: str
+    screens: list[Imported] = field(default_factory=list)
+    files: dict[str, str] = field(default_factory=dict)  # screen name → file
+    refused: list[Refused] = field(default_factory=list)
+    home: str | None = None
+
+    def report(self) -> SiteReport:
+        return build_report(self)
+
+
+def set_name(name: str) -> str:
+    """A valid set name from a folder's or zip's name (``ADCore op`` → ``ADCore_op``)."""
+    name = re.sub(r"[^A-Za-z0-9_.-]", "_", name.strip()).lstrip("_.-")[:64]
+    return name or "site"
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_-]", "_", text)
+
+
+_REF = re.compile(r"(\$\([^()]*\)|\$\{[^{}]*\})")
+
+
+def name_for(path: str, set_: str) -> str:
+    """A path's screen name by the set's rule: the set, the folders and the
+    stem joined by ``--``, other characters as ``_``; ``$(MACRO)`` references
+    kept (a link whose file its opener names: filled when it is used)."""
+    stem = posixpath.splitext(path)[0]
+
+    def part(text: str) -> str:
+        return "".join(p if _REF.fullmatch(p) else _slug(p) for p in _REF.split(text))
+
+    return _slug(set_) + SEPARATOR + SEPARATOR.join(part(p) for p in stem.split("/"))
+
+
+def screen_names(paths: list[str], set_: str) -> dict[str, str]:
+    """Each display's screen name: the set, its folders and its stem joined by
+    ``--``; a ``.opi`` beside a ``.bob`` of the same stem gets ``-opi``; names
+    longer than the limit end in a hash of the path."""
+    out: dict[str, str] = {}
+    taken: set[str] = set()
+    for path in sorted(paths, key=lambda p: (not p.lower().endswith(".bob"), p)):
+        suffix = posixpath.splitext(path)[1]
+        name = name_for(path, set_)
+        if name.lower() in taken:
+            name += "-" + suffix.lstrip(".").lower()
+        if len(name) > MAX_NAME or name.lower() in taken:
+            digest = hashlib.blake2b(path.encode(), digest_size=5).hexdigest()
+            name = name[: MAX_NAME - 11] + "-" + digest
+        taken.add(name.lower())
+        out[path] = name
+    return out
+
+
+def digest(screen: dict[str, Any]) -> str:
+    """The digest of a screen's content, its ``source`` left out."""
+    body = {k: v for k, v in screen.items() if k != "source"}
+    text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def edited_since_import(screen: dict[str, Any]) -> bool:
+    """Whether a stored imported screen's content differs from what its import
+    wrote (an edit in the browser since)."""
+    source = screen.get("source")
+    if not isinstance(source, dict) or "digest" not in source:
+        return False
+    return digest(screen) != source["digest"]
+
+
+def import_site(
+    files: Mapping[str, bytes],
+    name: str,
+    *,
+    macros: dict[str, str] | None = None,
+    tango_host: str | None = None,
+    home: str | None = None,
+) -> Site:
+    """Import every display of ``files`` (POSIX paths relative to the set's
+    root → bytes) as the set ``name``. A file that cannot be imported is
+    refused (the others are not affected); ``home`` (a path) names the home
+    screen, else it is found (:func:`find_home`)."""
+    set_ = set_name(name)
+    displays = sorted(p for p in files if posixpath.splitext(p)[1].lower() in SUFFIXES)
+    names = screen_names(displays, set_)
+    context = SetContext(files, names, name_rule=lambda p: name_for(p, set_))
+    site = Site(set_)
+    for path in displays:
+        try:
+            imported = import_screen(files[path], path, macros=macros,
+                                     tango_host=tango_host, context=context)  # fmt: skip
+        except ScreenImportError as exc:
+            site.refused.append(Refused(path, exc.reason, exc.line))
+            continue
+        imported = Imported(names[path], imported.screen, imported.report)
+        site.screens.append(imported)
+        site.files[imported.name] = path
+    site.home = names.get(home) if home else find_home(site)
+    for imported in site.screens:
+        source: dict[str, Any] = {"set": set_, "file": site.files[imported.name][:1000]}
+        if imported.name == site.home:
+            source["home"] = True
+        imported.screen.pop("source", None)
+        source["digest"] = digest(imported.screen)
+        imported.screen["source"] = source
+    return site
+
+
+def find_home(site: Site) -> str | None:
+    """The set's home screen: a display named like one (``main``, ``index``,
+    ``top`` … nearest the root), else the one from which links reach the most
+    screens (fewest folders deep, then by name)."""
+    if not site.screens:
+        return None
+    by_stem: list[tuple[int, int, str]] = []
+    for screen, path in site.files.items():
+        stem = posixpath.splitext(posixpath.basename(path))[0].lower()
+        if stem in HOME_NAMES:
+            by_stem.append((path.count("/"), HOME_NAMES.index(stem), screen))
+    if by_stem:
+        return min(by_stem)[2]
+    graph = {
+        s.name: {k.screen for k in s.report.links if k.inside} for s in site.screens
+    }
+
+    def reach(start: str) -> int:
+        seen, todo = {start}, [start]
+        while todo:
+            for nxt in graph.get(todo.pop(), ()):
+                if nxt not in seen:
+                    seen.add(nxt)
+                    todo.append(nxt)
+        return len(seen)
+
+    return min(graph, key=lambda s: (-reach(s), site.files[s].count("/"), s))
