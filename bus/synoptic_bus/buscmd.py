@@ -26,6 +26,12 @@ from synoptic_bus.history import (
     HistoryConfig,
     ensure_history,
 )
+from synoptic_bus.metahistory import (
+    DEFAULT_META_BYTES,
+    DEFAULT_META_WINDOW_S,
+    MetaHistoryConfig,
+    ensure_meta_history,
+)
 from synoptic_bus.retention import describe, retention
 from synoptic_bus.rollup import DEFAULT_BLOCK_BYTES, ensure_rollup, rollup_stream_name
 from synoptic_bus.screencmd import default_seed_dir
@@ -130,6 +136,21 @@ def register(sub: argparse._SubParsersAction) -> None:
         f"{DEFAULT_ARRAY_BYTES})",
     )
     init.add_argument(
+        "--meta-history-window",
+        type=float,
+        default=DEFAULT_META_WINDOW_S,
+        metavar="SECONDS",
+        help="metadata history kept (units, limits, labels in force at each moment; "
+        f"default {DEFAULT_META_WINDOW_S:g}: 400 days)",
+    )
+    init.add_argument(
+        "--meta-history-bytes",
+        type=int,
+        default=DEFAULT_META_BYTES,
+        metavar="BYTES",
+        help=f"metadata history bytes kept in all (default {DEFAULT_META_BYTES})",
+    )
+    init.add_argument(
         "--history-storage",
         choices=["memory", "file"],
         default="file",
@@ -220,6 +241,18 @@ async def cmd_init(args: argparse.Namespace) -> int:
         print(
             f"stream {arrays.stream} ready: large values thinned to "
             f"{arrays.budget} bytes (synoptic rollup)"
+        )
+        meta = MetaHistoryConfig(
+            args.prefix,
+            window_s=args.meta_history_window,
+            max_bytes=args.meta_history_bytes,
+            storage=args.history_storage,
+            replicas=args.replicas,
+        )
+        await ensure_meta_history(nc, meta)
+        print(
+            f"stream {meta.stream} ready: {args.meta_history_window / 86400:g} days "
+            f"of metadata history, {args.meta_history_bytes} bytes"
         )
     alarms = AlarmStreams(args.prefix, replicas=args.replicas)
     await ensure_stream(nc, alarms.sev_config())

@@ -12,6 +12,7 @@ from nats.js.errors import NotFoundError
 
 from synoptic_bus.arrays import arrays_stream_name
 from synoptic_bus.history import history_stream_name, oldest
+from synoptic_bus.metahistory import meta_stream_name
 from synoptic_bus.rollup import rollup_stream_name
 
 
@@ -19,7 +20,7 @@ from synoptic_bus.rollup import rollup_stream_name
 class Retention:
     """One stream: what it keeps and how much of its window it holds now."""
 
-    #: ``raw``, ``blocks`` or ``arrays``
+    #: ``raw``, ``blocks``, ``arrays`` or ``meta``
     kind: str
     stream: str
     what: str
@@ -56,6 +57,7 @@ def _streams(prefix: str) -> list[tuple[str, str, str]]:
             arrays_stream_name(prefix),
             "large values (arrays, images), thinned",
         ),
+        ("meta", meta_stream_name(prefix), "metadata (units, limits, labels)"),
     ]
 
 
@@ -91,6 +93,8 @@ def describe(r: Retention) -> str:
     def span(s: float) -> str:
         m, sec = divmod(int(s), 60)
         h, m = divmod(m, 60)
+        if h >= 48:
+            return f"{h // 24} days {h % 24} h"
         return f"{h} h {m:02d} min" if h else f"{m} min {sec:02d} s"
 
     reach = (

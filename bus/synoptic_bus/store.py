@@ -126,8 +126,11 @@ def history_stream_name(prefix: str) -> str:
 
 
 def history_feed(prefix: str) -> RePublish:
-    """What the last-value stream republishes for the history stream to keep."""
-    return RePublish(src=f"{prefix}.val.>", dest=f"{prefix}.hist.val.>")
+    """What the last-value stream republishes for the history streams to keep:
+    everything it stores, under ``<prefix>.hist`` (values to ``hist.val`` for
+    ``CS_HIST``, metadata to ``hist.meta`` for ``CS_META``; the store barrier's
+    copy goes to no stream)."""
+    return RePublish(src=f"{prefix}.>", dest=f"{prefix}.hist.>")
 
 
 async def ensure_store(

@@ -33,6 +33,8 @@ from synoptic_bus.alarmtree import TreeStore, TreeStoreConfig
 from synoptic_bus.archiver import history_feed
 from synoptic_bus.arrays import ArraysConfig, ensure_arrays
 from synoptic_bus.history import HistoryConfig, ensure_history, oldest, read_range
+from synoptic_bus.metahistory import MetaHistoryConfig, ensure_meta_history
+from synoptic_bus.moment import last_at
 from synoptic_bus.natsserver import NatsServer, nats_server_executable
 from synoptic_bus.rollup import Rollup, ensure_rollup, large_value_plan
 from synoptic_bus.screens import ScreenBucket, ScreensConfig
@@ -362,6 +364,42 @@ async def test_the_rollup_writes_blocks_that_a_gateway_reads(
     await writer.publish("$JS.API.STREAM.DELETE.CS_ROLL", b"")  # nor manage streams
     await roles["rollup"].violation("$JS.API.STREAM.DELETE.CS_ROLL")
     assert not roles["gateway"].errors, roles["gateway"].errors
+
+
+async def test_a_gateway_reads_values_and_metadata_at_a_moment(
+    roles: dict[str, Client],
+) -> None:
+    """Rewind: the bus-init Job makes CS_META; the last-value stream feeds it and
+    CS_HIST; a gateway (and a reader, for metadata) reads both as they stood at a
+    moment by Direct Get, and may not publish into the history."""
+    admin, adapter, gateway, reader = (
+        roles[u].nc for u in ("admin", "adapter", "gateway", "reader")
+    )
+    assert admin and adapter and gateway and reader
+    history = HistoryConfig(storage="file")
+    await ensure_store(admin, StoreConfig(storage="file"))
+    await ensure_history(admin, history)
+    await ensure_meta_history(admin, MetaHistoryConfig())
+    channel = parse_channel("ca://DEMO:REWOUND")
+    subjects = Subjects()
+    meta = {"ver": 1, "dt": "f8", "shape": [], "unit": "mA", "w": False,
+            "t": time.time_ns(), "ep": 1}  # fmt: skip
+    await adapter.publish(subjects.meta(channel), encode(meta))
+    await adapter.publish(
+        subjects.val(channel), encode_value(2.5, time.time_ns(), 0, "", 1, 1, True)
+    )
+    await adapter.flush()
+    js = admin.jetstream()
+    async with asyncio.timeout(10):
+        while (await js.stream_info("CS_META")).state.messages < 1:  # noqa: ASYNC110 - no event for a stream count
+            await asyncio.sleep(0.05)
+    at = time.time_ns()
+    values = await last_at(gateway, "CS_HIST", [subjects.hist(channel)], at)
+    assert list(values) == [subjects.hist(channel)]
+    metas = await last_at(reader, "CS_META", [subjects.hist_meta(channel)], at)
+    assert list(metas) == [subjects.hist_meta(channel)]
+    await gateway.publish(subjects.hist_meta(channel), b"forged")
+    await roles["gateway"].violation(subjects.hist_meta(channel))
 
 
 async def test_the_archiver_reads_the_raw_history_as_the_reader(

@@ -14,6 +14,7 @@ Layout (prefix ``cs`` by default)::
     cs.audit.<proto>                                 write audit records
     cs.hist.val.<same tail>                          stored history (republished)
     cs.hist.arr.<same tail>                          large values kept, thinned
+    cs.hist.meta.<same tail>                         metadata history (republished)
     cs.roll.0.<same tail>                            history blocks (closed)
     cs.roll.open.<same tail>                         a channel's growing block
     cs.alarm.st.<same tail>                          an alarm's state (alarm service)
@@ -106,6 +107,11 @@ class Subjects:
         """The subject a channel's large values (arrays, images: over the raw
         history's message limit) are kept under, thinned, by the rollup."""
         return f"{self.prefix}.hist.arr.{subject_tail(channel)}"
+
+    def hist_meta(self, channel: Channel) -> str:
+        """The subject a channel's metadata is kept under in the metadata history
+        (the last-value stream republishes ``meta`` there; nobody else publishes)."""
+        return f"{self.prefix}.hist.meta.{subject_tail(channel)}"
 
     def block(self, channel: Channel, level: Literal["0", "open"] = "0") -> str:
         """The subject of a channel's history blocks (``synoptic_schemas.blocks``):

@@ -49,7 +49,7 @@ async def test_bus_init_creates_history_with_its_limits(
     )  # fmt: skip
     assert info.subjects == ["hi.hist.val.>"]
     last = (await nc.jetstream().stream_info("HI_LAST")).config
-    assert last.republish is not None and last.republish.dest == "hi.hist.val.>"
+    assert last.republish is not None and last.republish.dest == "hi.hist.>"
 
 
 async def test_every_value_is_kept_and_a_range_reads_back_bounded(
@@ -93,6 +93,6 @@ async def test_a_recreated_last_value_stream_feeds_the_history_again(
     await nc.jetstream().delete_stream("RC_LAST")
     await ensure_store(nc, StoreConfig("rc"))  # as an adapter does on connect
     last = (await nc.jetstream().stream_info("RC_LAST")).config
-    assert last.republish is not None and last.republish.dest == "rc.hist.val.>"
+    assert last.republish is not None and last.republish.dest == "rc.hist.>"
     await nc.publish("rc.val.ca.AGAIN", value(1.0, 1, time.time_ns()))
     await stored(nc, "RC_HIST", 1)

@@ -123,11 +123,13 @@ async def test_bus_status_tells_how_far_back_each_kind_reaches(
         capture_output=True, text=True, timeout=30, check=True,
     )  # fmt: skip
     kinds = {s["kind"]: s for s in json.loads(done.stdout)["history"]}
-    assert set(kinds) == {"raw", "blocks", "arrays"}
+    assert set(kinds) == {"raw", "blocks", "arrays", "meta"}
     assert kinds["raw"]["max_msg_size"] == 4096
     assert kinds["raw"]["max_bytes"] == RAW_BYTES
     assert kinds["arrays"]["max_bytes"] == ARRAY_BYTES
-    assert all(s["storage"] == "file" and s["window_s"] == 600 for s in kinds.values())
+    assert all(s["storage"] == "file" for s in kinds.values())
+    assert all(kinds[k]["window_s"] == 600 for k in ("raw", "blocks", "arrays"))
+    assert kinds["meta"]["window_s"] == 400 * 86400  # metadata: months, by default
     assert kinds["raw"]["kept_s"] > 0 and kinds["blocks"]["messages"] > 0
     text = (
         await asyncio.to_thread(
