@@ -42,7 +42,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     """Add ``synoptic alarms`` to the ``synoptic`` command."""
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--nats", default=None, help="NATS URL ($SYNOPTIC_NATS_URL)")
-    common.add_argument("--prefix", default=DEFAULT_PREFIX)
+    common.add_argument("--prefix", default=DEFAULT_PREFIX, help="subject prefix")
     common.add_argument("--bucket", default=DEFAULT_BUCKET, help="the tree's bucket")
     alarms = sub.add_parser("alarms", help="the alarm service and the alarm tree")
     cmds = alarms.add_subparsers(
@@ -54,9 +54,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     run.add_argument(
         "--tree", type=Path, help="tree file (YAML/JSON) to seed an empty bucket"
     )
-    run.add_argument("--storage", choices=["file", "memory"], default="file")
-    run.add_argument("--replicas", type=int, default=1)
-    run.add_argument("--metrics-port", type=int, default=0)
+    run.add_argument("--storage", choices=["file", "memory"], default="file",
+                     help="storage of the alarm streams and the tree's bucket")  # fmt: skip
+    run.add_argument("--replicas", type=int, default=1,
+                     help="replicas of the alarm streams and the tree's bucket")  # fmt: skip
+    run.add_argument("--metrics-port", type=int, default=0,
+                     help="serve Prometheus /metrics on this port (0: none)")  # fmt: skip
     run.add_argument("--no-data-after", type=float, default=15.0,
                      help="seconds before a listed channel nothing is heard of shows no data")  # fmt: skip
     run.set_defaults(func=cmd_run)
@@ -67,31 +70,33 @@ def register(sub: argparse._SubParsersAction) -> None:
     get = tree.add_parser("get", parents=[common], help="print the tree as YAML")
     get.set_defaults(func=cmd_tree_get)
     put = tree.add_parser("put", parents=[common], help="write a tree file (YAML/JSON)")
-    put.add_argument("file", type=Path)
-    put.add_argument("--summary", default="")
-    put.add_argument("--who", default="cli")
+    put.add_argument("file", type=Path, help="the tree file")
+    put.add_argument("--summary", default="",
+                     help="what changed (default: from FILE)")  # fmt: skip
+    put.add_argument("--who", default="cli", help="the author of the revision")
     put.set_defaults(func=cmd_tree_put)
     imp = tree.add_parser(
         "import", parents=[common], help="convert a Phoebus alarm configuration (XML)"
     )
-    imp.add_argument("file", type=Path)
+    imp.add_argument("file", type=Path, help="the Phoebus alarm configuration")
     imp.add_argument("--put", action="store_true", help="write it to the bus too")
     imp.add_argument("--out", type=Path, help="write it as YAML to this file")
-    imp.add_argument("--who", default="cli")
+    imp.add_argument("--who", default="cli", help="the author of the revision (--put)")
     imp.set_defaults(func=cmd_tree_import)
 
     lst = cmds.add_parser("list", parents=[common], help="the active alarms")
-    lst.add_argument("--json", action="store_true")
+    lst.add_argument("--json", action="store_true", help="one JSON state a line")
     lst.set_defaults(func=cmd_list)
 
     for op, text in (("ack", "acknowledge"), ("unack", "unacknowledge"),
                      ("shelve", "shelve"), ("unshelve", "unshelve")):  # fmt: skip
         req = cmds.add_parser(op, parents=[common], help=f"{text} alarms")
-        req.add_argument("uris", nargs="+", metavar="URI")
+        req.add_argument("uris", nargs="+", metavar="URI", help="the alarms' channels")
         req.add_argument("--who", required=True, help="the person it is done for")
         if op == "shelve":
-            req.add_argument("--why", required=True)
-            req.add_argument("--minutes", type=float, required=True)
+            req.add_argument("--why", required=True, help="the reason, audited")
+            req.add_argument("--minutes", type=float, required=True,
+                             help="how long it stays shelved")  # fmt: skip
         req.set_defaults(func=cmd_request, op=op)
 
 

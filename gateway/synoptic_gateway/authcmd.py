@@ -50,18 +50,24 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--roles", type=Path,
                    default=Path(r) if (r := os.environ.get("SYNOPTIC_ROLES")) else None,
                    help="role file (default $SYNOPTIC_ROLES)")  # fmt: skip
-    p.add_argument("--audience", default=d.oidc_audience)
-    p.add_argument("--name-claim", default=d.oidc_name_claim)
+    p.add_argument("--audience", default=d.oidc_audience,
+                   help="the audience a token must name, as the gateway's "
+                        "--oidc-audience (empty: any)")  # fmt: skip
+    p.add_argument("--name-claim", default=d.oidc_name_claim,
+                   help="the claim naming the user, as the gateway's "
+                        "--oidc-name-claim")  # fmt: skip
     p.set_defaults(func=lambda args: asyncio.run(explain(args)))
 
     p = cmds.add_parser("login", parents=[provider],
                         help="sign in at the provider from this terminal "
                              "(device code)")  # fmt: skip
-    p.add_argument("--client-id", default=DEVICE_CLIENT)
+    p.add_argument("--client-id", default=DEVICE_CLIENT,
+                   help="the provider's client for terminals (device code)")  # fmt: skip
     p.set_defaults(func=lambda args: asyncio.run(login(args)))
 
     p = cmds.add_parser("logout", parents=[provider], help="forget the kept sign-in")
-    p.add_argument("--client-id", default=DEVICE_CLIENT)
+    p.add_argument("--client-id", default=DEVICE_CLIENT,
+                   help="the provider's client for terminals (device code)")  # fmt: skip
     p.set_defaults(func=logout)
 
     p = cmds.add_parser("token", parents=[provider],
