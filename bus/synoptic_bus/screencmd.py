@@ -21,6 +21,7 @@ from synoptic_bus.screens import (
     ScreensConfig,
     StoreUnavailableError,
 )
+from synoptic_bus.sitestore import counts, store_site
 from synoptic_importer import (
     MAX_SOURCE_BYTES,
     SUFFIXES,
@@ -29,6 +30,15 @@ from synoptic_importer import (
     parse_macro_args,
     screen_name,
 )
+from synoptic_importer.archive import (
+    MAX_MEMBERS,
+    MAX_TOTAL_BYTES,
+    ArchiveError,
+    SetFiles,
+    keeps,
+    read_zip,
+)
+from synoptic_importer.site import import_site
 from synoptic_schemas.errors import ContractError
 from synoptic_schemas.screens import (
     DEFAULT_BUCKET,
@@ -90,10 +100,20 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = cmds.add_parser(
         "import", parents=[common, writer],
-        help="write screen files: <name>.json, or convert .bob/.opi/.wj",
+        help="write screen files: <name>.json, convert .bob/.opi/.wj, or a whole "
+             "display set (a folder or a .zip) as linked screens",
     )  # fmt: skip
     p.add_argument("files", nargs="+", type=Path,
-                   help="<name>.json screens, Phoebus .bob, CS-Studio .opi, Taranta .wj")  # fmt: skip
+                   help="<name>.json screens, Phoebus .bob, CS-Studio .opi, Taranta .wj; "
+                        "a folder (read recursively) or a .zip: one linked set")  # fmt: skip
+    p.add_argument("--set", dest="set_name", default=None,
+                   help="a folder's or zip's set name (default: its name)")  # fmt: skip
+    p.add_argument("--home", default=None,
+                   help="the set's home display, a path in it (default: found)")  # fmt: skip
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace screens edited in the browser since their import")  # fmt: skip
+    p.add_argument("--dry-run", action="store_true",
+                   help="convert and report, write nothing")  # fmt: skip
     p.add_argument("--macro", action="append", default=[], metavar="NAME=VALUE",
                    help="macro for .bob/.opi/.wj (repeat; over the file's own)")  # fmt: skip
     p.add_argument("--tango-host", default=None,
@@ -238,13 +258,88 @@ async def _load(path: Path, args: argparse.Namespace, limit: int) -> tuple[str, 
     return imported.name, imported.screen
 
 
+def read_folder(folder: Path) -> SetFiles:
+    """A folder's set: the files an import reads, found recursively (hidden
+    ones left out), each at most the import limit, at most
+    :data:`MAX_MEMBERS` files and :data:`MAX_TOTAL_BYTES` in all."""
+    out = SetFiles(folder.resolve().name)
+    total = 0
+    for path in sorted(folder.rglob("*")):
+        rel = path.relative_to(folder).as_posix()
+        if any(part.startswith(".") for part in rel.split("/")) or not path.is_file():
+            continue
+        if not keeps(rel):
+            out.ignored.append(rel)
+            continue
+        size = path.stat().st_size
+        if size > MAX_SOURCE_BYTES:
+            out.ignored.append(rel)
+            continue
+        total += size
+        if len(out.files) >= MAX_MEMBERS or total > MAX_TOTAL_BYTES:
+            raise ArchiveError(f"{folder}: more than {MAX_MEMBERS} files or "
+                               f"{MAX_TOTAL_BYTES} bytes")  # fmt: skip
+        out.files[rel] = path.read_bytes()
+    return out
+
+
+def _read_set(path: Path) -> SetFiles:
+    if path.is_dir():
+        return read_folder(path)
+    size = path.stat().st_size
+    if size > MAX_TOTAL_BYTES:
+        raise ArchiveError(f"{size} bytes exceed the limit of {MAX_TOTAL_BYTES}")
+    return read_zip(path.read_bytes(), path.stem)
+
+
+async def _import_set(
+    bucket: ScreenBucket, path: Path, args: argparse.Namespace
+) -> int:
+    """A folder or zip imported as one linked site: its report, then what was
+    written. Exit 1 when a file was refused or a write failed."""
+    found = await asyncio.to_thread(_read_set, path)
+    site = await asyncio.to_thread(
+        import_site, found.files, args.set_name or found.name,
+        macros=parse_macro_args(args.macro), tango_host=args.tango_host, home=args.home,
+    )  # fmt: skip
+    report = site.report()
+    by = args.by or default_user()
+    outcomes = await store_site(bucket, site, by, overwrite=args.overwrite,
+                                dry_run=args.dry_run, summary=args.summary)  # fmt: skip
+    done = counts(outcomes)
+    if args.report == "json":
+        print(json.dumps({"report": report.as_dict(), "counts": done,
+                          "dry_run": args.dry_run,
+                          "screens": [o.as_dict() for o in outcomes]}))  # fmt: skip
+    else:
+        print(report.text())
+        for o in outcomes:
+            if o.action != "unchanged":
+                rev = f" revision {o.revision}" if o.revision else ""
+                why = f": {o.reason}" if o.reason else ""
+                verb = f"would be {o.action}" if args.dry_run else o.action
+                print(f"{verb} {o.name}{rev}{why}")
+        total = ", ".join(f"{n} {a}" for a, n in sorted(done.items()))
+        print(f"set {site.set}: {len(outcomes)} screens ({total})"
+              + (" — dry run, nothing written" if args.dry_run else ""))  # fmt: skip
+    return EXIT_FAILED if site.refused or done.get("failed") else 0
+
+
 async def cmd_import(bucket: ScreenBucket, args: argparse.Namespace) -> int:
     """Each file becomes the screen named by its file name: created when absent,
-    a new revision when its content differs, left alone when equal."""
+    a new revision when its content differs, left alone when equal. A folder or
+    a zip is a set: its displays become linked screens (:func:`_import_set`)."""
     by = args.by or default_user()
     failed = 0
     seen: dict[str, Path] = {}
     for path in args.files:
+        if path.is_dir() or path.suffix.lower() == ".zip":
+            try:
+                failed += await _import_set(bucket, path, args)
+            except (ArchiveError, OSError, ValueError) as exc:
+                failed += 1
+                print(f"screens: {path}: {exc}", file=sys.stderr)
+            continue
         try:
             name, screen = await _load(path, args, bucket.limit)
             check_name(name)

@@ -1,0 +1,114 @@
+"""An imported set written to the screens bucket: each screen created, updated
+(one revision, only where it changed) or left alone; a screen edited in the
+browser since its import (its content no longer matches the digest the import
+wrote), or one of that name that no import of this set wrote, is kept unless
+``overwrite``. Used by ``synoptic screens import FOLDER`` and the gateway's
+set upload."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from synoptic_bus.screens import (
+    ConflictError,
+    Entry,
+    ScreenBucket,
+    StoreUnavailableError,
+)
+from synoptic_importer.site import Site, edited_since_import
+from synoptic_schemas.errors import ContractError
+
+Action = Literal["created", "updated", "unchanged", "kept", "failed"]
+#: Writes in flight at once (each a JetStream publish and its ack).
+CONCURRENCY = 32
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What happened to one screen of the set."""
+
+    name: str
+    file: str
+    action: Action
+    revision: int = 0
+    reason: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "name": self.name,
+            "file": self.file,
+            "action": self.action,
+        }
+        if self.revision:
+            out["revision"] = self.revision
+        if self.reason:
+            out["reason"] = self.reason
+        return out
+
+
+def plan(screen: dict[str, Any], current: Entry | None, set_: str,
+         overwrite: bool) -> tuple[Action, int, str]:  # fmt: skip
+    """What to do with one imported screen given the stored one: the action,
+    the revision a write is based on, and why a screen is kept."""
+    if current is None or current.deleted or current.screen is None:
+        return "created", 0, ""
+    if current.screen == screen:
+        return "unchanged", current.revision, ""
+    source = current.screen.get("source")
+    if not overwrite:
+        who = f" by {current.rev.by}" if current.rev.by else ""
+        when = f" at {current.rev.at}" if current.rev.at else ""
+        if not isinstance(source, dict) or source.get("set") != set_:
+            return (
+                "kept",
+                current.revision,
+                f"a screen of that name not from set {set_}",
+            )
+        if edited_since_import(current.screen):
+            return "kept", current.revision, f"edited since its import{who}{when}"
+    return "updated", current.revision, ""
+
+
+async def store_site(
+    bucket: ScreenBucket,
+    site: Site,
+    by: str,
+    *,
+    overwrite: bool = False,
+    dry_run: bool = False,
+    summary: str = "",
+) -> list[Outcome]:
+    """Write ``site``'s screens (see the module's docstring); ``dry_run`` says
+    what would be done and writes nothing."""
+    gate = asyncio.Semaphore(CONCURRENCY)
+    why = summary or f"imported from set {site.set}"
+
+    async def one(name: str, screen: dict[str, Any]) -> Outcome:
+        file = site.files[name]
+        async with gate:
+            try:
+                current = await bucket.latest(name)
+            except StoreUnavailableError as exc:
+                return Outcome(name, file, "failed", 0, str(exc))
+            action, base, reason = plan(screen, current, site.set, overwrite)
+            if dry_run or action in ("unchanged", "kept"):
+                return Outcome(name, file, action, base, reason)
+            try:
+                entry = await bucket.put(name, screen, base, by, f"{why}: {file}"[:500])
+            except ConflictError as exc:  # saved meanwhile: theirs is kept
+                return Outcome(
+                    name, file, "kept", exc.revision, f"saved meanwhile: {exc}"
+                )
+            except (ContractError, StoreUnavailableError) as exc:
+                return Outcome(name, file, "failed", 0, str(exc))
+        return Outcome(name, file, action, entry.revision)
+
+    return list(await asyncio.gather(*(one(s.name, s.screen) for s in site.screens)))
+
+
+def counts(outcomes: list[Outcome]) -> dict[str, int]:
+    """How many screens each action took."""
+    return dict(Counter(o.action for o in outcomes))
