@@ -16,6 +16,9 @@ Sources, so that the pages cannot drift from what runs:
 - ``environment.md``: every ``SYNOPTIC_*`` variable the code reads (found in the
   sources), what reads it and what it means (the table below: a variable the code
   reads and this file does not describe fails the generation).
+- ``metrics.md``: every metric family the gateway's, the adapters' and the
+  alarm service's collectors give, as a scrape names it (the gateway's gauges are
+  the keys ``Hub.gauges`` returns, each with a help text in ``GAUGES``).
 
 ``docs/tests/test_reference.py`` fails when a page differs from what this writes.
 The defaults shown are those of a clean environment (no ``SYNOPTIC_*``,
@@ -35,6 +38,7 @@ import sys
 import tokenize
 import tomllib
 from pathlib import Path
+from types import SimpleNamespace as Ns
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -483,11 +487,125 @@ def environment_page() -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
+# -------------------------------------------------------------- metrics
+
+
+def _hub_gauge_names() -> list[str]:
+    """The keys of the dict ``Hub.gauges`` returns, read from its source."""
+    from synoptic_gateway import hub
+
+    for node in ast.walk(ast.parse(Path(hub.__file__).read_text())):
+        if isinstance(node, ast.FunctionDef) and node.name == "gauges":
+            for inner in ast.walk(node):
+                if isinstance(inner, ast.Return) and isinstance(inner.value, ast.Dict):
+                    return [
+                        k.value for k in inner.value.keys if isinstance(k, ast.Constant)
+                    ]
+    raise SystemExit("docs/reference/generate.py: Hub.gauges returns no dict literal")
+
+
+class _Zero:
+    """Counters that all read 0 (the collectors only need their names here)."""
+
+    def __getattr__(self, name: str) -> int:
+        return 0
+
+
+def _gateway_collector() -> Any:
+    from synoptic_gateway.metrics import GAUGES, Stats, _Collector
+
+    names = _hub_gauge_names()
+    if set(names) != set(GAUGES):
+        raise SystemExit(
+            "docs/reference/generate.py: Hub.gauges and synoptic_gateway.metrics."
+            f"GAUGES differ: {sorted(set(names) ^ set(GAUGES))}"
+        )
+    return _Collector(Stats(), lambda: dict.fromkeys(names, 0.0))
+
+
+def _adapter_collector() -> Any:
+    from synoptic_adapters.metrics import _DEVICE_FIGURES, AdapterCollector
+
+    device = {"tango-db:10000/sys/tg_test/1": dict.fromkeys(_DEVICE_FIGURES, 0.0)}
+    source = Ns(proto="ca", merged=0, device_stats=lambda: device)
+    publisher = Ns(stats=_Zero(), channel_count=0, connected_count=0, queued=0)
+    adapter = Ns(id="epics-1", source=source, publisher=publisher,
+                 demand=Ns(monitored=set()), put_results={"ok": 0})  # fmt: skip
+    return AdapterCollector(adapter)  # type: ignore[arg-type]
+
+
+def _alarms_collector() -> Any:
+    from synoptic_alarms.metrics import AlarmCollector
+
+    service = Ns(stats=_Zero(), publisher=Ns(stats=_Zero(), pending=0), alarms={},
+                 active_count=lambda: 0, index=Ns(revision=0))  # fmt: skip
+    return AlarmCollector(service)
+
+
+#: Families only some adapters expose.
+ADAPTER_ONLY = {
+    "synoptic_adapter_source_merged": "EPICS and PV Access adapters",
+    "synoptic_adapter_device_": "Tango adapter, per device",
+}
+
+#: Each process with a ``/metrics``: (title, where it serves it, its collector).
+METRIC_SOURCES = (
+    ("Gateway", "`synoptic gateway`, on its HTTP port (`GET /metrics`, [protocol.md]"
+     "(../protocol.md#http-endpoints-same-port))", _gateway_collector),
+    ("Adapters", "`synoptic adapter epics|pva|tango`, on `metrics.port` of the "
+     "adapter's file ([adapters.md](adapters.md)); a Tango worker *i* on "
+     "`metrics.port + 1 + i`", _adapter_collector),
+    ("Alarm service", "`synoptic alarms run --metrics-port PORT`",
+     _alarms_collector),
+)  # fmt: skip
+
+
+def exposed(name: str, kind: str) -> str:
+    """The series names a family shows as scraped."""
+    if kind == "counter":
+        return f"`{name}_total`"
+    if kind == "histogram":
+        return f"`{name}_bucket`, `{name}_sum`, `{name}_count`"
+    return f"`{name}`"
+
+
+def metrics_page() -> str:
+    sections = []
+    for title, where, make in METRIC_SOURCES:
+        rows = []
+        for family in make().collect():
+            labels = sorted({k for s in family.samples for k in s.labels} - {"le"})
+            note = next((v for k, v in ADAPTER_ONLY.items()
+                         if family.name.startswith(k)), "")  # fmt: skip
+            doc = family.documentation + (f" ({note})" if note else "")
+            rows.append(
+                f"| {exposed(family.name, family.type)} | {family.type} | "
+                f"{', '.join(f'`{x}`' for x in labels) or '–'} | {cell(doc)} |"
+            )
+        sections += [f"## {title}", "", f"Served by {where}.", "",
+                     "| series | kind | labels | meaning |", "|---|---|---|---|",
+                     *rows, ""]  # fmt: skip
+    lines = [
+        "# Metrics",
+        "",
+        GENERATED,
+        "",
+        "Every Prometheus series the gateway, the adapters and the alarm service "
+        "expose, as a scrape shows it (a counter's name ends in `_total`; a "
+        "histogram gives `_bucket`, `_sum` and `_count`). What to alert on: "
+        "[operations.md](../operations.md#metrics-to-alert-on).",
+        "",
+        *sections,
+    ]
+    return "\n".join(lines).rstrip() + "\n"
+
+
 PAGES = {
     "cli.md": cli_page,
     "adapters.md": adapters_page,
     "gateway.md": gateway_page,
     "environment.md": environment_page,
+    "metrics.md": metrics_page,
 }
 
 

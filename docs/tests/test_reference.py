@@ -5,6 +5,7 @@ changed default or help text makes this fail until `make docs-reference` runs.""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -26,3 +27,24 @@ def test_every_page_is_linked_from_the_docs() -> None:
     pages = sorted(p.name for p in (ROOT / "docs" / "reference").glob("*.md"))
     index = (ROOT / "docs" / "configuration.md").read_text(encoding="utf-8")
     assert [p for p in pages if f"reference/{p}" not in index] == []
+
+
+#: A metric's name as the docs give it (Python modules are `synoptic_gateway.x`).
+METRIC = re.compile(r"\bsynoptic_(?:gateway|adapter|alarms)_[a-z0-9_]+\b")
+
+
+def test_every_metric_the_docs_name_is_one_a_scrape_shows() -> None:
+    """A name from the docs, pasted into a Prometheus query, finds a series: the
+    counters with their `_total`, as `reference/metrics.md` (generated) lists."""
+    reference = (ROOT / "docs" / "reference" / "metrics.md").read_text(encoding="utf-8")
+    series = set(re.findall(r"`(synoptic_[a-z0-9_]+)`", reference))
+    assert "synoptic_gateway_updates_out_total" in series
+    pages = [ROOT / "README.md", ROOT / "CONTRIBUTING.md", ROOT / "CHANGELOG.md",
+             *sorted((ROOT / "docs").glob("*.md"))]  # fmt: skip
+    unknown = [
+        f"{page.relative_to(ROOT)}: {name}"
+        for page in pages
+        for name in sorted(set(METRIC.findall(page.read_text(encoding="utf-8"))))
+        if name not in series
+    ]
+    assert unknown == []

@@ -103,6 +103,20 @@ class Stats:
     snapshot_seconds: Histogram = field(default_factory=Histogram)
 
 
+#: The gauges ``Hub.gauges`` gives, with their help text.
+GAUGES = {
+    "connections": "open WebSocket connections",
+    "conflating_sockets": "sockets behind their mailbox, sent the latest values only",
+    "groups": "channel sets (dashboards) fanned out, each encoded once for its sockets",
+    "nats_subscriptions": "channels with NATS subscriptions (watched or lingering)",
+    "channels": "channels the gateway holds (watched or lingering)",
+    "lingering_channels": "channels nobody watches, kept subscribed for --linger",
+    "bus_up": "1 while NATS is connected, else 0",
+    "silent_adapters": "adapters whose newest epoch stopped beating",
+    "stale_channels": "watched channels with no live source",
+}
+
+
 class _Collector(Collector):
     def __init__(self, stats: Stats, gauges: Callable[[], dict[str, float]]) -> None:
         self._stats = stats
@@ -128,7 +142,8 @@ class _Collector(Collector):
         ):  # fmt: skip
             yield CounterMetricFamily(prefix + name, doc, value=value)
         for name, value in self._gauges().items():
-            yield GaugeMetricFamily(prefix + name, name.replace("_", " "), value=value)
+            doc = GAUGES.get(name, name.replace("_", " "))
+            yield GaugeMetricFamily(prefix + name, doc, value=value)
         for name, hist, doc in (
             ("latency_seconds", s.latency, "source timestamp to gateway send"),
             ("snapshot_seconds", s.snapshot_seconds, "last-value store read per group"),
