@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -21,7 +22,7 @@ from synoptic_bus.screens import (
 from synoptic_importer.site import Site, edited_since_import
 from synoptic_schemas.errors import ContractError
 
-Action = Literal["created", "updated", "unchanged", "kept", "failed"]
+Action = Literal["created", "updated", "unchanged", "kept", "forbidden", "failed"]
 #: Writes in flight at once (each a JetStream publish and its ack).
 CONCURRENCY = 32
 
@@ -80,14 +81,20 @@ async def store_site(
     overwrite: bool = False,
     dry_run: bool = False,
     summary: str = "",
+    may_edit: Callable[[str], bool] | None = None,
+    on_saved: Callable[[Entry, str], Awaitable[None]] | None = None,
 ) -> list[Outcome]:
     """Write ``site``'s screens (see the module's docstring); ``dry_run`` says
-    what would be done and writes nothing."""
+    what would be done and writes nothing. A screen ``may_edit`` refuses is
+    ``forbidden`` (nothing of it read or written); ``on_saved`` is awaited with
+    each written entry and its action."""
     gate = asyncio.Semaphore(CONCURRENCY)
     why = summary or f"imported from set {site.set}"
 
     async def one(name: str, screen: dict[str, Any]) -> Outcome:
         file = site.files[name]
+        if may_edit is not None and not may_edit(name):
+            return Outcome(name, file, "forbidden", 0, f"{by} may not edit it")
         async with gate:
             try:
                 current = await bucket.latest(name)
@@ -104,6 +111,8 @@ async def store_site(
                 )
             except (ContractError, StoreUnavailableError) as exc:
                 return Outcome(name, file, "failed", 0, str(exc))
+            if on_saved is not None:
+                await on_saved(entry, action)
         return Outcome(name, file, action, entry.revision)
 
     return list(await asyncio.gather(*(one(s.name, s.screen) for s in site.screens)))

@@ -42,6 +42,7 @@ from synoptic_gateway.screen_api import add_screen_routes
 from synoptic_gateway.screens import ScreenCatalog, ScreenWatchers
 from synoptic_gateway.session import Session
 from synoptic_gateway.settings import Settings
+from synoptic_gateway.site_api import add_site_routes
 from synoptic_gateway.static import mount_ui
 from synoptic_schemas import encode, frames
 from synoptic_schemas.frames import CloseCode, ErrorCode
@@ -277,6 +278,7 @@ def create_app(settings: Settings) -> FastAPI:
         )
 
     add_screen_routes(app, gateway)
+    add_site_routes(app, gateway)
     add_alarm_routes(app, gateway)
     mount_ui(app, settings.ui_dir)
     return app
