@@ -86,6 +86,10 @@ bench-screens: install ## screens in the KV bucket: 1000-widget save round trip,
 bench-gateway-waveform: install ## gateway CPU and bytes per viewer, 100 viewers of a 100k-point waveform: full arrays vs sub.pts (JSON)
 	$(PY) -m synoptic_benchmarks.gateway.waveform $(BENCH_ARGS)
 
+.PHONY: bench-faults
+bench-faults: install ## faults: SIGTERM to stopped per process, PVA/CA server restarts, Tango cold/warm start on the slow-first device, a hanging Tango host (JSON; BENCH_ARGS=--save)
+	$(PY) -m synoptic_benchmarks.faults.bench $(BENCH_ARGS)
+
 .PHONY: bench-tables
 bench-tables: install ## rewrite the tables of docs/benchmarks.md from benchmarks/results/*.json
 	$(PY) -m synoptic_benchmarks.tables

@@ -781,6 +781,60 @@ def loadtest_scaling(r: Report) -> str:
     return provenance(r) + _table(header, rows)
 
 
+def faults_sigterm(r: Report) -> str:
+    """``make bench-faults``: SIGTERM to stopped, per process (children too)."""
+    rows = [
+        [x["process"], str(x["tries"]),
+         f"{_num(x['stopped_p50_s'], 2)} / {_num(x['stopped_max_s'], 2)}",
+         str(x["tries_left_running"]), ", ".join(x["exit_codes"])]
+        for x in r["sigterm"]
+    ]  # fmt: skip
+    header = ["process (SIGTERM once ready)", "tries", "stopped p50 / max (s)",
+              "tries with a process left", "exit status"]  # fmt: skip
+    return provenance(r) + _table(header, rows)
+
+
+def faults_restarts(r: Report) -> str:
+    """Servers restarting under their adapter: every channel back."""
+    rows = [
+        [x["server"], str(x["restarts"]),
+         f"{_num(x['back_from_ready_s']['p50'], 2)} / {_num(x['back_from_ready_s']['max'], 2)}",
+         f"{_num(x['back_from_start_s']['p50'], 2)} / {_num(x['back_from_start_s']['max'], 2)}"]
+        for x in r["restarts"]
+    ]  # fmt: skip
+    header = ["server", "restarts (outage 0 s or " + _num(r["restarts"][0]["outage_s"][1], 0)
+              + " s)", "back after it serves, p50 / max (s)",
+              "back after its start, p50 / max (s)"]  # fmt: skip
+    return provenance(r) + _table(header, rows)
+
+
+def faults_tango(r: Report) -> str:
+    """The slow-first standard device: cold, warm and device restarts."""
+    t = r["tango"]
+    rows = [
+        [x["start"], _num(x["events_valued_s"], 2),
+         _num(x["healthy_polled_valued_s"], 2),
+         "≤ 3" if x["start"] != "cold" else
+         f"≈ one read of each in turn (≥ {_num(t['cold_floor_s'], 0)} of slow reads)"]
+        for x in t["runs"]
+    ]  # fmt: skip
+    header = ["start", "389 event attributes valued (s)",
+              "22 healthy polled valued (s)", "goal (s)"]  # fmt: skip
+    return provenance(r) + _table(header, rows)
+
+
+def faults_hang(r: Report) -> str:
+    """A hanging Tango host beside ten healthy devices."""
+    h = r["hanging_host"]
+    said = next(iter(h["hanging_device_status"].values()), None)
+    rows = [[f"{h['valued_devices']} of {h['healthy_devices']}",
+             f"{_num(h['first_values_p50_s'], 2)} / {_num(h['first_values_max_s'], 2)}",
+             f"`{said}`" if said else "–"]]  # fmt: skip
+    header = ["healthy devices valued", "first values p50 / max (s after ready)",
+              "the hanging device's channels say"]  # fmt: skip
+    return provenance(r) + _table(header, rows)
+
+
 #: Table name → (results file, function making the table).
 TABLES: dict[str, tuple[str, Callable[[Report], str]]] = {
     "import": ("import", importer),

@@ -26,6 +26,7 @@ from synoptic_bus.history import (
     HistoryConfig,
     ensure_history,
 )
+from synoptic_bus.learned import TANGO_READS_BUCKET, ensure_learned_bucket
 from synoptic_bus.metahistory import (
     DEFAULT_META_BYTES,
     DEFAULT_META_WINDOW_S,
@@ -262,6 +263,11 @@ async def cmd_init(args: argparse.Namespace) -> int:
         f"streams {alarms.sev_stream} and {alarms.alarm_stream} ready: severity "
         f"transitions (the last {alarms.sev_per_channel} of each channel) and "
         "alarm states; the alarm tree's bucket too"
+    )
+    await ensure_learned_bucket(nc, TANGO_READS_BUCKET, args.replicas)
+    print(
+        f"bucket {TANGO_READS_BUCKET} ready: what Tango adapters learn about "
+        "reading each attribute"
     )
     screens = ScreensConfig(args.screens_bucket, replicas=args.replicas)
     try:

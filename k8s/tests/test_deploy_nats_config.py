@@ -33,6 +33,7 @@ from synoptic_bus.alarmtree import TreeStore, TreeStoreConfig
 from synoptic_bus.archiver import history_feed
 from synoptic_bus.arrays import ArraysConfig, ensure_arrays
 from synoptic_bus.history import HistoryConfig, ensure_history, oldest, read_range
+from synoptic_bus.learned import TANGO_READS_BUCKET, ensure_learned_bucket
 from synoptic_bus.metahistory import MetaHistoryConfig, ensure_meta_history
 from synoptic_bus.moment import last_at
 from synoptic_bus.natsserver import NatsServer, nats_server_executable
@@ -227,6 +228,12 @@ async def test_roles_can_do_their_jobs(roles: dict[str, Client]) -> None:
     await ensure_store(admin, StoreConfig(storage="file"))  # the bus-init Job
     await ensure_history(admin, HistoryConfig(storage="file"))  # the bus-init Job
     await ensure_store(adapter, StoreConfig(storage="file"))  # exists: info only
+    # what Tango adapters learn about reading attributes: the bus-init Job makes
+    # the bucket, an adapter reads and writes its devices' keys
+    await ensure_learned_bucket(admin)
+    learned = await adapter.jetstream().key_value(TANGO_READS_BUCKET)
+    await learned.put("127.0.0.1=3A10000/sim/test/1", b"{}")
+    assert (await learned.get("127.0.0.1=3A10000/sim/test/1")).value == b"{}"
 
     live = await gateway.subscribe(subjects.all_of("val"))
     # The gateway's own pattern: value and metadata of a channel in one

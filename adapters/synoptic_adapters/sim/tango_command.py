@@ -62,6 +62,10 @@ def register(sims: argparse._SubParsersAction) -> None:
     standard.add_argument(
         "--clean", action="store_true", help="slow, timeout, broken read fine"
     )
+    standard.add_argument(
+        "--bad-first", action="store_true",
+        help="declare slow, timeout and broken before the healthy attributes",
+    )  # fmt: skip
     standard.set_defaults(func=run_standard)
 
 
@@ -75,6 +79,7 @@ def run_standard(args: argparse.Namespace) -> int:
     settings = StandardSettings(
         events=args.events, polled=args.polled, rate_hz=args.rate,
         slow_s=args.slow_s, timeout_s=args.timeout_s, clean=args.clean,
+        bad_first=args.bad_first,
     )  # fmt: skip
     serve(port=args.port, device=args.device, instance=args.instance,
           settings=settings, host=args.host)  # fmt: skip

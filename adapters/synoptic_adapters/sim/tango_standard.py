@@ -21,7 +21,7 @@ case, from the Taurus performance study: one device (default
   many times the device's code read it (Tango's polling included; a read served
   from the polling buffer does not count).
 
-The three bad attributes are declared last. The timings are options so that tests
+The three bad attributes are declared last (first with ``--bad-first``). The timings are options so that tests
 can use short ones.
 
 The server runs on a file database (``-file``: a fresh file per start, removed at
@@ -72,6 +72,8 @@ class StandardSettings:
     slow_s: float = 2.0
     timeout_s: float = 10.0
     clean: bool = False
+    #: declare the bad attributes before the healthy ones without events
+    bad_first: bool = False
 
     @classmethod
     def from_env(cls) -> StandardSettings:
@@ -82,8 +84,10 @@ class StandardSettings:
         return [f"ev_{i:03d}" for i in range(self.events)]
 
     def polled_names(self) -> list[str]:
-        """Every attribute without events: healthy, ``cached``, then the bad."""
-        return [f"po_{i:02d}" for i in range(self.polled)] + ["cached", *BAD]
+        """Every attribute without events: healthy, ``cached``, then the bad (the
+        bad first with ``bad_first``)."""
+        healthy = [f"po_{i:02d}" for i in range(self.polled)] + ["cached"]
+        return [*BAD, *healthy] if self.bad_first else [*healthy, *BAD]
 
 
 class SynopticStandard(Device):

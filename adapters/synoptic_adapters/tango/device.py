@@ -56,7 +56,9 @@ from synoptic_adapters.tango.events import (
     EventItem,
     call_directly,
 )
+from synoptic_adapters.tango.memory import Learned, Memory, NoMemory
 from synoptic_adapters.tango.policy import DeviceTime
+from synoptic_adapters.tango.proxies import ProxyMaker
 from synoptic_adapters.tango.reads import Reads, describe, is_timeout
 from synoptic_adapters.tango.settings import TangoSettings
 from synoptic_adapters.tango.stages import stage
@@ -112,6 +114,10 @@ def _polled_attributes(polling_status: Iterable[str]) -> dict[str, float]:
     return periods
 
 
+async def _none() -> None:
+    return None
+
+
 def _take_ids(state: AttrState) -> list[int]:
     """The state's subscription ids, cleared."""
     ids = [i for i in (state.change_id, state.conf_id) if i is not None]
@@ -129,15 +135,26 @@ class DeviceLink:
         settings: TangoSettings,
         inbox: EventInbox,
         pool: ThreadPoolExecutor,
+        proxies: ProxyMaker,
         subscriptions: threading.Lock,
         unsubscriber: Unsubscriber,
         background: asyncio.Lock,
+        memory: Memory | None = None,
+        key: str = "",
     ) -> None:
         self.url = url
+        #: ``host:port/domain/family/member``: the device's key in :attr:`memory`
+        self.key = key or url
+        #: what earlier adapters learned about reading its attributes, and where
+        #: this one leaves what it learns (:mod:`synoptic_adapters.tango.memory`)
+        self.memory: Memory = memory or NoMemory()
+        #: the device's document: None until recalled (at the first connection)
+        self._learned: dict[str, Learned] | None = None
         #: ``domain/family/member`` (for log and stage lines)
         self.device = "/".join(url.split("#", 1)[0].rsplit("/", 3)[-3:])
-        #: held around proxy creation and every (un)subscription call: one at a
-        #: time per process
+        #: creates this device's proxies, never behind another device's creation
+        self.proxies = proxies
+        #: held around every (un)subscription call: one at a time per process
         self.subscriptions = subscriptions
         #: unsubscribes released attributes in the background, paced
         self.unsubscriber = unsubscriber
@@ -185,6 +202,7 @@ class DeviceLink:
             name = channel.tango_parts[4]
             if name not in self.attrs:
                 self.attrs[name] = state = AttrState(channel, name, link=self)
+                self._recall(state)
                 fresh.append(state)
         if fresh and self.up:
             async with self._lock:
@@ -281,22 +299,34 @@ class DeviceLink:
 
     async def _connect(self) -> None:
         stage("connect", self.device)
-        if self.proxy is None:
-            # events go through a synchronous proxy: its callbacks run in Tango's
-            # thread without a coroutine per event
-            self.proxy = await self._blocking(self._new_proxy)
-            self.events_proxy = await self._blocking(self._new_proxy)
-            self.events_proxy.set_green_mode(tango.GreenMode.Synchronous)
-            self.proxy.set_timeout_millis(int(self.settings.read_timeout * 1000))
-            # attributes the device polls are read from its polling buffer, not
-            # from the hardware (Tango's default, stated)
-            self.proxy.set_source(tango.DevSource.CACHE_DEV)
+        if self.proxy is None or self.events_proxy is None:
+            # two proxies, made on the proxy threads (a host that hangs holds up
+            # no other device), each waited for at most ping_timeout: meanwhile
+            # the device is published "never connected" and retried, the retry
+            # taking up the same creation; events go through a synchronous proxy
+            # (its callbacks run in Tango's thread without a coroutine per event)
+            wait = self.settings.ping_timeout
+            if self.proxy is None:
+                proxy = await self.proxies.proxy(f"{self.url} read", self.url, wait)
+                proxy.set_timeout_millis(int(self.settings.read_timeout * 1000))
+                # attributes the device polls are read from its polling buffer,
+                # not from the hardware (Tango's default, stated)
+                proxy.set_source(tango.DevSource.CACHE_DEV)
+                self.proxy = proxy
+            events = await self.proxies.proxy(f"{self.url} events", self.url, wait)
+            events.set_green_mode(tango.GreenMode.Synchronous)
+            self.events_proxy = events
         stage("proxies", self.device)
         async with self._lock:
-            names, status = await asyncio.gather(
+            names, status, learned = await asyncio.gather(
                 self._blocking(self.proxy.get_attribute_list),
                 self._blocking(self.proxy.polling_status),
+                self.memory.recall(self.key) if self._learned is None else _none(),
             )
+            if self._learned is None:
+                self._learned = learned or {}
+                for state in self.attrs.values():
+                    self._recall(state)
             self.names = {str(n).lower(): str(n) for n in names}
             self.polled = _polled_attributes(status)
             stage("names", self.device)
@@ -386,7 +416,7 @@ class DeviceLink:
         subscribed, configs, _ = await asyncio.gather(
             self._subscribing(self._subscribe_changes, present),
             self._blocking(self.proxy.get_attribute_config_ex, real),
-            self.reads.first_cached(present),
+            self.reads.first_reads(present),
         )
         stage("subscribe_calls", self.device)
         for state, change_id in zip(present, subscribed, strict=True):
@@ -526,6 +556,44 @@ class DeviceLink:
 
     # -- reading --------------------------------------------------------------------------
 
+    # -- what is learned ----------------------------------------------------------------
+
+    def _recall(self, state: AttrState) -> None:
+        """Start ``state`` from what was learned about it (once recalled, and
+        only an attribute this process has not read yet)."""
+        learned = (self._learned or {}).get(state.name)
+        if learned is None or state.proven or state.strikes or state.cost:
+            return
+        state.cost, state.strikes, state.proven = (
+            learned.cost,
+            learned.strikes,
+            learned.proven and not learned.strikes,
+        )
+        if learned.strikes:
+            wait = max(0.0, learned.next_try - time.time())
+            state.due = time.monotonic() + wait
+
+    def remember(self) -> None:
+        """Leave what the read lane knows now in :attr:`memory` (when it
+        changed); attributes not monitored now keep what was learned of them."""
+        if self._learned is None:
+            return  # not recalled yet: nothing of ours to add
+        doc = dict(self._learned)
+        now, wall = time.monotonic(), time.time()
+        for name, state in self.attrs.items():
+            if state.strikes or state.proven:
+                doc[name] = Learned(
+                    cost=round(state.cost, 3), strikes=state.strikes,
+                    proven=state.proven and not state.strikes,
+                    next_try=round(wall + max(0.0, state.due - now), 1)
+                    if state.strikes else 0.0,
+                )  # fmt: skip
+            else:
+                doc.pop(name, None)
+        if doc != self._learned:
+            self._learned = doc
+            self.memory.note(self.key, doc)
+
     def polls(self, state: AttrState) -> bool:
         """Whether the read lane polls ``state``: it sends no events, or it is
         not polled by Tango and its subscription is not confirmed (it may push
@@ -637,14 +705,6 @@ class DeviceLink:
         state.status = reason
         state.last = None
         self.sink.disconnected(state.channel, reason)
-
-    def _new_proxy(self) -> Any:
-        """A DeviceProxy in asyncio mode, created under the process-wide lock
-        (runs in a thread): concurrent creation is left out of cppTango's way."""
-        with self.subscriptions:
-            proxy = tango.DeviceProxy(self.url)
-        proxy.set_green_mode(tango.GreenMode.Asyncio)
-        return proxy
 
     async def _blocking(self, fn: Any, *args: Any) -> Any:
         return await asyncio.get_running_loop().run_in_executor(self.pool, fn, *args)

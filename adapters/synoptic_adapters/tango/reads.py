@@ -5,7 +5,9 @@ on the device, and the time one spends queued would be taken for its own
 slowness. Here the reads of a device form one lane (decision 0016):
 
 - while the subscriptions are made, the attributes Tango polls are read once
-  from its polling buffer (:meth:`Reads.first_cached`); the lane starts once
+  from its polling buffer, and those known to read fast (recalled from an
+  earlier start: :mod:`~synoptic_adapters.tango.memory`) in one group
+  (:meth:`Reads.first_reads`); the lane starts once
   their subscriptions are confirmed (or after :data:`FIRST_EVENTS_WAIT`): a
   subscription's own first read would queue behind a slow read of ours; event
   attributes are never read while their events come (one read from the polling
@@ -63,6 +65,7 @@ class Device(Protocol):
     def polls(self, state: AttrState) -> bool: ...
     def awaits_subscription(self, state: AttrState) -> bool: ...
     async def read_meta(self) -> None: ...
+    def remember(self) -> None: ...
     def take(self, state: AttrState, result: Any, invalid: str = "") -> None: ...
     def invalid(self, state: AttrState, status: str) -> None: ...
 
@@ -90,8 +93,12 @@ def describe(exc: BaseException) -> str:
         first = exc.args[0]
         return f"{first.reason}: {first.desc.strip().splitlines()[0]}"
     if isinstance(exc, TimeoutError):
-        return "timed out"
+        return str(exc) or "timed out"
     return repr(exc)
+
+
+#: Errors that are no answer of the attribute's (the device is not reachable).
+_NO_ANSWER = (tango.ConnectionFailed, tango.CommunicationFailed)
 
 
 class Reads:
@@ -143,12 +150,23 @@ class Reads:
         longer while the device's budget is in debt."""
         return max(state.due - now, self.time.wait(now))
 
-    async def first_cached(self, states: list[AttrState]) -> None:
-        """First values of the attributes Tango polls, from its polling buffer in
-        chunks, while their subscriptions are made: cheap for the device (no
-        hardware read), and thousands of subscriptions take seconds."""
-        polled = self.link.polled
-        await self._cached([s for s in states if s.name in polled and s.last is None])
+    async def first_reads(self, states: list[AttrState]) -> None:
+        """First values, while the subscriptions of ``states`` are made (the
+        lane itself waits for their confirmation): of the attributes Tango polls,
+        from its polling buffer in chunks (cheap for the device: no hardware
+        read, and thousands of subscriptions take seconds); then of those known
+        to read fast (an earlier start's reads, recalled), in one group read."""
+        link = self.link
+        await self._cached(
+            [s for s in states if s.name in link.polled and s.last is None]
+        )
+        group = [
+            s for s in states
+            if s.proven and not s.strikes and s.name not in link.polled
+            and link.polls(s) and s.last is None
+        ]  # fmt: skip
+        if group and self.stall is None:
+            await self._group(group)
 
     # -- the loop ---------------------------------------------------------------------
 
@@ -281,6 +299,7 @@ class Reads:
                 self.settings.read_timeout, self._next_try(state, now), busy
             ),
         )
+        self.link.remember()
 
     async def _cached(self, states: list[AttrState]) -> None:
         """Read attributes Tango polls, from its polling buffer (never judged)."""
@@ -323,6 +342,7 @@ class Reads:
             )  # fmt: skip
             for state in states:
                 state.proven = False
+            self.link.remember()
 
     async def _alone(self, state: AttrState) -> None:
         """Read one attribute alone and judge it by its own time."""
@@ -331,6 +351,11 @@ class Reads:
         result, error, took = await self._timed(self.link.proxy.read_attribute(name))
         settings, now = self.settings, time.monotonic()
         timed_out = error is not None and is_timeout(error, took, settings.read_timeout)
+        if not timed_out and isinstance(error, _NO_ANSWER):
+            # the device did not answer (gone, restarting): nothing learned
+            state.due = now + settings.poll_period
+            self._publish(state, result, error)
+            return
         if not judged:  # queued behind our own timed-out read: not its time
             state.due = now + settings.poll_period
             if not timed_out:
@@ -346,6 +371,7 @@ class Reads:
             state.strikes, state.proven, state.cost = 0, True, took
             state.due = now + settings.poll_period
             self._publish(state, result, error)
+            self.link.remember()
             return
         state.strikes += 1
         state.cost = max(took, state.cost) if state.strikes > 1 else took
@@ -367,6 +393,7 @@ class Reads:
             self.link.take(
                 state, result, invalid=slow_status(took, settings.slow_after, wait)
             )
+        self.link.remember()
 
     def _publish(self, state: AttrState, result: Any, error: Any) -> None:
         if error is None:

@@ -108,6 +108,14 @@ SECTION_SCHEMA: dict[str, Any] = {
             "type": "integer",
             "minimum": 4,
         },
+        "memory_bucket": {
+            "description": "JetStream KV bucket where what is learned about "
+            "reading each attribute (cost, timeouts, backoff) is kept across "
+            "adapter starts, one key per device; created when missing. Empty: "
+            "nothing kept beyond the process.",
+            "type": "string",
+            "pattern": "^[A-Za-z0-9_-]*$",
+        },
     },
 }
 
@@ -158,6 +166,7 @@ class TangoSettings:
     meta_period: float = 10.0
     threads: int = 64
     workers: int = 1
+    memory_bucket: str = "tango_reads"
 
     @classmethod
     def from_section(cls, section: dict[str, Any]) -> TangoSettings:

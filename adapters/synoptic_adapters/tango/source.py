@@ -26,6 +26,8 @@ from synoptic_adapters.tango.commands import argument, output
 from synoptic_adapters.tango.convert import metadata
 from synoptic_adapters.tango.device import DeviceLink
 from synoptic_adapters.tango.events import EventInbox, EventItem
+from synoptic_adapters.tango.memory import BusMemory, Memory, NoMemory
+from synoptic_adapters.tango.proxies import ProxyMaker, keep
 from synoptic_adapters.tango.settings import TangoSettings
 from synoptic_adapters.tango.unsubscriber import Unsubscriber
 from synoptic_adapters.tango.writes import WriteTypeError, coerce, failure
@@ -44,11 +46,6 @@ ORB_CONNECTIONS = "32"
 EVENT_BUFFER_HWM = "20000"
 #: Seconds ``stop`` waits for devices to unsubscribe.
 STOP_TIMEOUT = 5.0
-#: Threads that create the proxies of puts and commands (devices not monitored).
-#: A creation blocks its thread until omniORB gives up (3 s, 9 s through a
-#: database) however short the request; on threads of their own, creations for
-#: unreachable hosts never hold a read's thread, and at most this many hang.
-PROXY_THREADS = 8
 
 log = logging.getLogger(__name__)
 
@@ -61,13 +58,6 @@ def _reply(ok: bool, err: str | None = None, msg: str | None = None) -> Any:
     if msg is not None:
         reply["msg"] = msg
     return reply
-
-
-def _new_proxy(url: str) -> Any:
-    """A DeviceProxy in asyncio mode (runs in a thread: creation blocks)."""
-    proxy = tango.DeviceProxy(url)
-    proxy.set_green_mode(tango.GreenMode.Asyncio)
-    return proxy
 
 
 class TangoSource:
@@ -83,16 +73,14 @@ class TangoSource:
         self._inbox: EventInbox | None = None
         self._pool: ThreadPoolExecutor | None = None
         self._write_proxies: dict[str, Any] = {}
-        #: proxy creations in flight, one per device, outliving a timed-out request
-        self._creating: dict[str, asyncio.Future[Any]] = {}
-        self._proxy_pool: ThreadPoolExecutor | None = None
+        #: every DeviceProxy, monitoring's and writes', made on threads of its own
+        #: (:mod:`synoptic_adapters.tango.proxies`)
+        self._proxies: ProxyMaker | None = None
         self._subscriptions = threading.Lock()
         self.unsubscriber = Unsubscriber(self._subscriptions)
         self._background: asyncio.Lock | None = None
-        #: proxies of stopped links, kept so that none is destroyed with live
-        #: subscriptions (cppTango would unsubscribe them after pytango freed
-        #: their callbacks: a crash under event load)
-        self._retired: list[Any] = []
+        #: what is learned about reading each attribute, kept on the bus
+        self.memory: Memory = NoMemory()
 
     @property
     def events_received(self) -> int:
@@ -122,11 +110,13 @@ class TangoSource:
         asyncio_executor.set_global_executor(
             asyncio_executor.AsyncioExecutor(asyncio.get_running_loop(), self._pool)
         )
-        self._proxy_pool = ThreadPoolExecutor(
-            PROXY_THREADS, thread_name_prefix="tango-proxy"
-        )
+        self._proxies = ProxyMaker()
         self._inbox = EventInbox(asyncio.get_running_loop(), self._dispatch)
         self._background = asyncio.Lock()
+        # a sink on the bus (the publisher) lends its NATS connection
+        nc = getattr(sink, "nc", None)
+        if nc is not None and self.settings.memory_bucket:
+            self.memory = await BusMemory.open(nc, self.settings.memory_bucket)
 
     def _dispatch(self, item: EventItem) -> None:
         item.target.link.handle(item)
@@ -134,7 +124,7 @@ class TangoSource:
     async def monitor(self, channels: Iterable[Channel]) -> None:
         """Monitor channels; returns at once, values follow on the sink."""
         assert self._sink and self._inbox and self._pool, "start() first"
-        assert self._background is not None
+        assert self._background is not None and self._proxies is not None
         by_device: dict[str, list[Channel]] = defaultdict(list)
         for channel in channels:
             by_device[channel.tango_device].append(channel)
@@ -145,7 +135,8 @@ class TangoSource:
                 url = self.settings.device_url(hostport, rest)
                 link = DeviceLink(
                     url, self._sink, self.settings, self._inbox, self._pool,
-                    self._subscriptions, self.unsubscriber, self._background,
+                    self._proxies, self._subscriptions, self.unsubscriber,
+                    self._background, self.memory, device,
                 )  # fmt: skip
                 self.links[device] = link
                 await link.add(members)
@@ -224,31 +215,19 @@ class TangoSource:
     async def _proxy_for(self, device: str) -> Any:
         """The monitoring link's proxy, or one of our own, created once on the
         proxy threads. A caller that gives up (its timeout) leaves the creation
-        running: the next request for the device waits for the same one."""
+        running: the next request for the device takes the same one; a failure
+        is retried by the next request."""
         link = self.links.get(device)
         if link is not None and link.up and link.proxy is not None:
             return link.proxy
         proxy = self._write_proxies.get(device)
-        if proxy is not None:
-            return proxy
-        creating = self._creating.get(device)
-        if creating is None:
-            assert self._proxy_pool is not None, "start() first"
+        if proxy is None:
+            assert self._proxies is not None, "start() first"
             hostport, rest = device.split("/", 1)
             url = self.settings.device_url(hostport, rest)
-            creating = asyncio.get_running_loop().run_in_executor(
-                self._proxy_pool, _new_proxy, url
-            )
-            self._creating[device] = creating
-            creating.add_done_callback(lambda done: self._created(device, done))
-        return await asyncio.shield(creating)
-
-    def _created(self, device: str, done: asyncio.Future[Any]) -> None:
-        """A creation ended: keep its proxy; a failure is retried by the next
-        request (it reached its caller, if any still waited)."""
-        self._creating.pop(device, None)
-        if not done.cancelled() and done.exception() is None:
-            self._write_proxies[device] = done.result()
+            proxy = await self._proxies.proxy(f"{url} write", url)
+            self._write_proxies[device] = proxy
+        return proxy
 
     async def stop(self) -> None:
         """Stop every device link (events still arriving are ignored)."""
@@ -257,15 +236,18 @@ class TangoSource:
         # their events still arrive crashed the process (SIGSEGV in cppTango, 5
         # of 15 runs of 4000 attributes); the process is about to exit anyway,
         # and events that still come are dropped by generation
-        self._retired += [p for link in links for p in (link.events_proxy, link.proxy)]
+        keep(*(p for link in links for p in (link.events_proxy, link.proxy)))
         closing = asyncio.gather(*(link.close(unsubscribe=False) for link in links))
         try:
             await asyncio.wait_for(closing, STOP_TIMEOUT)
         except TimeoutError:
             log.warning("Tango links did not close in %s s", STOP_TIMEOUT)
+        await self.memory.close()  # what is pending, written now
+        keep(*self._write_proxies.values())
         self._write_proxies.clear()
         self.unsubscriber.close()
-        for pool in (self._pool, self._proxy_pool):
-            if pool:
-                with contextlib.suppress(Exception):
-                    pool.shutdown(wait=False, cancel_futures=True)
+        if self._proxies is not None:
+            self._proxies.close()
+        if self._pool:
+            with contextlib.suppress(Exception):
+                self._pool.shutdown(wait=False, cancel_futures=True)

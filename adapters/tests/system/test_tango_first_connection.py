@@ -1,5 +1,7 @@
 """A put or command to a device seen for the first time, on a host that never
-answers: bounded by the request's timeout, no read held up, threads bounded."""
+answers: bounded by the request's timeout, no read held up, threads bounded.
+Monitoring devices on such hosts beside live ones: the live ones' values come at
+once, the silent ones are said to be away and retried."""
 
 from __future__ import annotations
 
@@ -11,7 +13,8 @@ from collections.abc import AsyncIterator, Iterator
 import pytest
 from tango_support import CollectingSink, SimServer, start_sim, started_source
 
-from synoptic_adapters.tango.source import PROXY_THREADS, TangoSource
+from synoptic_adapters.tango.proxies import PROXY_THREADS
+from synoptic_adapters.tango.source import TangoSource
 from synoptic_schemas import PutError, parse_channel
 
 pytestmark = pytest.mark.system
@@ -98,3 +101,37 @@ async def test_requests_to_a_silent_host_end_in_time_while_others_go_on(
     assert proxy_threads() == threads
     seen = len(sink.of(live))
     await sink.wait(lambda: len(sink.of(live)) >= seen + 3)
+
+
+async def test_devices_on_a_silent_host_delay_no_other_device(
+    sim: SimServer, source: tuple[TangoSource, CollectingSink], silent_port: int
+) -> None:
+    """Three devices on a host that accepts and never answers (device servers
+    without a database, and one through a silent database), monitored with two
+    live devices: the live ones' first values come at once; each silent one is
+    published "never connected" with why, and retried."""
+    src, sink = source
+    silent = [
+        parse_channel(f"tango://127.0.0.1:{silent_port}/sim/hang/{i}/double#dbase=no")
+        for i in range(2)
+    ] + [parse_channel(f"tango://127.0.0.1:{silent_port}/sim/hang/db/double")]
+    live = [sim.channel("double"), sim.channel("long", device=2)]
+    started = time.monotonic()
+    await src.monitor([*silent, *live])  # the silent devices' links start first
+    await sink.wait(lambda: all(sink.of(c) for c in live), 20)
+    first_values = time.monotonic() - started
+    for channel in silent:
+        await sink.wait(lambda c=channel: sink.of(c, "disconnected"), 20)
+        said = sink.of(channel, "disconnected")[0].st
+        assert said.startswith("never connected: "), said
+        assert not sink.of(channel)
+    assert first_values < 3.0, first_values
+    # retried: the creation in flight is taken up, then omniORB's reason said
+    await sink.wait(
+        lambda: all(len(sink.of(c, "disconnected")) >= 2 for c in silent), 40
+    )
+    seen = [len(sink.of(c)) for c in live]
+    await sink.wait(
+        lambda: all(len(sink.of(c)) > n for c, n in zip(live, seen, strict=True))
+    )
+    print(f"live devices' first values after {first_values:.2f} s")

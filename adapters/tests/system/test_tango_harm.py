@@ -333,13 +333,19 @@ async def test_reads_keep_within_the_configured_share_of_the_device(
         assert budget.capacity == pytest.approx(3.0)
         await eventually(lambda: not budget.allows(time.monotonic()), timeout=30)
         count = len(sink.of(slow))
-        # the first read once the budget allows again, then the next one
+        # the first read once the budget allows again, then the next one; the
+        # device time our other reads took meanwhile (the fast group's: more on
+        # a busy machine, where each read takes longer) delays the next one too
+        await sink.wait(lambda: len(sink.of(slow)) >= count + 1, timeout=40)
+        spent_before = budget.total
         await sink.wait(lambda: len(sink.of(slow)) >= count + 2, timeout=40)
+        spent_others = budget.total - spent_before - link.attrs["slow"].cost
         first, second = sink.of(slow)[count : count + 2]
         said = int(re.search(r"next try in (\d+) s$", first.st)[1])
         gap = second.at - first.at
         assert gap >= 4.0, (gap, first.st)  # not 0.5 s: the budget holds it
-        assert said - 1.5 <= gap <= 1.5 * said + 2, (gap, first.st)
+        later = max(0.0, spent_others) / 0.05  # what the others' reads added
+        assert said - 1.5 <= gap <= 1.5 * (said + later) + 2, (gap, later, first.st)
         assert first.sev == second.sev == 3
         ticks = [u for u in sink.of(fast) if first.at < u.at < second.at]
         assert len(ticks) >= gap - 2  # a new value each second, read every 0.2 s
@@ -390,6 +396,7 @@ async def test_after_a_reconnect_the_backed_off_attributes_are_read_last(
         assert down.st == "device server not responding"
         back = time.monotonic()  # every value from now on is the new connection's
         await asyncio.to_thread(device.restart)
+        serving = time.monotonic()  # (a busy machine takes seconds to start it)
         await eventually(lambda: link.connects == 2, timeout=30)
 
         def since(channel: Channel) -> list[Any]:
@@ -398,7 +405,7 @@ async def test_after_a_reconnect_the_backed_off_attributes_are_read_last(
         await sink.wait(lambda: since(slow) and since(timeout), timeout=30)
         assert all(since(c) for c in fast), [c for c in fast if not since(c)]
         valued = max(since(c)[0].at for c in fast)
-        assert valued - back < 5.0
+        assert valued - serving < 5.0
         assert since(slow)[0].at > valued and since(timeout)[0].at > valued
         assert since(slow)[0].st.startswith("read took 1.")
         assert all(since(c)[0].sev == 0 for c in fast)

@@ -16,9 +16,9 @@ pytestmark = pytest.mark.system
 SHORT = ["--warmup", "1", "--window", "2"]
 
 
-def run(module: str, *args: str) -> dict[str, Any]:
+def run(module: str, *args: str, timeout: float = 110) -> dict[str, Any]:
     argv = [sys.executable, "-m", f"synoptic_benchmarks.{module}", *args]
-    done = subprocess.run(argv, capture_output=True, text=True, timeout=110)
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout)
 
@@ -64,3 +64,16 @@ def test_tango_adapter() -> None:
     assert sub["attributes"] == 20 and report["throughput"] == []
     for client in ("adapter", "pytango_asyncread", "adapter_2_workers"):
         assert sub[client]["subscribed_s"] > 0, client
+
+
+@pytest.mark.timeout(420)
+def test_faults() -> None:
+    report = run(
+        "faults.bench", "--parts", "sigterm,restarts,hang", "--tries", "1",
+        "--demo-tries", "0", "--cluster-tries", "0", "--restarts", "1",
+        "--outage", "0", timeout=400,
+    )  # fmt: skip
+    assert {r["process"] for r in report["sigterm"]} >= {"sim pva", "gateway"}
+    assert all(r["tries_left_running"] == 0 for r in report["sigterm"])
+    assert [r["restarts"] for r in report["restarts"]] == [1, 1]
+    assert report["hanging_host"]["valued_devices"] == 10
