@@ -48,3 +48,22 @@ def test_every_metric_the_docs_name_is_one_a_scrape_shows() -> None:
         if name not in series
     ]
     assert unknown == []
+
+
+def test_every_environment_variable_the_docs_name_is_read() -> None:
+    """A `SYNOPTIC_*` variable the docs tell a reader to set is one the code reads
+    (`reference/environment.md`, generated) or, for test runs, one a test reads."""
+    reference = (ROOT / "docs" / "reference" / "environment.md").read_text()
+    known = set(re.findall(r"^\| `(SYNOPTIC_\w+)`", reference, re.M))
+    assert "SYNOPTIC_NATS_URL" in known
+    for test in ROOT.glob("*/tests/**/*.py"):
+        known |= set(re.findall(r"[\"'](SYNOPTIC_\w+)[\"']", test.read_text()))
+    pages = [ROOT / "README.md", ROOT / "CONTRIBUTING.md", ROOT / "CHANGELOG.md",
+             *sorted((ROOT / "docs").glob("*.md"))]  # fmt: skip
+    unknown = [
+        f"{page.relative_to(ROOT)}: {name}"
+        for page in pages
+        for name in sorted(set(re.findall(r"\bSYNOPTIC_[A-Z0-9_]+", page.read_text())))
+        if name not in known
+    ]
+    assert unknown == []
