@@ -1,5 +1,6 @@
-"""Every relative link of the README and docs/ points at a file that exists and,
-with a ``#fragment``, at a heading of that file (GitHub's anchor rules)."""
+"""Every relative link of the README, CONTRIBUTING, the changelog and docs/ points
+at a file that exists and, with a ``#fragment``, at a heading of that file
+(GitHub's anchor rules)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,12 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).parents[2]
-PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+PAGES = [
+    ROOT / "README.md",
+    ROOT / "CONTRIBUTING.md",
+    ROOT / "CHANGELOG.md",
+    *sorted((ROOT / "docs").rglob("*.md")),
+]
 LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)\)|!\[[^\]]*\]\(([^)\s]+)\)")
 FENCE = re.compile(r"^(```|~~~).*?^\1", re.S | re.M)
 
