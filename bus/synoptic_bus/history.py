@@ -181,13 +181,15 @@ async def read_range(
     batch: int = BATCH_MSGS,
     timeout: float = 10.0,
     on_batch: Callable[[dict[str, list[bytes]]], None] | None = None,
+    on_stored: Callable[[str, int, bytes], None] | None = None,
 ) -> RangeRead:
     """Every message of ``subjects`` stored from stream time ``start_ns`` until
     :data:`STREAM_LAG_NS` past ``end_ns``, in pull batches of at most ``batch``
     messages and :data:`BATCH_BYTES`, until none is left or ``max_msgs`` were read
     (then ``truncated``), within ``timeout`` s in all. With ``on_batch``, each
-    batch's payloads go to it instead of being kept (memory stays at one batch).
-    Raises :class:`StoreError`."""
+    batch's payloads go to it instead of being kept (memory stays at one batch);
+    with ``on_stored``, each message goes to it with its subject and store time
+    (ns), in stream order, instead. Raises :class:`StoreError`."""
     out = RangeRead()
     if not subjects:
         return out
@@ -215,8 +217,9 @@ async def read_range(
         )
         try:
             await _pull_all(
-                nc, stream, name, end_ns + STREAM_LAG_NS, max_msgs, batch, out, on_batch
-            )
+                nc, stream, name, end_ns + STREAM_LAG_NS, max_msgs, batch, out, on_batch,
+                on_stored,
+            )  # fmt: skip
         finally:
             if nc.is_connected:
                 try:
@@ -235,6 +238,7 @@ async def _pull_all(
     batch: int,
     out: RangeRead,
     on_batch: Callable[[dict[str, list[bytes]]], None] | None,
+    on_stored: Callable[[str, int, bytes], None] | None = None,
 ) -> None:
     """Pull batches into ``out`` until nothing is pending, the stream time passes
     ``stop_ns`` or ``max_msgs`` is reached."""
@@ -256,8 +260,12 @@ async def _pull_all(
             return
         # $JS.ACK.<stream>.<consumer>.<delivered>.<sseq>.<cseq>.<ns>.<pending>
         parts = reply.rsplit(b".", 2)
-        if int(parts[1]) > stop_ns:
+        stored = int(parts[1])
+        if stored > stop_ns:
             state["past"] = True
+        elif on_stored is not None:
+            on_stored(subject.decode(), stored, data)
+            out.count += 1
         else:
             key = subject.decode()
             bucket = payloads.get(key)

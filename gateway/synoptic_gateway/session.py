@@ -22,6 +22,7 @@ from synoptic_gateway.auth import AuthError, Principal
 from synoptic_gateway.credentials import Credentials
 from synoptic_gateway.limits import TokenBucket
 from synoptic_gateway.mailbox import Mailbox, State
+from synoptic_gateway.playback import Playback
 from synoptic_gateway.writes import Writes
 from synoptic_schemas import ChannelError, frames, parse_channel
 from synoptic_schemas.channels import Channel
@@ -61,6 +62,7 @@ class Session(Mailbox):
         self.history = history
         self._watchers = watchers
         self._hist: set[asyncio.Task[None]] = set()
+        self._playback: Playback | None = None
         self._refused = refused
         self.credentials = Credentials(
             principal, auth, send=self.send_frame,
@@ -151,6 +153,8 @@ class Session(Mailbox):
         self._writes.cancel()
         for task in list(self._hist):
             task.cancel()
+        if self._playback is not None:
+            self._playback.halt()
 
     # ------------------------------------------------------------ incoming
 
@@ -189,8 +193,12 @@ class Session(Mailbox):
                 self._unsubscribe(frame)
             elif op in (Op.PUT, Op.CMD):
                 self._writes.start(frame)
-            elif op == Op.HIST:
+            elif op in (Op.HIST, Op.AT, Op.STEP):
                 self._start_history(frame)
+            elif op == Op.PLAY:
+                self._start_playback(frame)
+            elif op == Op.HALT:
+                self._halt(frame)
             elif op == Op.WATCH:
                 self._watch(frame)
             elif op == Op.AUTH:
@@ -330,3 +338,39 @@ class Session(Mailbox):
             )
             return
         self.push_control(reply)  # encoded once, on the history thread
+
+    # ------------------------------------------------------------ playback
+
+    def _start_playback(self, frame: dict[str, Any]) -> None:
+        """One playback per socket: a new ``play`` halts the one before."""
+        if self.history is None:
+            raise FrameError(
+                ErrorCode.UNAVAILABLE, "no history here", req_id=frame["id"]
+            )
+        if len(frame["ch"]) > self._settings.at_max_channels:
+            raise FrameError(
+                ErrorCode.TOO_MANY_CHANNELS,
+                f"{len(frame['ch'])} channels in one playback exceed the limit of "
+                f"{self._settings.at_max_channels}",
+                req_id=frame["id"],
+            )
+        if self._playback is not None:
+            self._playback.halt()
+        playback = Playback(
+            frame, self.history, lambda: self.principal, json_mode=self.json,
+            fps=self._settings.play_fps, push=self.push_control, send=self.send_frame,
+            backlog=lambda: self._queued_bytes >= self._settings.mailbox_bytes,
+            drained=lambda: self._drained,
+        )  # fmt: skip
+        self._playback = playback
+        playback.start(self._playback_done)
+
+    def _playback_done(self, playback: Playback) -> None:
+        if self._playback is playback:
+            self._playback = None
+
+    def _halt(self, frame: dict[str, Any]) -> None:
+        playback = self._playback
+        if playback is not None and playback.id == frame["play"]:
+            playback.halt()
+        self.send_frame(frames.halt_ack(frame["id"], frame["play"]))

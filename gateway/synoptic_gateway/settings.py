@@ -115,6 +115,8 @@ class Settings:
     hist_per_socket: int = 2  # requests in flight per connection
     hist_concurrency: int = 4  # requests read at once per gateway (others wait)
     hist_timeout: float = 15.0  # seconds to wait for a slot, and per backend read
+    at_max_channels: int = 2000  # channels per ``at`` or ``play`` (a screen)
+    play_fps: float = 30.0  # ``pb`` frames per second of a playback at most
     hist_blocks: bool = True  # read the rollup's blocks (CS_ROLL) where it has them
     # the history service in a child process (its Python off the live loop's
     # interpreter; ADR 0027) instead of on a thread of the gateway
@@ -193,4 +195,6 @@ class Settings:
             "hist_range_s": self.hist_max_range,
             "hist_px": self.hist_max_px,
             "hist_in_flight": self.hist_per_socket,
+            "at_channels": self.at_max_channels,
+            "play_fps": self.play_fps,
         }

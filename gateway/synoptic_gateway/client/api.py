@@ -314,6 +314,37 @@ class GatewayClient(Link):
             )
         }  # fmt: skip
 
+    async def at(
+        self, uris: Sequence[str], t_ms: float, timeout: float = 60.0
+    ) -> dict[str, Any]:
+        """The ``at`` answer: the channels' values and metadata as they were at
+        ``t_ms`` (ms since the epoch). Raises :class:`GatewayError` when the
+        request is refused as a whole."""
+        return await self._request(
+            frames.at(next(self._ids), list(uris), t_ms), timeout
+        )
+
+    async def play(
+        self, uris: Sequence[str], t_ms: float, speed: float, timeout: float = 60.0
+    ) -> dict[str, Any]:
+        """Play the channels back from ``t_ms`` at ``speed`` times real time:
+        returns the ``at`` answer (its ``id`` is the playback's); the ``pb``
+        frames that follow reach ``on_frame``. Raises :class:`GatewayError`."""
+        frame = frames.play(next(self._ids), list(uris), t_ms, speed)
+        return await self._request(frame, timeout)
+
+    async def step(
+        self, uri: str, t_ms: float, direction: int, timeout: float = 30.0
+    ) -> float | None:
+        """When ``uri`` changed last before ``t_ms`` (``direction`` -1) or first
+        after it (1), in ms; None: no such change kept."""
+        frame = frames.step(next(self._ids), uri, t_ms, direction)
+        return (await self._request(frame, timeout))["t"]
+
+    async def halt(self, play_id: Any, timeout: float = 10.0) -> dict[str, Any]:
+        """Stop the playback ``play_id``; returns the acknowledgement."""
+        return await self._request(frames.halt(next(self._ids), play_id), timeout)
+
     async def ping(self, timeout: float = 10.0) -> float:
         """Round-trip time of an application ping, in seconds."""
         started = time.perf_counter()

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from synoptic_gateway.history.busbackend import BusHistory
 from synoptic_gateway.history.hdbpp import HdbppArchive
+from synoptic_gateway.history.moment import MomentReader
+from synoptic_gateway.history.playback import StretchReader
 from synoptic_gateway.history.process import HistoryProcess
 from synoptic_gateway.history.service import HistoryService
 from synoptic_gateway.history.worker import HistoryWorker
@@ -13,15 +15,18 @@ from synoptic_gateway.settings import Settings
 
 def history_service(settings: Settings) -> HistoryService:
     """The service with its own NATS connection and the archive, if configured."""
+    bus = BusHistory(
+        settings.nats_url,
+        settings.prefix,
+        f"synoptic-gateway-{settings.gateway_id}-hist",
+        blocks=settings.hist_blocks,
+    )
     return HistoryService(
         settings,
-        BusHistory(
-            settings.nats_url,
-            settings.prefix,
-            f"synoptic-gateway-{settings.gateway_id}-hist",
-            blocks=settings.hist_blocks,
-        ),
+        bus,
         HdbppArchive(settings.hist_archive_dsn) if settings.hist_archive_dsn else None,
+        MomentReader(settings, bus.connection),
+        StretchReader(settings, bus.connection),
     )
 
 

@@ -54,7 +54,9 @@ class BusHistory:
         if self._nc is not None and not self._nc.is_closed:
             await self._nc.close()
 
-    def _connected(self) -> NatsClient:
+    def connection(self) -> NatsClient:
+        """The history's own NATS client; raises :class:`StoreError` while the
+        bus is down."""
         if self._nc is None or not self._nc.is_connected:
             raise StoreError("the bus is down")
         return self._nc
@@ -63,7 +65,7 @@ class BusHistory:
         """When the raw history's oldest message was stored (ns), or None when it
         is empty or cannot be read."""
         try:
-            return await oldest(self._connected(), self._stream)
+            return await oldest(self.connection(), self._stream)
         except StoreError as exc:
             log.debug("history stream %s: %s", self._stream, exc)
             return None
@@ -86,7 +88,7 @@ class BusHistory:
         async with asyncio.timeout(q.timeout):
             read, raw_from = await asyncio.gather(
                 read_blocks(
-                    self._connected(), self._roll_stream, self._stream, self._prefix,
+                    self.connection(), self._roll_stream, self._stream, self._prefix,
                     list(by_tail), q.t0_ns, q.t1_ns, max_values=q.max_points,
                     timeout=q.timeout,
                 ),
@@ -116,7 +118,7 @@ class BusHistory:
         try:
             read, raw_from = await asyncio.gather(
                 read_range(
-                    self._connected(), self._stream, list(by_subject), q.t0_ns,
+                    self.connection(), self._stream, list(by_subject), q.t0_ns,
                     q.t1_ns, max_msgs=q.max_points, timeout=q.timeout,
                     on_batch=on_batch,
                 ),

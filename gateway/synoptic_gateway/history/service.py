@@ -14,14 +14,17 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Coroutine, Sequence
+from typing import Any, TypeVar
 
 import numpy as np
 
+from synoptic_bus.store import StoreError
 from synoptic_gateway.auth import Principal
 from synoptic_gateway.history.backend import ChannelHistory, HistoryBackend, HistoryRead
 from synoptic_gateway.history.blocks import covered
+from synoptic_gateway.history.moment import MomentReader
+from synoptic_gateway.history.playback import StretchReader
 from synoptic_gateway.history.reduce import reduce_columns
 from synoptic_gateway.settings import Settings
 from synoptic_schemas import ChannelError, frames, parse_channel
@@ -30,6 +33,7 @@ from synoptic_schemas.frames import ErrorCode, FrameError
 from synoptic_schemas.series import Columns
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 _MS = 1_000_000
 
@@ -42,10 +46,14 @@ class HistoryService:
         settings: Settings,
         bus: HistoryBackend,
         archive: HistoryBackend | None = None,
+        moments: MomentReader | None = None,
+        stretches: StretchReader | None = None,
     ) -> None:
         self._settings = settings
         self._bus = bus
         self._archive = archive
+        self._moments = moments or MomentReader(settings, _no_bus)
+        self._stretches = stretches or StretchReader(settings, _no_bus)
         self._slots = asyncio.Semaphore(settings.hist_concurrency)
         self.requests = 0
         self.points_out = 0
@@ -141,9 +149,43 @@ class HistoryService:
     async def answer_encoded(
         self, frame: dict[str, Any], principal: Principal, json_mode: bool
     ) -> bytes | str:
-        """:meth:`answer`, encoded for the socket (msgpack, or JSON text)."""
-        reply = await self.answer(frame, principal)
+        """The answer to a ``hist`` or ``at`` request, encoded for the socket
+        (msgpack, or JSON text)."""
+        if frame["op"] == frames.Op.AT:
+            reply = await self._at(frame, principal)
+        elif frame["op"] == frames.Op.STEP:
+            reply = await self._in_slot(frame, self._moments.step(frame, principal))
+        elif frame["op"] == "pbread":  # a playback's next stretch, encoded there
+            return await self._in_slot(frame, self._stretches.answer(frame, principal))
+        else:
+            reply = await self.answer(frame, principal)
         return frames.to_json(reply) if json_mode else frames.pack(reply)
+
+    async def _at(self, frame: dict[str, Any], principal: Principal) -> dict:
+        """The ``at`` answer, read in one of the same slots as ``hist``."""
+        return await self._in_slot(frame, self._moments.answer(frame, principal))
+
+    async def _in_slot(self, frame: dict[str, Any], work: Coroutine[Any, Any, T]) -> T:
+        """``work`` in one of the gateway's history slots (``hist_concurrency``)."""
+        s = self._settings
+        try:
+            await asyncio.wait_for(self._slots.acquire(), s.hist_timeout)
+        except TimeoutError:
+            work.close()
+            raise FrameError(
+                ErrorCode.UNAVAILABLE,
+                f"history is busy ({s.hist_concurrency} requests in flight for over "
+                f"{s.hist_timeout:g} s): try again",
+                req_id=frame["id"],
+            ) from None
+        try:
+            return await work
+        except StoreError as exc:
+            raise FrameError(
+                ErrorCode.UNAVAILABLE, f"the bus's history: {exc}", req_id=frame["id"]
+            ) from None
+        finally:
+            self._slots.release()
 
     async def _read(
         self, channels: Sequence[Channel], t0_ns: int, t1_ns: int, px: int
@@ -182,6 +224,10 @@ class HistoryService:
             got = sources[channel.uri]
             sources[channel.uri] = "archive+bus" if got else "archive"
         return out, sources
+
+
+def _no_bus() -> Any:
+    raise StoreError("no bus history here")
 
 
 def _holds_some(entry: ChannelHistory, t0_ns: int, t1_ns: int) -> bool:

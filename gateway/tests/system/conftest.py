@@ -4,12 +4,15 @@ publisher of synthetic counting values straight onto NATS (no adapter needed).""
 from __future__ import annotations
 
 import secrets
+import sys
 from collections.abc import Iterator
 
 import pytest
 
 from synoptic_bus.connect import NatsClient
 from synoptic_bus.natsserver import NatsServer
+from synoptic_bus.procs import Process
+from synoptic_bus.rollup import start_rollup
 from synoptic_bus.store import StoreConfig, ensure_store
 from synoptic_gateway.testing import GatewayProc, Publisher, start_gateway
 
@@ -36,3 +39,24 @@ def names() -> list[str]:
     """Channel URIs unique to one test."""
     tag = secrets.token_hex(3).upper()
     return [f"ca://T{tag}:C{i:03d}" for i in range(200)]
+
+
+@pytest.fixture(scope="module")
+def rewind_streams(nats_server: NatsServer) -> Iterator[Process]:
+    """Every stream of `synoptic bus init` (history in memory, the raw history's
+    message limit 1 KiB: a short waveform is a large value) and the rollup."""
+    init = Process(
+        "bus-init",
+        [sys.executable, "-m", "synoptic_bus.cli", "bus", "init", "--nats",
+         nats_server.url, "--history-storage", "memory", "--history-max-value",
+         "1024"],
+    )  # fmt: skip
+    try:
+        assert init.popen.wait(60) == 0, init.output()
+    finally:
+        init.stop()
+    rollup = start_rollup(nats_server.url)
+    try:
+        yield rollup
+    finally:
+        rollup.stop()

@@ -42,6 +42,20 @@ from synoptic_schemas.frames.encoding import from_json, pack, to_json, unpack
 from synoptic_schemas.frames.errors import ErrorCode, FrameError, err
 from synoptic_schemas.frames.order import meta_order, value_order
 from synoptic_schemas.frames.raw import pack_batch, pack_snap
+from synoptic_schemas.frames.rewind import (
+    END_ERROR,
+    END_HALT,
+    END_NOW,
+    MAX_PLAY_SPEED,
+    at,
+    at_reply,
+    halt,
+    halt_ack,
+    pb,
+    play,
+    step,
+    step_reply,
+)
 from synoptic_schemas.frames.server_frames import (
     auth_state,
     bus,
@@ -70,8 +84,12 @@ from synoptic_schemas.frames.validate import round_points, validate_client_frame
 
 __all__ = [
     "CLIENT_OPS",
+    "END_ERROR",
+    "END_HALT",
+    "END_NOW",
     "MAX_HIST_PX",
     "MAX_ID_CHARS",
+    "MAX_PLAY_SPEED",
     "MAX_SAFE_INT",
     "MAX_TOKEN_CHARS",
     "MAX_WATCH_SCREENS",
@@ -85,6 +103,8 @@ __all__ = [
     "ErrorCode",
     "FrameError",
     "Op",
+    "at",
+    "at_reply",
     "auth",
     "auth_state",
     "bus",
@@ -92,6 +112,8 @@ __all__ = [
     "cmd_reply",
     "err",
     "from_json",
+    "halt",
+    "halt_ack",
     "hello",
     "hist",
     "hist_reply",
@@ -101,7 +123,9 @@ __all__ = [
     "pack",
     "pack_batch",
     "pack_snap",
+    "pb",
     "ping",
+    "play",
     "pong",
     "put",
     "put_reply",
@@ -110,6 +134,8 @@ __all__ = [
     "snap",
     "src",
     "stats",
+    "step",
+    "step_reply",
     "sub",
     "to_json",
     "unpack",

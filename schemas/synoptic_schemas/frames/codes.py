@@ -29,6 +29,10 @@ class Op:
     WATCH = "watch"  # both ways: the request and its acknowledgement
     SCREEN = "screen"  # server: a watched screen has a new revision
     AUTH = "auth"  # both ways: a renewed token, and what the socket may now do
+    AT = "at"  # both ways: values at a moment, and the answer (also to ``play``)
+    PLAY = "play"  # client: play back from a moment (answered by ``at``, ``pb``)
+    HALT = "halt"  # both ways: stop a playback, and its acknowledgement
+    STEP = "step"  # both ways: a channel's previous/next change, and its time
     # server → client
     HELLO = "hello"
     SNAP = "snap"
@@ -39,11 +43,13 @@ class Op:
     PONG = "pong"
     BUS = "bus"
     SRC = "src"
+    PB = "pb"  # one frame of a playback
 
 
 CLIENT_OPS: Final = frozenset(
-    {Op.SUB, Op.UNSUB, Op.PUT, Op.CMD, Op.PING, Op.HIST, Op.WATCH, Op.AUTH}
-)
+    {Op.SUB, Op.UNSUB, Op.PUT, Op.CMD, Op.PING, Op.HIST, Op.WATCH, Op.AUTH, Op.AT,
+     Op.PLAY, Op.HALT, Op.STEP}
+)  # fmt: skip
 #: The longest token an ``auth`` frame may carry (characters).
 MAX_TOKEN_CHARS: Final = 16 * 1024
 #: The most screen names one ``watch`` may name.

@@ -27,6 +27,8 @@ class ErrorCode:
     # per channel in a ``hist`` answer only
     TRUNCATED = "truncated"  # more values in the range than a request may read
     TIMEOUT = "timeout"  # a history backend did not answer in time
+    # per channel in an ``at`` answer only
+    NOT_KEPT = "not_kept"  # no value of the channel kept from that moment
 
 
 class FrameError(ContractError):

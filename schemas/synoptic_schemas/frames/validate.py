@@ -18,6 +18,7 @@ from synoptic_schemas.frames.codes import (
     Op,
 )
 from synoptic_schemas.frames.errors import ErrorCode, FrameError
+from synoptic_schemas.frames.rewind import validate_rewind
 from synoptic_schemas.screens import NAME as SCREEN_NAME
 
 
@@ -72,6 +73,12 @@ def validate_client_frame(frame: Any) -> dict[str, Any]:
             )
     elif op == Op.HIST:
         _validate_hist(frame, req_id)
+    elif op in (Op.AT, Op.PLAY):
+        _validate_channels(frame, op, req_id)
+        _validate_points(frame, req_id)
+        validate_rewind(frame, req_id)
+    elif op in (Op.HALT, Op.STEP):
+        validate_rewind(frame, req_id)
     elif op == Op.WATCH:
         _validate_watch(frame, req_id)
     elif op == Op.PUT:

@@ -64,6 +64,12 @@ def test_pack_snap_equals_the_generic_encoding(stale, more) -> None:
         frames.hist(3, ["ca://A", "ca://B"], 1.7e12, 1.7e12 + 60e3, 800),
         frames.sub(4, ["ca://WF"], {"ca://WF": 800}, shift=True),
         frames.auth(5, "eyJhbGciOiJSUzI1NiJ9.e30.c2ln"),
+        frames.at(6, ["ca://A", "ca://WF"], 1.7e12),
+        frames.at("r", ["ca://WF"], 1.7e12, {"ca://WF": 800}),
+        frames.play(7, ["ca://A"], 1.7e12, 60),
+        frames.halt(8, 7),
+        frames.step(9, "ca://A", 1.7e12, -1),
+        frames.step(9, "ca://A", 1.7e12, 1),
     ],
 )
 def test_client_frames_validate_and_match_the_schema(frame: dict) -> None:
@@ -130,6 +136,27 @@ def test_client_frames_validate_and_match_the_schema(frame: dict) -> None:
             [None, ("bad_channel", "no scheme")],
             ["archive+bus", None],
         ),
+        frames.at_reply(
+            6,
+            1.7e12,
+            ["ca://A", "ca://WF", "ca://OLD", "x"],
+            [VALUE, {**VALUE, "v": np.zeros(3, "<f8"), "kt": 1.7e12 - 5}, None, None],
+            [META, META, META, None],
+            ["raw", "arrays", None, None],
+            [
+                None,
+                None,
+                {"code": "not_kept", "msg": "none", "since": 1.71e12},
+                {"code": "bad_channel", "msg": "no scheme"},
+            ],
+            meta_later=[2],
+        ),
+        frames.pb(7, 1.7e12, [0, 2], [VALUE, None], meta_indexes=[2], metas=[META]),
+        frames.pb(7, 1.7e12, [], [], end=frames.END_NOW),
+        frames.pb(7, 1.7e12, [], [], end=frames.END_ERROR, msg="the bus is down"),
+        frames.halt_ack(8, 7),
+        frames.step_reply(9, "ca://A", 1.7e12 + 0.001),
+        frames.step_reply(9, "ca://A", None),
     ],
 )
 def test_server_frames_match_the_schema(frame: dict) -> None:
@@ -174,6 +201,24 @@ def test_server_frames_match_the_schema(frame: dict) -> None:
         ({"op": "auth", "id": 1}, ErrorCode.BAD_FRAME),
         ({"op": "auth", "id": 1, "token": ""}, ErrorCode.BAD_FRAME),
         ({"op": "auth", "id": 1, "token": "x" * 16385}, ErrorCode.BAD_FRAME),
+        ({"op": "at", "id": 1, "ch": ["ca://A"]}, ErrorCode.BAD_RANGE),
+        ({"op": "at", "id": 1, "ch": ["ca://A"], "t": "now"}, ErrorCode.BAD_RANGE),
+        ({"op": "at", "id": 1, "ch": ["ca://A"], "t": -1}, ErrorCode.BAD_RANGE),
+        ({"op": "at", "id": 1, "ch": [], "t": 1}, ErrorCode.BAD_FRAME),
+        ({"op": "play", "id": 1, "ch": ["ca://A"], "t": 1}, ErrorCode.BAD_FRAME),
+        (
+            {"op": "play", "id": 1, "ch": ["ca://A"], "t": 1, "speed": 601},
+            ErrorCode.BAD_FRAME,
+        ),
+        ({"op": "halt", "id": 1}, ErrorCode.BAD_FRAME),
+        (
+            {"op": "step", "id": 1, "ch": "ca://A", "t": 1, "dir": 0},
+            ErrorCode.BAD_FRAME,
+        ),
+        (
+            {"op": "step", "id": 1, "ch": ["ca://A"], "t": 1, "dir": 1},
+            ErrorCode.BAD_FRAME,
+        ),
     ],
 )
 def test_invalid_client_frames_raise_frame_errors(frame: object, code: str) -> None:

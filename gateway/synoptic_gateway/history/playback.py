@@ -1,0 +1,140 @@
+"""One stretch of a playback: the changes of a screen's channels stored in a span
+of bus time, cut into the frames the socket will show.
+
+A playback (:mod:`synoptic_gateway.playback`) asks for one stretch per second of
+wall time; this reads the span's values (``CS_HIST`` and the large values of
+``CS_ARRAYS``) and metadata (``CS_META``) by store time, as ``at`` does, and cuts
+it into frames ``step`` ms of bus time apart. Each frame holds, per channel that
+changed within it, only its last value (what a viewer could see at that frame
+rate) and the metadata that changed. The frames come back encoded for the
+socket, with the moment each shows: ``[[t_ms, frame], …]`` as msgpack.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import msgpack
+
+from synoptic_bus.arrays import arrays_stream_name
+from synoptic_bus.connect import NatsClient
+from synoptic_bus.history import read_range
+from synoptic_bus.metahistory import meta_stream_name
+from synoptic_bus.store import StoreError, history_stream_name
+from synoptic_gateway.auth import Principal
+from synoptic_gateway.history.moment import is_newer
+from synoptic_gateway.settings import Settings
+from synoptic_schemas import ChannelError, DecodeError, Subjects, frames, parse_channel
+from synoptic_schemas.codec import decode
+from synoptic_schemas.frames.order import value_order
+
+_MS = 1_000_000
+#: Large values (arrays, images) read per stretch at most: a second of wall time
+#: at 600× spans ten minutes, over which the thinned stream keeps a few each.
+MAX_LARGE_PER_STRETCH = 64
+
+
+class StretchReader:
+    """Answers the gateway's internal ``pbread`` requests."""
+
+    def __init__(self, settings: Settings, connection: Any) -> None:
+        self._settings = settings
+        self._connection = connection
+        self._subjects = Subjects(settings.prefix)
+        self._raw = history_stream_name(settings.prefix)
+        self._arrays = arrays_stream_name(settings.prefix)
+        self._meta = meta_stream_name(settings.prefix)
+        #: values read, in all
+        self.values_in = 0
+
+    async def answer(self, frame: dict[str, Any], principal: Principal) -> bytes:
+        """The frames of ``frame["t0"]`` < stored ≤ ``frame["t1"]`` (ms), each
+        ``frame["step"]`` ms, for ``frame["ch"]`` (the playback's channels, in the
+        order its ``at`` answer gave); raises :class:`StoreError`."""
+        t0_ns, t1_ns = int(frame["t0"] * _MS), int(frame["t1"] * _MS)
+        t1_ns = min(t1_ns, time.time_ns())
+        step_ns = max(int(frame["step"] * _MS), 1)
+        index: dict[str, int] = {}
+        s = self._subjects
+        for i, uri in enumerate(frame["ch"]):
+            try:
+                channel = parse_channel(uri)
+            except ChannelError:
+                continue
+            if principal.may_read(channel.uri):
+                for subject in (s.hist(channel), s.hist_large(channel),
+                                s.hist_meta(channel)):  # fmt: skip
+                    index[subject] = i
+        n = max((t1_ns - t0_ns + step_ns - 1) // step_ns, 1)
+        values: list[dict[int, bytes]] = [{} for _ in range(n)]
+        metas: list[dict[int, bytes]] = [{} for _ in range(n)]
+        meta_head = f"{self._settings.prefix}.hist.meta."
+
+        found: list[tuple[int, int, bool, bytes]] = []
+
+        def on_stored(subject: str, stored: int, data: bytes) -> None:
+            i = index.get(subject)
+            if i is not None and t0_ns < stored <= t1_ns:
+                found.append((stored, i, subject.startswith(meta_head), data))
+
+        nc: NatsClient = self._connection()
+        timeout = self._settings.hist_timeout
+        subjects = [x for x in index if x.startswith(f"{self._settings.prefix}.hist.")]
+        by_stream = {
+            self._raw: ([x for x in subjects if ".hist.val." in x],
+                        self._settings.hist_max_points),
+            self._arrays: ([x for x in subjects if ".hist.arr." in x],
+                           MAX_LARGE_PER_STRETCH),
+            self._meta: ([x for x in subjects if ".hist.meta." in x], 10_000),
+        }  # fmt: skip
+        for stream, (wanted, limit) in by_stream.items():
+            try:
+                read = await read_range(
+                    nc, stream, wanted, t0_ns + 1, t1_ns, max_msgs=limit,
+                    timeout=timeout, on_stored=on_stored,
+                )  # fmt: skip
+            except StoreError:
+                if stream == self._raw:
+                    raise
+                continue  # no rollup (no large values) or no metadata history
+            self.values_in += read.count
+        # in store order; a large value stored (by the rollup, at its tick) after
+        # a newer value of its channel is not shown after it
+        found.sort(key=lambda x: x[0])
+        newest: dict[int, tuple[int, int, int]] = {}
+        for stored, i, is_meta, data in found:
+            k = min((stored - t0_ns - 1) // step_ns, n - 1)
+            if is_meta:
+                metas[k][i] = data
+                continue
+            try:
+                order = value_order(data)
+            except DecodeError:
+                continue
+            if i in newest and not is_newer(order, newest[i]):
+                continue
+            newest[i] = order
+            values[k][i] = data
+        json_mode = bool(frame.get("json"))
+        out = []
+        for k in range(n):
+            t_ms = min(t0_ns + (k + 1) * step_ns, t1_ns) / _MS
+            changed = sorted(values[k])
+            meta_changed = sorted(metas[k])
+            reply = frames.pb(
+                frame["id"], t_ms, changed, [_decoded(values[k][i]) for i in changed],
+                meta_indexes=meta_changed,
+                metas=[_decoded(metas[k][i]) for i in meta_changed],
+            )  # fmt: skip
+            out.append(
+                [t_ms, frames.to_json(reply) if json_mode else frames.pack(reply)]
+            )
+        return msgpack.packb(out, use_bin_type=True)
+
+
+def _decoded(data: bytes) -> dict[str, Any] | None:
+    try:
+        return decode(data)
+    except DecodeError:
+        return None

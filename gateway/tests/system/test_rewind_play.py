@@ -1,0 +1,188 @@
+"""Playback (``play``, ``pb``, ``halt``) through a real gateway against a real
+nats-server with the bus's history streams: channels changing at 10 Hz (and a
+change of metadata) are played back at 10×; the screen the frames build equals,
+frame after frame, what a subscriber had seen by each frame's moment; the frames
+come at the frame rate, end at the present (``now``); a ``halt`` stops another
+playback at once; a ``play`` of the history process's child does the same."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import defaultdict
+from typing import Any
+
+import pytest
+
+from synoptic_bus.connect import NatsClient
+from synoptic_bus.natsserver import NatsServer
+from synoptic_bus.procs import Process
+from synoptic_gateway.client import GatewayClient, GatewayError
+from synoptic_gateway.testing import GatewayProc, Publisher, start_gateway
+from synoptic_schemas import Subjects, decode
+
+pytestmark = [pytest.mark.system, pytest.mark.timeout(300)]
+
+RATE = 10.0  # Hz per channel
+SECONDS = 8.0  # of history played back
+SPEED = 10.0
+MARGIN = 250_000_000  # ns: how late the subscriber's clock may read an arrival
+_SUBJECTS = Subjects()
+
+
+async def record_and_publish(
+    nc: NatsClient, publisher: Publisher, uris: list[str]
+) -> tuple[dict[str, list[tuple[int, dict[str, Any]]]], int, int]:
+    """Publish every channel at RATE for SECONDS (the first channel's units
+    change half-way); return what a subscriber recorded (arrival ns, value),
+    and when it began and ended."""
+    seen: dict[str, list[tuple[int, dict[str, Any]]]] = defaultdict(list)
+    ticks = int(SECONDS * RATE)
+    all_in = asyncio.Event()
+    count = 0
+
+    async def on_msg(msg: Any) -> None:
+        nonlocal count
+        _, channel = _SUBJECTS.parse(msg.subject)
+        seen[channel.uri].append((time.time_ns(), decode(msg.data)))
+        count += 1
+        if count >= ticks * len(uris):
+            all_in.set()
+
+    sub = await nc.subscribe("cs.val.>", cb=on_msg)
+    await nc.flush()
+    for uri in uris:
+        await publisher.meta(uri, "mA")
+    began = time.time_ns()
+    loop = asyncio.get_running_loop()
+    t0 = loop.time()
+    for k in range(ticks):
+        if k == ticks // 2:
+            await publisher.meta(uris[0], "A")
+        for uri in uris:
+            await publisher.value(uri)
+        await asyncio.sleep(max(t0 + (k + 1) / RATE - loop.time(), 0))  # the rate
+    await nc.flush()
+    await asyncio.wait_for(all_in.wait(), 30)
+    await sub.unsubscribe()
+    return seen, began, time.time_ns()
+
+
+def candidates(book: list[tuple[int, dict[str, Any]]], t_ns: int) -> list[int]:
+    """The seqs the subscriber may have seen at ``t_ns`` (its clock reads
+    arrivals up to MARGIN late on a busy machine; None: none yet)."""
+    before = [m["seq"] for t, m in book if t <= t_ns - MARGIN][-1:] or [None]
+    return before + [m["seq"] for t, m in book if abs(t - t_ns) < MARGIN]
+
+
+async def play_and_check(
+    gateway: GatewayProc,
+    uris: list[str],
+    seen: dict[str, list[tuple[int, dict[str, Any]]]],
+    began: int,
+) -> None:
+    got: list[dict[str, Any]] = []
+    ended = asyncio.Event()
+
+    def on_frame(frame: dict[str, Any]) -> None:
+        if frame["op"] == "pb":
+            got.append({**frame, "wall": time.monotonic()})
+            if "end" in frame:
+                ended.set()
+
+    async with GatewayClient([gateway.ws_url], on_frame=on_frame) as client:
+        start_ms = (began - 500_000_000) / 1e6
+        answer = await client.play(uris, start_ms, SPEED)
+        assert answer["op"] == "at" and answer["ch"] == uris
+        state = {uri: answer["val"][i] for i, uri in enumerate(uris)}
+        units = {
+            uri: (answer["meta"][i] or {}).get("unit") for i, uri in enumerate(uris)
+        }
+        await asyncio.wait_for(ended.wait(), SECONDS / SPEED * 3 + 60)
+        assert got[-1]["end"] == "now", got[-1]
+        assert client.errors == []
+    compared = 0
+    units_seen = set()
+    for frame in got[:-1]:
+        assert frame["id"] == answer["id"]
+        for i, value in zip(frame["i"], frame["val"], strict=True):
+            state[uris[i]] = value
+        for i, meta in zip(frame.get("mi", []), frame.get("meta", []), strict=True):
+            units[uris[i]] = meta.get("unit")
+        t_ns = int(frame["t"] * 1e6)
+        for uri in uris:
+            maybe = candidates(seen[uri], t_ns)
+            if maybe != [None]:
+                seq = state[uri]["seq"] if state[uri] is not None else None
+                assert seq in maybe, (
+                    uri, frame["t"], state[uri], maybe,
+                )  # fmt: skip
+                compared += 1
+        units_seen.add(units[uris[0]])
+    assert compared >= len(uris) * 20, compared
+    assert units_seen == {"mA", "A"}, units_seen
+    # the pace: frames at the frame rate, bus time at SPEED × wall time
+    times = [f["t"] for f in got[:-1]]
+    walls = [f["wall"] for f in got[:-1]]
+    span_wall = walls[-1] - walls[0]
+    assert (times[-1] - times[0]) / 1e3 / span_wall == pytest.approx(SPEED, rel=0.35)
+    assert len(got) / span_wall >= 20  # 30 fps asked; a busy machine's margin
+    assert times == sorted(times)
+
+
+async def test_playback_rebuilds_the_screen_frame_by_frame(
+    rewind_streams: Process, gateway: GatewayProc, nc: NatsClient, names: list[str]
+) -> None:
+    uris = names[:20]
+    seen, began, _ = await record_and_publish(nc, Publisher(nc), uris)
+    await play_and_check(gateway, uris, seen, began)
+
+
+async def test_halt_stops_a_playback_and_a_new_play_replaces_it(
+    rewind_streams: Process, gateway: GatewayProc, nc: NatsClient, names: list[str]
+) -> None:
+    uris = names[20:25]
+    publisher = Publisher(nc)
+    for uri in uris:
+        await publisher.value(uri)
+    ends: list[dict[str, Any]] = []
+    frames_seen: list[int] = []
+    ended = asyncio.Event()
+
+    def on_frame(frame: dict[str, Any]) -> None:
+        if frame["op"] == "pb":
+            frames_seen.append(frame["id"])
+            if "end" in frame:
+                ends.append(frame)
+                ended.set()
+
+    async with GatewayClient([gateway.ws_url], on_frame=on_frame) as client:
+        t = time.time() * 1e3 - 600e3
+        first = await client.play(uris, t, 1.0)
+        second = await client.play(uris, t, 1.0)  # replaces the first
+        await asyncio.wait_for(ended.wait(), 10)
+        assert ends[0]["id"] == first["id"] and ends[0]["end"] == "halt"
+        ended.clear()
+        ack = await client.halt(second["id"])
+        assert ack["op"] == "halt" and ack["play"] == second["id"]
+        await asyncio.wait_for(ended.wait(), 10)
+        assert ends[1]["id"] == second["id"] and ends[1]["end"] == "halt"
+        # a halt of a playback that is over is acknowledged all the same
+        assert (await client.halt(second["id"]))["play"] == second["id"]
+        with pytest.raises(GatewayError, match="bad_frame"):
+            await client._request(
+                {"op": "play", "id": 99, "ch": uris, "t": t, "speed": 6000}, 10
+            )
+        assert await client.ping() < 5
+
+
+async def test_playback_from_the_history_process(
+    rewind_streams: Process, nats_server: NatsServer, nc: NatsClient, names: list[str]
+) -> None:
+    uris = names[30:35]
+    seen, began, _ = await record_and_publish(nc, Publisher(nc), uris)
+    gateway = start_gateway(nats_server.url, "--history-process")
+    try:
+        await play_and_check(gateway, uris, seen, began)
+    finally:
+        gateway.stop()
