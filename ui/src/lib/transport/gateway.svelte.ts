@@ -15,6 +15,7 @@ import { normaliseUri } from './channels';
 import { decodeFrame, decodeJsonFrame, encodeFrame, warmDecoder } from './codec';
 import { Commits, GatewayStats } from './commit';
 import { EarlyAnswers } from './early-answers';
+import { userMessage } from './errors';
 import { earlySocketOpened, takeEarlySocket } from '../early';
 import { nextId } from './ids';
 import type { ClientFrame, ErrFrame, MetaMsg, ScreenFrame, ServerFrame, SnapFrame, ValueMsg } from './protocol';
@@ -41,7 +42,7 @@ export class Gateway implements Liveness {
   /** the gateway grants writes to this connection */
   write = $state(false);
   user = $state('');
-  /** the last error not tied to a request */
+  /** the last error not tied to a request, in the user's words (the page shows it until dismissed) */
   lastError = $state<string | null>(null);
   /** reconnect attempts since the last successful connection */
   attempts = $state(0);
@@ -52,7 +53,16 @@ export class Gateway implements Liveness {
   #ws: WebSocket | null = null;
   #subs = new Set<Subscription>();
   #byRequest = new Map<number, Subscription>();
+  /** per sid, the subscription its frames are applied through (its `held` is the shift base) */
   #bySid = new Map<number, Subscription>();
+  /**
+   * per sid, every subscription holding it: the gateway answers the same set subscribed
+   * twice on one socket with the same sid (docs/protocol.md, `sub.ch`), so a sid is
+   * unsubscribed only when its last holder goes
+   */
+  #holders = new Map<number, Set<Subscription>>();
+  /** ids of `unsub` frames not answered yet (a refusal is no news for the page) */
+  #unsubs = new Set<number>();
   readonly #commits: Commits;
   readonly #writes: Writes;
   readonly #history: HistoryRequests;
@@ -175,10 +185,38 @@ export class Gateway implements Liveness {
     this.#subs.delete(sub);
     if (sub.local.length) void this.#browserSide.engine().then((engine) => sub.local.forEach((u) => engine.release(u)));
     if (sub.requestId !== null) this.#byRequest.delete(sub.requestId);
-    if (sub.sid !== null) {
-      this.#bySid.delete(sub.sid);
-      this.#send({ op: 'unsub', id: nextId(), sid: sub.sid });
+    if (sub.sid !== null && !this.#release(sub.sid, sub)) {
+      const id = nextId();
+      this.#unsubs.add(id);
+      this.#send({ op: 'unsub', id, sid: sub.sid });
     }
+  }
+
+  /** `sub` holds `sid` and applies its frames (its snapshot just came: its `held` is the newest). */
+  #hold(sid: number, sub: Subscription): void {
+    let holders = this.#holders.get(sid);
+    if (!holders) this.#holders.set(sid, (holders = new Set()));
+    holders.add(sub);
+    this.#bySid.set(sid, sub);
+  }
+
+  /** `sub` lets go of `sid`; true while other subscriptions still hold it (then one of them applies its frames). */
+  #release(sid: number, sub: Subscription): boolean {
+    const holders = this.#holders.get(sid);
+    holders?.delete(sub);
+    if (!holders?.size) {
+      this.#holders.delete(sid);
+      this.#bySid.delete(sid);
+      return false;
+    }
+    if (this.#bySid.get(sid) === sub) {
+      const [next] = holders;
+      // the same set in the same order: the values applied so far are the next one's shift base
+      next.byIndex = sub.byIndex;
+      next.held = sub.held;
+      this.#bySid.set(sid, next);
+    }
+    return true;
   }
 
   /** Write a value; resolves with the gateway's reply (never rejects). */
@@ -290,11 +328,14 @@ export class Gateway implements Liveness {
     }
     this.#byRequest.clear();
     this.#bySid.clear();
+    this.#holders.clear();
+    this.#unsubs.clear();
     this.#writes.fail(why);
     this.#history.fail(why); // the waiting ones find no connection
     if (code === CLOSE_UNAUTHORIZED) {
       // retrying with the same token cannot help (docs/protocol.md, close codes)
-      this.lastError = `refused: ${why}; reload with a valid token`;
+      console.warn(`gateway refused the connection: ${why}`);
+      this.lastError = userMessage('unauthorized', why);
       this.state = 'closed';
       return;
     }
@@ -355,7 +396,8 @@ export class Gateway implements Liveness {
         frame = decodeFrame(data as ArrayBuffer);
       }
     } catch (e) {
-      this.lastError = `undecodable frame: ${(e as Error).message}`;
+      console.warn(`undecodable frame: ${(e as Error).message}`);
+      this.lastError = 'A message from the gateway could not be read: reload the page (an older or newer page than the gateway?).';
       return;
     }
     this.stats.frames++;
@@ -477,6 +519,9 @@ export class Gateway implements Liveness {
       case 'watch':
         this.#screens.answered(frame.id);
         break;
+      case 'unsub':
+        this.#unsubs.delete(frame.id);
+        break;
       case 'pong':
         break;
     }
@@ -486,18 +531,20 @@ export class Gateway implements Liveness {
   #onError(frame: ErrFrame): void {
     const text = `${frame.code}: ${frame.msg}`;
     const id = frame.id;
+    console.warn(`gateway: ${text}`);
     if (id !== null) {
       if (this.#history.answer(id, text)) return;
       // a gateway without screen watching: the page works, it just does not follow saves
       if (this.#screens.answered(id)) return;
       if (this.#writes.answer(id, { ok: false, err: frame.code, msg: frame.msg })) return;
+      if (this.#unsubs.delete(id)) return; // the subscription is gone either way: nothing the user could act on
       const sub = this.#byRequest.get(id);
       if (sub) {
-        sub.error = text;
+        sub.error = userMessage(frame.code, frame.msg);
         return;
       }
     }
-    this.lastError = text;
+    this.lastError = userMessage(frame.code, frame.msg);
   }
 
   #onSnap(frame: SnapFrame): void {
@@ -507,9 +554,9 @@ export class Gateway implements Liveness {
       this.#early.orphan(frame);
       return;
     }
-    if (sub.sid !== null && sub.sid !== frame.sid) this.#bySid.delete(sub.sid);
+    if (sub.sid !== null && sub.sid !== frame.sid) this.#release(sub.sid, sub);
     sub.sid = frame.sid;
-    this.#bySid.set(frame.sid, sub);
+    this.#hold(frame.sid, sub);
     sub.byIndex = frame.ch.map((uri) => this.channel(uri));
     sub.held = frame.val.map((v) => v ?? null);
     const down = new Set(frame.stale ?? []);

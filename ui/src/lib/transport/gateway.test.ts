@@ -113,9 +113,9 @@ describe('Gateway state from frames', () => {
     gw.handle({ op: 'hello', ver: 1, gw: 'g', user: 'u', write: false });
     const sub = gw.subscribe(['xx://nope']);
     gw.handle({ op: 'err', id: sub.requestId, code: 'bad_channel', msg: 'unknown scheme' });
-    expect(sub.error).toBe('bad_channel: unknown scheme');
+    expect(sub.error).toBe('A channel name is not valid (unknown scheme): correct it in the editor.');
     gw.handle({ op: 'err', id: null, code: 'rate_limited', msg: 'slow down' });
-    expect(gw.lastError).toBe('rate_limited: slow down');
+    expect(gw.lastError).toMatch(/^The page asked the gateway too fast/);
   });
 
   it('keeps uint64 values exact and turns bigint timestamps into numbers', () => {
@@ -367,5 +367,50 @@ describe('Gateway commands', () => {
     expect(await reset).toMatchObject({ ok: false, err: 'denied', msg: 'no grant' });
     expect('v' in (await reset)).toBe(false);
     gw.close();
+  });
+});
+
+describe('Gateway subscriptions sharing one sid', () => {
+  // the gateway answers the same set subscribed twice on one socket with the same sid
+  // (docs/protocol.md, `sub.ch`): a channel picker's preview of a channel a widget shows
+  function twoOfTheSameSet() {
+    const gw = startedGateway();
+    const a = gw.subscribe(['ca://DEMO:SINE']);
+    gw.handle({ op: 'snap', id: a.requestId, sid: 45, ch: ['ca://DEMO:SINE'], val: [val(1)], meta: [null] });
+    const b = gw.subscribe(['ca://DEMO:SINE']);
+    gw.handle({ op: 'snap', id: b.requestId, sid: 45, ch: ['ca://DEMO:SINE'], val: [val(2)], meta: [null] });
+    return { gw, a, b, unsubs: () => Socket.last.sent.filter((f) => f.op === 'unsub') };
+  }
+
+  it('keeps the sid while another subscription holds it, and unsubscribes it once', () => {
+    const { gw, a, b, unsubs } = twoOfTheSameSet();
+    gw.unsubscribe(b); // the preview closes
+    expect(unsubs()).toEqual([]);
+    gw.handle({ op: 'upd', sid: 45, i: [0], val: [val(3)] });
+    gw.flush();
+    expect(gw.channel('ca://DEMO:SINE').value?.v).toBe(3); // the widget still updates
+    gw.unsubscribe(a);
+    expect(unsubs()).toMatchObject([{ op: 'unsub', sid: 45 }]);
+    expect(gw.lastError).toBeNull();
+  });
+
+  it('hands delivery to the holder left, in either order', () => {
+    const { gw, a, b, unsubs } = twoOfTheSameSet();
+    gw.unsubscribe(a);
+    expect(unsubs()).toEqual([]);
+    gw.handle({ op: 'upd', sid: 45, i: [0], val: [val(4)] });
+    gw.flush();
+    expect(gw.channel('ca://DEMO:SINE').value?.v).toBe(4);
+    gw.unsubscribe(b);
+    expect(unsubs()).toHaveLength(1);
+  });
+
+  it('never shows a refused unsubscribe on the page', () => {
+    const { gw, a, b, unsubs } = twoOfTheSameSet();
+    gw.unsubscribe(a);
+    gw.unsubscribe(b);
+    const [unsub] = unsubs();
+    gw.handle({ op: 'err', id: unsub.id, code: 'unknown_sid', msg: 'no subscription 45 on this connection' });
+    expect(gw.lastError).toBeNull();
   });
 });

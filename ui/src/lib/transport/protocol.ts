@@ -132,6 +132,12 @@ export interface ScreenFrame {
   at: string;
   deleted: boolean;
 }
+/** The answer to `unsub`. */
+export interface UnsubFrame {
+  op: 'unsub';
+  id: number;
+  sid: number;
+}
 /** The answer to `watch`. */
 export interface WatchFrame {
   op: 'watch';
@@ -167,6 +173,7 @@ export type ServerFrame =
   | SrcFrame
   | PongFrame
   | ScreenFrame
+  | UnsubFrame
   | WatchFrame;
 
 export type ClientFrame =
