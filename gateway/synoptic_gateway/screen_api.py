@@ -335,17 +335,22 @@ def add_screen_routes(app: FastAPI, gateway: Any) -> None:
 
     @app.get("/api/channels")
     async def channels(request: Request) -> Response:
-        """Channel URIs the bus knows, by case-insensitive prefix."""
+        """Channel URIs the bus knows whose name, description or units hold every
+        word of ``q`` (``prefix``: the same), ranked, with their description and units."""
         await principal(request)
-        prefix = request.query_params.get("prefix", "")
+        params = request.query_params
+        prefix = params.get("q", params.get("prefix", ""))
         raw_limit = request.query_params.get("limit", "50")
         if not raw_limit.isdigit() or not 1 <= int(raw_limit) <= 200:
             raise ApiError(400, "bad_request", "'limit' must be 1..200")
         if len(prefix) > 512:
-            raise ApiError(400, "bad_request", "'prefix' longer than 512 characters")
+            raise ApiError(400, "bad_request", "'q' longer than 512 characters")
         try:
             await gateway.directory.ready()
         except StoreUnavailableError as exc:
             raise ApiError(503, "store_unavailable", str(exc)) from None
         found, total = gateway.directory.search(prefix, int(raw_limit))
-        return JSONResponse({"channels": found, "total": total})
+        about = [gateway.directory.details(uri) for uri in found]
+        return JSONResponse({"channels": found, "total": total,
+                             "desc": [d for d, _ in about],
+                             "unit": [u for _, u in about]})  # fmt: skip

@@ -152,9 +152,11 @@ class Publisher:
                "conn": len(self.seq)}  # fmt: skip
         await self.nc.publish(self.subjects.hb(adapter_id), encode(msg))
 
-    async def meta(self, uri: str, unit: str = "mA") -> None:
+    async def meta(self, uri: str, unit: str = "mA", desc: str | None = None) -> None:
         msg = {"ver": 1, "dt": "f8", "shape": [], "w": True, "t": time.time_ns(),
                "ep": self.ep, "unit": unit}  # fmt: skip
+        if desc is not None:
+            msg["desc"] = desc
         await self.nc.publish(self.subjects.meta(parse_channel(uri)), encode(msg))
 
 

@@ -10,6 +10,7 @@ import json
 import secrets
 import signal
 import time
+import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -247,11 +248,13 @@ async def test_channel_directory(pair, publisher: Publisher, nc: NatsClient) -> 
             f"tango://h:1/dir{tag.lower()}/f/m/attr"]  # fmt: skip
     for uri in uris:
         await publisher.value(uri)
+    await publisher.meta(uris[2], unit="rad", desc=f"cosine {tag} of the phase")
     await nc.flush()
     await asyncio.sleep(0)
 
     def search(prefix: str, limit: int = 50) -> dict:
-        status, body, _ = a.api("GET", f"/api/channels?prefix={prefix}&limit={limit}")
+        query = urllib.parse.quote(prefix)
+        status, body, _ = a.api("GET", f"/api/channels?prefix={query}&limit={limit}")
         assert status == 200, body
         return body
 
@@ -259,10 +262,17 @@ async def test_channel_directory(pair, publisher: Publisher, nc: NatsClient) -> 
         lambda: (r := search(f"DIR{tag}:S"))["total"] == 2 and r, timeout=30
     )
     assert sorted(body["channels"]) == sorted(uris[:2])  # after the scheme, any case
-    assert search(f"ca://dir{tag.lower()}:c") == {"channels": [uris[2]], "total": 1}
+    assert search(f"ca://dir{tag.lower()}:c") == {
+        "channels": [uris[2]], "total": 1, "desc": [f"cosine {tag} of the phase"],
+        "unit": ["rad"]}  # fmt: skip
     assert search(f"tango://h:1/DIR{tag}")["channels"] == [uris[3]]
-    assert search(f"DIR{tag}", limit=1)["total"] == 3
+    assert search(f"DIR{tag}", limit=1)["total"] == 4  # any part of the URI
     assert len(search(f"DIR{tag}", limit=1)["channels"]) == 1
+    # by a part of the name, the description, the units: every word, ranked
+    assert search(f"{tag}:sine")["channels"] == uris[:2]
+    assert search(f"phase {tag}")["channels"] == [uris[2]]
+    body = a.api("GET", f"/api/channels?q=rad%20{tag}")[1]
+    assert body["channels"] == [uris[2]]
     assert a.api("GET", "/api/channels?limit=0")[0] == 400
 
 

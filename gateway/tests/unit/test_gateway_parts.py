@@ -94,12 +94,56 @@ def test_channel_directory_prefix_search() -> None:
     assert index.search("sr:bpm0001", 50) == (
         [f"ca://SR:BPM{i:05d}:X" for i in range(10, 20)], 10)  # fmt: skip
     found, total = index.search("SR:", 5)
-    assert total == 1001 and found[0] == "ca://SR:BPM00000:X"
-    assert index.search("ca", 1000)[1] == 1001  # scheme and a PV named CA:…, once
+    assert total == 1001 and found[0] == "pva://SR:IMG"  # the shortest name first
     assert index.search("ca://ca:", 5) == (["ca://CA:ODD"], 1)
     assert index.search("TANGO://H:1/SR", 5)[0] == ["tango://h:1/sr/d/1/current"]
     assert index.search("zzz", 5) == ([], 0)
     assert index.search("", 3)[1] == len(uris)
+
+
+DEMO = {
+    "ca://DEMO:SINE": ("Sine wave, 0.1 Hz", "mm"),
+    "ca://DEMO:SINE:AMPL": ("Amplitude of the sine", "mm"),
+    "ca://DEMO:COSINE": ("Cosine wave", "mm"),
+    "ca://DEMO:NOISE": ("Gaussian noise", "V"),
+    "ca://DEMO:TEMP": ("Cryostat temperature", "K"),
+    "ca://SINE": ("", ""),
+    "tango://h:10000/sys/tg_test/1/double_scalar": ("A double", "mA"),
+}
+
+
+def test_channel_directory_finds_any_part_of_the_name_description_and_units() -> None:
+    index = DirectoryIndex(list(DEMO), DEMO)
+    # "SINE" names no channel's start but three channels' parts or insides
+    found, total = index.search("SINE", 10)
+    assert total == 4
+    assert found == [
+        "ca://SINE",  # the whole name
+        "ca://DEMO:SINE",  # a part of the name, the shorter first
+        "ca://DEMO:SINE:AMPL",
+        "ca://DEMO:COSINE",  # inside a part
+    ]
+    assert index.search("temperature", 5) == (["ca://DEMO:TEMP"], 1)
+    assert index.search("K", 5)[0][-1] == "ca://DEMO:TEMP"  # by its units, after names
+    assert index.search("scalar", 5)[0] == [
+        "tango://h:10000/sys/tg_test/1/double_scalar"]  # fmt: skip
+    # every word must match, each anywhere: name, description or units
+    assert index.search("demo wave", 5) == (["ca://DEMO:SINE", "ca://DEMO:COSINE"], 2)
+    assert index.search("noise V", 5) == (["ca://DEMO:NOISE"], 1)
+    assert index.details("ca://DEMO:TEMP") == ("Cryostat temperature", "K")
+    assert index.details("ca://NONE") == ("", "")
+
+
+def test_channel_directory_ranks_many_matches_by_rank_then_length() -> None:
+    uris = [f"ca://SR{i:05d}:SINE:X" for i in range(3000)] + [
+        "ca://SINE",
+        "ca://A:SINE",
+    ]
+    index = DirectoryIndex(uris, {u: ("a sine", "mm") for u in uris})
+    found, total = index.search("sine", 3)  # more matches than four times the limit
+    assert total == len(uris)
+    assert found == ["ca://SINE", "ca://A:SINE", "ca://SR00000:SINE:X"]
+    assert index.search("mm", 2) == (["ca://SINE", "ca://A:SINE"], len(uris))
 
 
 def test_settings_announce_limits_and_keep_uvicorn_above_them() -> None:

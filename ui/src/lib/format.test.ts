@@ -54,6 +54,13 @@ describe('alarm states', () => {
     expect(ledState(val(4), meta({ dt: 'i4' }), { bit: 1 }).on).toBe(false);
     expect(ledState(val(true), meta({ dt: 'bool' }), { invert: true }).on).toBe(false);
   });
+  it('lights an LED in its alarm colour when its value is in alarm (an enum state with its severity)', () => {
+    const state = meta({ dt: 'enum', labels: ['Idle', 'Running', 'Fault'] });
+    expect(ledState(val(2, 2), state)).toMatchObject({ text: 'Fault', colour: 'var(--major)', on: true });
+    expect(ledState(val(1, 1), state).colour).toBe('var(--minor)');
+    expect(ledState(val(0, 3), meta({ dt: 'i4' })).colour).toBe('var(--invalid)'); // off, but invalid
+    expect(ledState(val(1), state, { on_color: '#00ff00' }).colour).toBe('#00ff00'); // no alarm: the widget's own colours
+  });
   it('takes ranges from options, display limits, then control limits', () => {
     expect(rangeOf(meta({ disp: [-10, 10] }))).toEqual([-10, 10]);
     expect(rangeOf(meta({ disp: [0, 0], ctrl: [0, 5] }))).toEqual([0, 5]);

@@ -124,7 +124,10 @@ export function numeric(value: ValueMsg | null): number | null {
   return null;
 }
 
-/** Whether an LED is lit, and its colour, for a value. */
+/** The lamp colour of each alarm severity above none (the theme's, as the alarm classes use). */
+const ALARM_COLOURS: Record<number, string> = { 1: 'var(--minor)', 2: 'var(--major)', 3: 'var(--invalid)' };
+
+/** Whether an LED is lit, and its colour, for a value (in alarm: the alarm's colour; a DevState: Tango's). */
 export function ledState(
   value: ValueMsg | null,
   meta: MetaMsg | null,
@@ -141,7 +144,9 @@ export function ledState(
   else on = n !== null && (opts.bit !== undefined ? Math.floor(n / 2 ** opts.bit) % 2 !== 0 : n !== 0);
   if (opts.invert) on = !on;
   const text = isEnum(meta) && typeof value?.v === 'number' ? (meta!.labels![value.v] ?? '') : on ? 'on' : 'off';
-  return { colour: on ? (opts.on_color ?? '#19d35a') : (opts.off_color ?? '#2b3a2f'), text, on };
+  // a value in alarm lights the lamp in the alarm's colour, as every widget shows it (never a green "Fault")
+  const alarm = value && value.c !== false ? ALARM_COLOURS[value.sev] : undefined;
+  return { colour: alarm ?? (on ? (opts.on_color ?? '#19d35a') : (opts.off_color ?? '#2b3a2f')), text, on };
 }
 
 /** Display range: options first, then display limits, then control limits, then [0, 100]. */

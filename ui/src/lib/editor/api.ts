@@ -81,6 +81,14 @@ export const WRITE_TIMEOUT_MS = 20_000;
 /** A screen name the store accepts. */
 export const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/;
 
+/** The channel directory's answer: URIs best first, their description and units alongside. */
+export interface ChannelMatches {
+  channels: string[];
+  total: number;
+  desc: string[];
+  unit: string[];
+}
+
 export class ScreensApi {
   constructor(
     private readonly token: string | null = null,
@@ -152,10 +160,12 @@ export class ScreensApi {
     return (await res.json()) as Screen;
   }
 
-  async channels(prefix: string, limit = 50): Promise<{ channels: string[]; total: number }> {
-    const res = await this.#req(`channels?prefix=${encodeURIComponent(prefix)}&limit=${limit}`);
+  /** Channels whose name, description or units hold every word of `query`, best first, with their description and units. */
+  async channels(query: string, limit = 50): Promise<ChannelMatches> {
+    const res = await this.#req(`channels?q=${encodeURIComponent(query)}&limit=${limit}`);
     if (!res.ok) throw new Error(await describe(res));
-    return (await res.json()) as { channels: string[]; total: number };
+    const body = (await res.json()) as ChannelMatches;
+    return { channels: body.channels, total: body.total, desc: body.desc ?? [], unit: body.unit ?? [] };
   }
 
   async whoami(): Promise<Whoami> {

@@ -109,3 +109,49 @@ export function firstFree(boxes: readonly Box[], columns: number, w: number, h: 
   const cw = Math.min(w, columns);
   for (let y = fromRow; ; y++) for (let x = 1; x + cw - 1 <= columns; x++) if (grid.fits(x, y, cw, h)) return { x, y, w: cw, h };
 }
+
+/**
+ * Where a widget of default size w × h dropped on cell `at` goes: its left column is
+ * the one dropped on, its size the default cut to the columns and to the free cells
+ * right of and below it (never over another widget); dropped on a widget, it goes
+ * to the first free row below, in the same column.
+ */
+export function dropBox(boxes: readonly Box[], columns: number, at: { x: number; y: number }, w: number, h: number): Box {
+  const grid = new Occupancy(columns);
+  for (const b of boxes) grid.take(b);
+  const x = Math.min(columns, Math.max(1, at.x));
+  const maxW = Math.max(1, Math.min(w, columns - x + 1));
+  for (let y = Math.max(1, at.y); ; y++) {
+    if (!grid.fits(x, y, 1, 1)) continue;
+    // cut in width first, or in height first: the larger (a tie keeps the height)
+    const grow = (first: 'w' | 'h'): Box => {
+      let fw = 1;
+      let fh = 1;
+      const widen = () => {
+        while (fw < maxW && grid.fits(x, y, fw + 1, fh)) fw++;
+      };
+      const deepen = () => {
+        while (fh < h && grid.fits(x, y, fw, fh + 1)) fh++;
+      };
+      if (first === 'w') (widen(), deepen());
+      else (deepen(), widen());
+      return { x, y, w: fw, h: fh };
+    };
+    const wide = grow('w');
+    const tall = grow('h');
+    return wide.w * wide.h > tall.w * tall.h ? wide : tall;
+  }
+}
+
+/** Pairs of boxes that share a cell, as indices (a section holds widgets: its own are no overlap). */
+export function overlapping(boxes: readonly (Box & { section?: boolean })[]): Set<number> {
+  const out = new Set<number>();
+  for (let i = 0; i < boxes.length; i++)
+    for (let j = i + 1; j < boxes.length; j++) {
+      const a = boxes[i];
+      const b = boxes[j];
+      if (a.section || b.section) continue;
+      if (overlaps(a, b)) out.add(i).add(j);
+    }
+  return out;
+}
