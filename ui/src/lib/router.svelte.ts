@@ -1,10 +1,11 @@
 /**
  * Hash routes: `#/` screen list, `#/screen/<name>[?MACRO=value&…]`, `#/edit/<name>` (the editor),
- * `#/new` (a new screen), `#/quick?ch=<uri>,<uri>`, `#/help`. Works from any static server.
+ * `#/new` (a new screen), `#/import-site` (import a display set), `#/quick?ch=<uri>,<uri>`, `#/help`. Works from any static server.
  */
 export type Route =
   | { page: 'list' }
   | { page: 'help' }
+  | { page: 'import-site' }
   | { page: 'screen'; name: string; query: string }
   | { page: 'edit'; name: string }
   | { page: 'quick'; channels: string[] };
@@ -22,6 +23,7 @@ export function parseHash(hash: string): Route {
     return { page: 'quick', channels: (query.get('ch') ?? '').split(',').filter(Boolean) };
   }
   if (path === '/help') return { page: 'help' };
+  if (path === '/import-site') return { page: 'import-site' };
   return { page: 'list' };
 }
 
