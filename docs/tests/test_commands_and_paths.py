@@ -12,6 +12,8 @@ from __future__ import annotations
 import argparse
 import re
 import shlex
+import subprocess
+import tomllib
 from functools import cache
 from pathlib import Path
 
@@ -131,3 +133,25 @@ def test_every_synoptic_command_parses(page: Path) -> None:
                 continue  # a message a command prints (`synoptic gateway: port …`)
             problems += check_synoptic(argv)
     assert problems == []
+
+
+def test_every_top_level_folder_is_a_room_of_the_readme() -> None:
+    """README's "What is where" names every folder of the repository's root."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    table = readme.split("\n## What is where\n", 1)[1].split("\n## ", 1)[0]
+    tracked = subprocess.run(
+        ["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    folders = {f.split("/", 1)[0] for f in tracked if "/" in f}
+    folders = {f for f in folders if not f.startswith(".")}
+    assert "gateway" in folders
+    assert sorted(f for f in folders if f"`{f}/`" not in table) == []
+
+
+def test_every_workspace_member_is_a_part_of_the_architecture() -> None:
+    """docs/architecture.md's table of parts has a row for every package."""
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    members = pyproject["tool"]["uv"]["workspace"]["members"]
+    page = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    rows = [line for line in page.splitlines() if line.startswith("| ")]
+    assert [m for m in members if not any(f"`{m}/" in row for row in rows)] == []
