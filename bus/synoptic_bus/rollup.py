@@ -1,7 +1,9 @@
 """``synoptic rollup``: the history-block writer.
 
-Subscribes to the value subjects (default ``cs.val.>``), cuts each channel's
-values into blocks (:mod:`synoptic_bus.blockcut`) and publishes them to the
+Reads every value the raw history stream ``CS_HIST`` stores (default all of
+``cs.val.>``) through a consumer (:mod:`synoptic_bus.streamtap`: a rollup that
+falls behind catches up instead of being cut off and losing values), cuts each
+channel's values into blocks (:mod:`synoptic_bus.blockcut`) and publishes them to the
 ``CS_ROLL`` stream (``docs/bus.md``): a closed block once on
 ``cs.roll.0.<tail>``, the growing block every ``--tick`` seconds on
 ``cs.roll.open.<tail>`` (the stream keeps the latest only). Trends read blocks
@@ -9,14 +11,16 @@ instead of one message per value (ADR 0027).
 
 It also keeps the large values (over :data:`LARGE_FROM` bytes: waveforms, spectra,
 images), which the raw history stream refuses, thinned to each channel's share of
-the ``CS_ARRAYS`` stream (:mod:`synoptic_bus.arrays`, ADR 0031).
+the ``CS_ARRAYS`` stream (:mod:`synoptic_bus.arrays`, ADR 0031): those it takes
+from the live subjects, on a NATS connection of their own (if that one falls
+behind and is cut off, some large values are not kept; the blocks go on).
 
 Values are taken raw from the connection's parser and decoded as columns a
 subject at a time (no message object or map per value): ~2 µs of CPU per
 value. Pending values are bounded (:data:`MAX_PENDING`, :data:`MAX_PENDING_BYTES`):
-beyond, the rest of a tick is dropped and counted, and every growing block closes
-at the first drop, so that blocks never claim what they lack (the raw history
-fills the gap).
+while they are full the consumer asks for no more. Where the stream dropped values
+before they were read (its limits), every growing block closes there, so that
+blocks never claim what they lack.
 """
 
 from __future__ import annotations
@@ -50,6 +54,7 @@ from synoptic_bus.history import (
 )
 from synoptic_bus.procs import Process
 from synoptic_bus.store import _raw_subscriptions, stream_name
+from synoptic_bus.streamtap import StreamTap
 from synoptic_schemas import Subjects
 from synoptic_schemas.blocks import encode_block
 from synoptic_schemas.series import decode_columns
@@ -160,8 +165,10 @@ class Rollup:
         if not 0 < span <= MAX_SPAN_S:
             raise ValueError(f"span must be in (0, {MAX_SPAN_S:g}] s, not {span}")
         self._nc = nc
+        self._prefix = prefix
         self._subjects = Subjects(prefix)
         self._val_head = f"{prefix}.val."
+        self._stored_head = f"{prefix}.hist.val."
         self._block_heads = (f"{prefix}.roll.0.", f"{prefix}.roll.open.")
         self._arr_head = f"{prefix}.hist.arr."
         self.large_from = large_from
@@ -174,10 +181,12 @@ class Rollup:
         self._pending: dict[bytes, list[bytes]] = {}
         self._n_pending = 0
         self._pending_bytes = 0
-        #: when the first value of this tick was dropped
+        #: when (stream time) the stream dropped values before they were read
         self._dropped_at: int | None = None
+        self._live: NatsClient | None = None
+        #: the consumer of the raw history, once :meth:`tap` made it
+        self.stored: StreamTap | None = None
         self._subs: list[tuple[int, str]] = []
-        self._interrupted: list[Cut] = []
         self.values = 0
         self.dropped = 0
         self.bad = 0
@@ -197,16 +206,14 @@ class Rollup:
         self._large.append((subject, data))
         self._large_bytes += len(data)
 
-    def _on_message(
-        self, subject: bytes, _reply: bytes, data: bytes, _headers: bytes | None
-    ) -> None:
-        if len(data) > self.large_from:
-            self._keep_large(subject, data)
-        if self._n_pending >= MAX_PENDING or self._pending_bytes >= MAX_PENDING_BYTES:
-            self.dropped += 1
-            if self._dropped_at is None:
-                self._dropped_at = time.time_ns()
-            return
+    def full(self) -> bool:
+        """No room for more values before the next tick."""
+        return (
+            self._n_pending >= MAX_PENDING or self._pending_bytes >= MAX_PENDING_BYTES
+        )
+
+    def on_stored(self, subject: bytes, data: bytes) -> None:
+        """A value message as the raw history stored it (or any value message)."""
         self._pending_bytes += len(data)
         bucket = self._pending.get(subject)
         if bucket is None:
@@ -214,38 +221,56 @@ class Rollup:
         bucket.append(data)
         self._n_pending += 1
 
-    async def subscribe(self, subjects: list[str]) -> None:
-        """Subscribe raw (nats-py does not know these subscriptions: call
-        :meth:`reconnected` after a reconnect)."""
-        table = _raw_subscriptions(self._nc)
+    def gap(self, stream_ns: int) -> None:
+        """The stream dropped values after ``stream_ns`` before they were read."""
+        self.dropped += 1
+        if self._dropped_at is None:
+            self._dropped_at = stream_ns
+
+    def tap(self, subjects: list[str]) -> StreamTap:
+        """The consumer of the raw history for the value ``subjects`` (``start``
+        it, then ``run`` it)."""
+        head = f"{self._prefix}."
+        filters = [f"{head}hist.{s.removeprefix(head)}" for s in subjects]
+        self.stored = StreamTap(
+            self._nc, history_stream_name(self._prefix), filters, self.on_stored,
+            self.gap, self.full, whole=filters == [f"{self._stored_head}>"],
+        )  # fmt: skip
+        return self.stored
+
+    def _on_live(
+        self, subject: bytes, _reply: bytes, data: bytes, _headers: bytes | None
+    ) -> None:
+        if len(data) > self.large_from:
+            self._keep_large(subject, data)
+
+    async def watch_live(self, nc: NatsClient, subjects: list[str]) -> None:
+        """Take the large values from the live ``subjects`` on connection ``nc``
+        (subscribed raw: call :meth:`rewatch_live` after it reconnects)."""
+        self._live = nc
+        table = _raw_subscriptions(nc)
         for subject in subjects:
-            self._nc._sid += 1
-            sid = self._nc._sid
-            table[sid] = self._on_message
-            self._subs.append((sid, subject))
-            await self._nc._send_command(sub_cmd(subject, "", sid))
-        await self._nc.flush()
+            nc._sid += 1
+            table[nc._sid] = self._on_live
+            self._subs.append((nc._sid, subject))
+            await nc._send_command(sub_cmd(subject, "", nc._sid))
+        await nc.flush()
 
-    def disconnected(self) -> None:
-        """Values may be missed from now on: cut what arrived, then close every
-        growing block."""
-        now = time.time_ns()
-        self._interrupted.extend(self.take())
-        self._interrupted.extend(self.cutter.interrupt(now))
-
-    async def reconnected(self) -> None:
-        """Subscribe again; blocks cover again from a grace after now."""
-        self.cutter.resume(time.time_ns())
-        for sid, subject in self._subs:
-            await self._nc._send_command(sub_cmd(subject, "", sid))
-        await self._nc.flush()
+    async def rewatch_live(self) -> None:
+        """Subscribe again after the live connection reconnected."""
+        if self._live is not None:
+            for sid, subject in self._subs:
+                await self._live._send_command(sub_cmd(subject, "", sid))
 
     async def close(self) -> None:
-        table = _raw_subscriptions(self._nc)
-        for sid, _ in self._subs:
-            table.pop(sid, None)
-            if self._nc.is_connected:
-                await self._nc._send_command(unsub_cmd(sid, 0))
+        if self.stored is not None:
+            await self.stored.close()
+        if self._live is not None:
+            table = _raw_subscriptions(self._live)
+            for sid, _ in self._subs:
+                table.pop(sid, None)
+                if self._live.is_connected:
+                    await self._live._send_command(unsub_cmd(sid, 0))
         self._subs.clear()
 
     def take(self) -> list[Cut]:
@@ -255,14 +280,17 @@ class Rollup:
         closed: list[Cut] = []
         for raw, payloads in pending.items():
             subject = raw.decode()
-            if not subject.startswith(self._val_head):
+            if subject.startswith(self._stored_head):
+                key = subject[len(self._stored_head) :]
+            elif subject.startswith(self._val_head):
+                key = subject[len(self._val_head) :]
+            else:
                 continue
             cols = decode_columns(payloads)
             self.bad += cols.bad
             self.values += len(cols)
             if len(cols) > 1 and (cols.t[1:] < cols.t[:-1]).any():
                 cols = type(cols).concat([cols])  # (sorted by time)
-            key = subject[len(self._val_head) :]
             closed.extend(self.cutter.add(key, cols))
         if self._dropped_at is not None:  # blocks promise nothing past a drop
             closed.extend(self.cutter.interrupt(self._dropped_at))
@@ -293,9 +321,8 @@ class Rollup:
     async def step(self, now_ns: int | None = None) -> int:
         """One tick: cut what arrived, publish closed, expired and open blocks and
         the large values kept; returns the blocks published."""
-        now = time.time_ns() if now_ns is None else now_ns
-        closed, self._interrupted = self._interrupted, []
-        closed += self.take() + self.cutter.expire(now)
+        now = self._now() if now_ns is None else now_ns
+        closed = self.take() + self.cutter.expire(now)
         opened = self.cutter.open_blocks(now, quiet_every=10 * self.tick)
         await self.publish(closed, "0")
         await self.publish(opened, "open")
@@ -306,6 +333,16 @@ class Rollup:
             except (NatsError, TimeoutError) as exc:
                 log.warning("flushing blocks: %s", exc)
         return len(closed) + len(opened)
+
+    def _now(self) -> int:
+        """The time blocks are closed by: the wall clock, or while the consumer
+        catches up on the stream, the time of the last value it read (a block is
+        not closed before its values have been read)."""
+        now = time.time_ns()
+        tap = self.stored
+        if tap is not None and tap.behind and tap.last_ns:
+            return min(now, tap.last_ns)
+        return now
 
     async def run_forever(self) -> None:
         while True:
@@ -343,34 +380,50 @@ async def large_value_plan(nc: NatsClient, prefix: str) -> tuple[int, ArrayThinn
 async def run(args: argparse.Namespace) -> int:
     rollups: list[Rollup] = []
 
-    async def on_disconnect() -> None:
+    async def on_reconnect() -> None:  # a restarted server may have lost a memory
+        await _ensure_streams(nc, args.prefix, args.window)  # stream: make it again
         for r in rollups:
-            r.disconnected()
+            if r.stored is not None:
+                await r.stored.resubscribe()
 
-    async def on_reconnect() -> None:
-        for r in rollups:  # subscribe first; a restarted server may have lost
-            await r.reconnected()  # a memory stream: make it again
-        await _ensure_streams(nc, args.prefix, args.window)
+    async def on_live_reconnect() -> None:
+        for r in rollups:
+            await r.rewatch_live()
 
-    nc = await connect(args.nats, name="synoptic-rollup", on_reconnect=on_reconnect,
-                       on_disconnect=on_disconnect)  # fmt: skip
+    nc = await connect(args.nats, name="synoptic-rollup", on_reconnect=on_reconnect)
+    live = await connect(args.nats, name="synoptic-rollup-large",
+                         on_reconnect=on_live_reconnect)  # fmt: skip
     await _ensure_streams(nc, args.prefix, args.window)
     large_from, thinner = await large_value_plan(nc, args.prefix)
     rollup = Rollup(nc, args.prefix, span=args.span, max_values=args.max_values,
                     tick=args.tick, large_from=large_from, thinner=thinner)  # fmt: skip
     rollups.append(rollup)
     subjects = args.subject or [f"{args.prefix}.val.>"]
-    await rollup.subscribe(subjects)
+    tap = rollup.tap(subjects)
+    while True:
+        try:
+            await tap.start()
+            break
+        except Exception as exc:
+            print(f"rollup: cannot read {history_stream_name(args.prefix)} ({exc}): "
+                  "waiting for `synoptic bus init`", file=sys.stderr, flush=True)  # fmt: skip
+            await asyncio.sleep(2.0)
+    rollup.cutter.resume(time.time_ns())  # blocks cover what the consumer reads
+    await rollup.watch_live(live, subjects)
     print(
-        f"rollup ready: {', '.join(subjects)} into {rollup_stream_name(args.prefix)}, "
-        f"values over {large_from} bytes into {arrays_stream_name(args.prefix)} "
-        f"({thinner.budget} bytes over {thinner.window_s:g} s)",
+        f"rollup ready: {', '.join(subjects)} from {history_stream_name(args.prefix)} "
+        f"into {rollup_stream_name(args.prefix)}, values over {large_from} bytes into "
+        f"{arrays_stream_name(args.prefix)} ({thinner.budget} bytes over "
+        f"{thinner.window_s:g} s)",
         flush=True,
     )
+    reading = asyncio.create_task(tap.run())
     try:
         await rollup.run_forever()
     finally:
+        reading.cancel()
         await rollup.close()
+        await live.close()
         await nc.close()
     return 0
 

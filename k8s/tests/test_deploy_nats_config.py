@@ -338,7 +338,10 @@ async def test_the_rollup_writes_blocks_that_a_gateway_reads(
     await ensure_arrays(writer, ArraysConfig(history), update=False)
     large_from, thinner = await large_value_plan(writer, "cs")
     rollup = Rollup(writer, "cs", span=1.0, large_from=large_from, thinner=thinner)
-    await rollup.subscribe(["cs.val.>"])
+    tap = rollup.tap(["cs.val.>"])
+    await tap.start()  # a consumer of CS_HIST
+    reading = asyncio.create_task(tap.run())
+    await rollup.watch_live(writer, ["cs.val.>"])  # large values, live
     channel = parse_channel("ca://DEMO:ROLLED")
     wave = parse_channel("ca://DEMO:WAVE")
     tail = subject_tail(channel)
@@ -365,6 +368,7 @@ async def test_the_rollup_writes_blocks_that_a_gateway_reads(
     assert read.columns[tail].sev.tolist() == [1]
     kept = await fetch_last(gateway, [Subjects().hist_large(wave)], stream="CS_ARRAYS")
     assert len(kept.messages) == 1 and rollup.large_kept == 1
+    reading.cancel()
     await rollup.close()
     await writer.publish("cs.val.ca.FORGED", b"x")  # a rollup cannot forge values
     await roles["rollup"].violation("cs.val.ca.FORGED")

@@ -110,27 +110,35 @@ def test_a_lost_connection_closes_blocks_and_coverage_starts_again() -> None:
     assert got == {"ca.X": 31 * S, "ca.Y": 41 * S}
 
 
-def test_values_dropped_under_overload_end_what_blocks_promise(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setattr(rollup_module, "MAX_PENDING", 3)
+def test_values_the_stream_dropped_end_what_blocks_promise() -> None:
     rollup = rollup_module.Rollup(None, span=60.0)  # type: ignore[arg-type]  # (no I/O here)
     now = time.time_ns()
-    for i in range(5):
+    for i in range(3):
         payload = encode_value(
             float(i), now - (5 - i) * 1_000_000, 0, "", i + 1, 1, True
         )
-        rollup._on_message(b"cs.val.ca.X", b"", payload, None)
-    assert rollup.dropped == 2
-    (closed,) = rollup.take()  # the block closes at the first drop
+        rollup.on_stored(b"cs.hist.val.ca.X", payload)
+    rollup.gap(now - 2_000_000)  # the stream lost what came after this
+    assert rollup.dropped == 1
+    (closed,) = rollup.take()  # the block closes where the stream lost values
     assert closed.cols.v.tolist() == [0.0, 1.0, 2.0]
-    assert closed.b <= time.time_ns()
-    rollup._on_message(
-        b"cs.val.ca.X",
-        b"",
-        encode_value(9.0, time.time_ns() + S, 0, "", 9, 1, True),
-        None,
+    assert closed.b == now - 3_000_000 + 1  # up to its last value, no further
+    rollup.on_stored(
+        b"cs.hist.val.ca.X", encode_value(9.0, time.time_ns() + S, 0, "", 9, 1, True)
     )
     assert rollup.take() == []
     (growing,) = rollup.cutter.open_blocks(time.time_ns() + 3 * S, 5)
     assert growing.a >= closed.b and growing.cols.v.tolist() == [9.0]
+
+
+def test_a_full_rollup_asks_for_no_more(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(rollup_module, "MAX_PENDING", 3)
+    rollup = rollup_module.Rollup(None, span=60.0)  # type: ignore[arg-type]
+    for i in range(3):
+        assert not rollup.full()
+        rollup.on_stored(
+            b"cs.hist.val.ca.X", encode_value(float(i), i, 0, "", i + 1, 1, True)
+        )
+    assert rollup.full() and rollup.dropped == 0
+    rollup.take()
+    assert not rollup.full()

@@ -31,7 +31,9 @@ MS = 1_000_000
 
 @pytest.fixture
 def rollup(nats_server: NatsServer) -> Iterator[Process]:
-    """The rollup service with 1-s blocks of at most 500 values."""
+    """The rollup service with 1-s blocks of at most 500 values (on the streams:
+    it reads the values the raw history stores)."""
+    asyncio.run(streams_at(nats_server.url))
     proc = start_rollup(nats_server.url, "--span", "1", "--max-values", "500",
                         "--tick", "0.2")  # fmt: skip
     try:
@@ -44,6 +46,14 @@ async def streams(nc: NatsClient) -> None:
     await ensure_store(nc, StoreConfig())
     await ensure_history(nc, HistoryConfig())
     await ensure_rollup(nc, HistoryConfig())
+
+
+async def streams_at(url: str) -> None:
+    nc = await connect(url, name="test-streams")
+    try:
+        await streams(nc)
+    finally:
+        await nc.close()
 
 
 async def publish(

@@ -17,7 +17,7 @@ import psycopg
 import pytest
 
 from synoptic_bus import hdbpp
-from synoptic_bus.connect import NatsClient
+from synoptic_bus.connect import NatsClient, connect
 from synoptic_bus.history import HistoryConfig, ensure_history
 from synoptic_bus.natsserver import NatsServer
 from synoptic_bus.postgres import PostgresServer
@@ -36,11 +36,22 @@ RAW_BYTES = 300_000
 
 @pytest.fixture(scope="module")
 def rollup(nats_server: NatsServer) -> Iterator[Process]:
+    asyncio.run(streams_at(nats_server.url))  # it reads what the raw history stores
     proc = start_rollup(nats_server.url, "--span", "1", "--tick", "0.2")
     try:
         yield proc
     finally:
         proc.stop()
+
+
+async def streams_at(url: str) -> None:
+    nc = await connect(url, name="test-streams")
+    try:
+        await ensure_store(nc, StoreConfig())
+        await ensure_history(nc, HistoryConfig(max_bytes=RAW_BYTES))
+        await ensure_rollup(nc, HistoryConfig())
+    finally:
+        await nc.close()
 
 
 async def publish(nc: NatsClient, uris: list[str], n: int) -> dict[str, np.ndarray]:
@@ -97,9 +108,6 @@ def archive(dsn: str, uri: str, times_ns: list[int], value: float) -> None:
 async def test_blocks_answer_beyond_the_raw_history_and_the_archive_the_rest(
     nats_server: NatsServer, nc: NatsClient, rollup: Process, postgres: PostgresServer
 ) -> None:
-    await ensure_store(nc, StoreConfig())
-    await ensure_history(nc, HistoryConfig(max_bytes=RAW_BYTES))
-    await ensure_rollup(nc, HistoryConfig())
     tag = secrets.token_hex(3).upper()
     uris = [f"ca://RCH{tag}:{k}" for k in range(12)] + [f"pva://RCH{tag}:P"]
     sent = await publish(nc, uris, 300)  # 3 900 messages: the raw budget 3 times
