@@ -43,7 +43,7 @@ REPO = Path(__file__).resolve().parents[1]
 ACCOUNTS = REPO / "k8s/base/nats/accounts.conf"
 NGINX = "/usr/sbin/nginx"
 STREAM_MODULE = "/usr/lib/nginx/modules/ngx_stream_module.so"
-ROLES = ("adapter", "gateway", "reader", "rollup", "admin", "sys")
+ROLES = ("adapter", "gateway", "reader", "rollup", "alarms", "admin", "sys")
 
 
 @dataclass
@@ -265,7 +265,7 @@ write_deadline: 10s
 jetstream {{
   store_dir: "{node.store}"
   max_memory_store: 256MB
-  max_file_store: 1GB
+  max_file_store: 10GB  # as k8s/base/nats/nats.conf: the history budgets are reserved
 }}
 cluster {{
   name: synoptic-local

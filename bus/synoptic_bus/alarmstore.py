@@ -20,6 +20,7 @@ from nats.js.api import DiscardPolicy, StorageType, StreamConfig
 from nats.js.errors import NotFoundError
 
 from synoptic_bus.connect import NatsClient
+from synoptic_bus.prereq import insufficient_storage
 from synoptic_schemas.subjects import DEFAULT_PREFIX
 
 log = logging.getLogger(__name__)
@@ -92,6 +93,8 @@ async def ensure_stream(nc: NatsClient, config: StreamConfig) -> bool:
     try:
         await js.add_stream(config)
     except Exception as exc:  # created meanwhile
+        if insufficient_storage(exc):
+            raise
         log.debug("add_stream %s raced: %s", config.name, exc)
         await js.stream_info(config.name or "")
         return False

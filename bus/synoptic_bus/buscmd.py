@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import json
 import sys
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,7 @@ from synoptic_bus.metahistory import (
     MetaHistoryConfig,
     ensure_meta_history,
 )
+from synoptic_bus.prereq import insufficient_storage, storage_error
 from synoptic_bus.retention import describe, retention
 from synoptic_bus.rollup import DEFAULT_BLOCK_BYTES, ensure_rollup, rollup_stream_name
 from synoptic_bus.screencmd import default_seed_dir
@@ -212,10 +214,23 @@ def register(sub: argparse._SubParsersAction) -> None:
     command.set_defaults(func=cmd_command)
 
 
+@contextlib.contextmanager
+def reserving(nc: Any, stream: str, budget: int | None = None) -> Iterator[None]:
+    """Turn JetStream's "insufficient storage" while creating ``stream`` into a
+    one-line :class:`~synoptic_bus.prereq.StorageError` saying what to change."""
+    try:
+        yield
+    except Exception as exc:
+        if insufficient_storage(exc):
+            raise storage_error(nc, stream, budget) from None
+        raise
+
+
 async def cmd_init(args: argparse.Namespace) -> int:
     nc = await connect(args.nats, name="synoptic-cli", retry_on_failed_connect=False)
     config = StoreConfig(args.prefix, storage=args.storage, replicas=args.replicas)
-    await ensure_store(nc, config, layout=True)
+    with reserving(nc, config.stream):
+        await ensure_store(nc, config, layout=True)
     print(f"stream {config.stream} ready: subjects {', '.join(config.subjects)}")
     if args.history_window > 0:
         history = HistoryConfig(
@@ -227,18 +242,20 @@ async def cmd_init(args: argparse.Namespace) -> int:
             storage=args.history_storage,
             replicas=args.replicas,
         )
-        await ensure_history(nc, history)
+        with reserving(nc, history.stream, args.history_bytes):
+            await ensure_history(nc, history)
         print(
             f"stream {history.stream} ready: {args.history_window:g} s of history, "
             f"at most {args.history_per_channel} messages per channel, "
             f"{args.history_bytes} bytes and {args.history_max_value} bytes a message"
         )
-        await ensure_rollup(nc, history, args.history_blocks_bytes)
-        print(
-            f"stream {rollup_stream_name(args.prefix)} ready: history blocks (synoptic rollup)"
-        )
+        blocks = rollup_stream_name(args.prefix)
+        with reserving(nc, blocks, args.history_blocks_bytes):
+            await ensure_rollup(nc, history, args.history_blocks_bytes)
+        print(f"stream {blocks} ready: history blocks (synoptic rollup)")
         arrays = ArraysConfig(history, args.history_arrays_bytes)
-        await ensure_arrays(nc, arrays)
+        with reserving(nc, arrays.stream, arrays.budget):
+            await ensure_arrays(nc, arrays)
         print(
             f"stream {arrays.stream} ready: large values thinned to "
             f"{arrays.budget} bytes (synoptic rollup)"
@@ -250,14 +267,17 @@ async def cmd_init(args: argparse.Namespace) -> int:
             storage=args.history_storage,
             replicas=args.replicas,
         )
-        await ensure_meta_history(nc, meta)
+        with reserving(nc, meta.stream, args.meta_history_bytes):
+            await ensure_meta_history(nc, meta)
         print(
             f"stream {meta.stream} ready: {args.meta_history_window / 86400:g} days "
             f"of metadata history, {args.meta_history_bytes} bytes"
         )
     alarms = AlarmStreams(args.prefix, replicas=args.replicas)
-    await ensure_stream(nc, alarms.sev_config())
-    await ensure_stream(nc, alarms.alarm_config())
+    with reserving(nc, alarms.sev_stream, alarms.sev_bytes):
+        await ensure_stream(nc, alarms.sev_config())
+    with reserving(nc, alarms.alarm_stream):
+        await ensure_stream(nc, alarms.alarm_config())
     await TreeStore.ensure(nc, TreeStoreConfig(replicas=args.replicas))
     print(
         f"streams {alarms.sev_stream} and {alarms.alarm_stream} ready: severity "

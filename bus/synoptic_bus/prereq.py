@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from nats.aio.client import Client as NatsClient
 from nats.errors import NoRespondersError
-from nats.js.errors import NotFoundError, ServiceUnavailableError
+from nats.js.errors import APIError, NotFoundError, ServiceUnavailableError
 
 from synoptic_bus.connect import redact
 
@@ -24,6 +24,31 @@ class PrerequisiteError(RuntimeError):
 
 class JetStreamOffError(PrerequisiteError):
     """JetStream does not answer: only the server's operator can fix it."""
+
+
+class StorageError(PrerequisiteError):
+    """JetStream may not reserve a stream's budget (its storage limit is reached)."""
+
+
+#: JetStream's error code when a stream's byte budget exceeds what the server
+#: (or the account) may still reserve.
+INSUFFICIENT_STORAGE = 10047
+
+
+def insufficient_storage(exc: BaseException) -> bool:
+    """Whether ``exc`` says JetStream has no room left for a new stream."""
+    return isinstance(exc, APIError) and exc.err_code == INSUFFICIENT_STORAGE
+
+
+def storage_error(nc: NatsClient, stream: str, budget: int | None) -> StorageError:
+    what = f"{budget} bytes for {stream}" if budget else stream
+    return StorageError(
+        f"JetStream on {server_of(nc)} has no room left to reserve {what}: raise "
+        "max_file_store (max_memory_store for memory streams) in nats-server's "
+        "`jetstream {}` block, or give `synoptic bus init` smaller budgets "
+        "(--history-bytes, --history-blocks-bytes, --history-arrays-bytes, "
+        "--meta-history-bytes)"
+    )
 
 
 class MissingStreamError(PrerequisiteError):

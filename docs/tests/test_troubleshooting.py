@@ -268,6 +268,49 @@ def test_jetstream_off(plain_nats: str, tmp_path: Path) -> None:
     )
 
 
+def small_nats(tmp_path: Path, name: str, max_file_store: str) -> tuple[Process, str]:
+    """A JetStream server whose file store is ``max_file_store``."""
+    port = free_port()
+    conf = tmp_path / f"{name}.conf"
+    conf.write_text(
+        f"listen: 127.0.0.1:{port}\n"
+        f'jetstream {{ store_dir: "{tmp_path / name}", max_file_store: {max_file_store} }}\n'
+    )
+    proc = Process(name, [nats_server_executable(), "-c", str(conf)])
+    proc.wait_for(NatsServer.READY, 20)
+    return proc, f"nats://127.0.0.1:{port}"
+
+
+def test_jetstream_without_room(tmp_path: Path) -> None:
+    """A server whose max_file_store cannot hold the default budgets: bus init
+    names the stream and what to change; smaller budgets fit."""
+    proc, url = small_nats(tmp_path, "nats-512mb", "512MB")
+    try:
+        init = cli("bus", "init", "--history-storage", "file", nats=url)
+    finally:
+        proc.stop()
+    assert init.returncode == 3, init.stderr
+    assert init.stderr.splitlines()[-1].startswith(
+        f"synoptic bus: JetStream on {url} has no room left to reserve "
+        "1073741824 bytes for CS_HIST: raise max_file_store"
+    ), init.stderr
+    assert "Traceback" not in init.stderr
+    quoted("`synoptic bus: JetStream on nats://… has no room left to reserve")
+    quoted("raise max_file_store …")
+    proc, url = small_nats(tmp_path, "nats-2gb", "2GB")
+    try:
+        small = cli(
+            "bus", "init", "--history-storage", "file",
+            "--history-bytes", "100000000", "--history-blocks-bytes", "50000000",
+            "--history-arrays-bytes", "100000000", "--meta-history-bytes", "50000000",
+            nats=url,
+        )  # fmt: skip
+    finally:
+        proc.stop()
+    assert small.returncode == 0, small.stderr
+    assert "stream CS_HIST ready" in small.stdout
+
+
 async def test_readyz_without_nats() -> None:
     nats = NatsServer().start()
     gw = start_gateway(nats.url)
