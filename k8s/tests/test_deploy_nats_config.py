@@ -355,10 +355,14 @@ async def test_the_rollup_writes_blocks_that_a_gateway_reads(
     )
     await adapter.flush()
     published = 0
-    async with asyncio.timeout(10):
-        while rollup.values == 0:  # one tick after another until the value is in
-            published += await rollup.step()
-            await asyncio.sleep(0.05)
+    try:
+        async with asyncio.timeout(30):  # one tick after another until both are in
+            while rollup.values == 0 or rollup.large_kept == 0:
+                published += await rollup.step()
+                await asyncio.sleep(0.05)
+    except TimeoutError:
+        state = (rollup.values, rollup.large_kept, tap.messages, tap.gaps, tap.next_seq)
+        raise AssertionError(f"values, large, tapped, gaps, next: {state}") from None
     assert published >= 1  # its growing block
     read = await read_blocks(
         gateway, "CS_ROLL", "CS_HIST", "cs", [tail], t - 10**9, t + 10**9,
