@@ -701,7 +701,26 @@ def import_real(r: Report) -> str:
                    f"{'' if g['mapped_type'] else ' (type not mapped)'}: {g['reason']}\n"
                    for k, g in r["gaps"].items())  # fmt: skip
     header = ["screen", "widgets", "of mapped types", "live", "live share"]
-    return provenance(r) + _table(header, rows) + "\nGaps by source type:\n\n" + gaps
+    out = provenance(r) + _table(header, rows) + "\nGaps by source type:\n\n" + gaps
+    return out + (_import_sets(r["sets"]) if "sets" in r else "")
+
+
+def _import_sets(s: Report) -> str:
+    """Whole display sets imported as linked sites, one row each."""
+    rows = [[f"`{x['set']}`", str(x["displays"]), str(x["widgets"]),
+             f"{_num(x['mapped_pct'])} %", str(len(x["refused"])),
+             f"{x['links']['resolved']} / {x['links']['outside']} / "
+             f"{len(x['links_unresolved'])}",
+             f"{_num(x['import_s']['cpu'])} s ({_num(x['import_s']['wall'])} s)"]
+            for x in s["sets"]]  # fmt: skip
+    rows.append([f"**all {len(s['sets'])} sets**", str(s["displays"]), str(s["widgets"]),
+                 f"**{_num(s['mapped_pct'])} %** (target ≥ {_num(s['target_pct'], 0)} %)",
+                 f"{s['refused']} (target 0)",
+                 f"{s['links_resolved']} / – / {s['links_unresolved']} (target 0)", ""])  # fmt: skip
+    header = ["set", "displays", "widgets", "mapped", "files refused",
+              "links resolved / outside the set / unresolved inside",
+              "import CPU (wall)"]  # fmt: skip
+    return "\nWhole sets, each imported as one linked site:\n\n" + _table(header, rows)
 
 
 def editor_layouts(r: Report) -> str:
