@@ -2,11 +2,13 @@
 ``docker stop``, systemd and Kubernetes do), and timed until it and every
 process it started are gone (:mod:`synoptic_bus.stopcheck`). The simulators,
 the adapters and a gateway ``tries`` times each; ``synoptic demo`` and ``make
-cluster`` (a minute or more to start on a busy 2-core machine) fewer.
+cluster`` (a minute or more to start on a busy 2-core machine) fewer. Each
+process kind's row is also printed on stderr as soon as it is measured.
 """
 
 from __future__ import annotations
 
+import json
 import shutil
 import statistics
 import sys
@@ -40,7 +42,7 @@ def _summary(name: str, make: Callable[[], Start], tries: int) -> dict[str, Any]
         left += bool(result.left)
         codes.add(result.returncode)
     done = sorted(s for s in seconds if s != float("inf"))
-    return {
+    row = {
         "process": name,
         "tries": tries,
         "stopped_max_s": round(done[-1], 2) if done else None,
@@ -49,12 +51,12 @@ def _summary(name: str, make: Callable[[], Start], tries: int) -> dict[str, Any]
         "tries_left_running": left,
         "exit_codes": sorted(str(c) for c in codes),
     }
+    print(json.dumps(row), file=sys.stderr, flush=True)  # a long run's progress
+    return row
 
 
 def _adapter_config(folder: Path, proto: str, url: str, channels: list[str],
                     section: dict[str, Any] | None = None) -> Path:  # fmt: skip
-    import json
-
     path = folder / f"{proto}.yaml"
     config = {"id": f"bench-term-{proto}", "nats": {"url": url}, "channels": channels}
     if section:
