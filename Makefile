@@ -94,7 +94,7 @@ bench-faults: install ## faults: SIGTERM to stopped per process, PVA/CA server r
 bench-tables: install ## rewrite the tables of docs/benchmarks.md from benchmarks/results/*.json
 	$(PY) -m synoptic_benchmarks.tables
 
-# --- sign-in: Keycloak from Maven Central for the demo, tests and benchmarks (ADR 0031) ---
+# --- sign-in: Keycloak from Maven Central for the demo, tests and benchmarks (ADR 0032) ---
 # Installed once into .tools/ (checksum-pinned), built for its H2 file database, then
 # the demo realm imported into a template database that each start copies.
 KEYCLOAK_VERSION := 26.7.3

@@ -64,10 +64,16 @@ def gateway(nats_server: NatsServer) -> Iterator[GatewayProc]:
         gw.stop()
 
 
-async def refusal(url: str) -> tuple[dict, int | None, str]:
+def bearer(value: str) -> dict[str, str]:
+    """The header a program sends its token in (never the URL)."""
+    return {"Authorization": f"Bearer {value}"}
+
+
+async def refusal(url: str, sent: str | None) -> tuple[dict, int | None, str]:
     """The last ``err`` frame a refused socket gets, its close code and reason."""
     err: dict = {}
-    async with connect(url, origin=ORIGIN) as ws:
+    headers = bearer(sent) if sent is not None else None
+    async with connect(url, origin=ORIGIN, additional_headers=headers) as ws:
         with pytest.raises(ConnectionClosed):
             while True:
                 frame = frames.unpack(await ws.recv())
@@ -77,38 +83,37 @@ async def refusal(url: str) -> tuple[dict, int | None, str]:
 
 
 async def test_4401_with_the_reasons_quoted(gateway: GatewayProc) -> None:
-    quoted("refused: closed (4401: unauthorized); reload with a valid token")
-    cases = {
-        "?access_token=not-a-jwt": "not a token: ",
-        f"?access_token={token(exp=int(time.time()) - 600)}": "the token expired",
-        "?access_token="
-        + jwt.encode({"sub": "x"}, "another-key-of-32-bytes-or-more!!", "HS256"): (
+    quoted("refused: closed (4401: unauthorized); sign in again")
+    cases: dict[str | None, str] = {
+        "not-a-jwt": "not a token: ",
+        token(exp=int(time.time()) - 600): "the token expired",
+        jwt.encode({"sub": "x"}, "another-key-of-32-bytes-or-more!!", "HS256"): (
             "the token's signature does not verify"
         ),
         # no token at all: the socket waits for one in an ``auth`` frame
-        "": "no token in 10 s: a bearer token is required",
+        None: "no token in 10 s: a bearer token is required",
     }
-    for query, reason in cases.items():
-        err, code, _ = await refusal(gateway.ws_url + query)
+    for sent, reason in cases.items():
+        err, code, _ = await refusal(gateway.ws_url, sent)
         assert (err.get("code"), code) == ("unauthorized", 4401), err
         assert err["msg"].startswith(reason), err
         quoted(f"`{reason.rstrip(': ')}")
     # the browser's words: the close as the page reports it (gateway.svelte.ts)
     source = (ROOT / "ui/src/lib/transport/gateway.svelte.ts").read_text()
-    assert "this.lastError = `refused: ${why}; reload with a valid token`;" in source
+    assert "this.lastError = `refused: ${why}; sign in again`;" in source
     assert "`closed (${ev.code}${ev.reason ? `: ${ev.reason}` : ''})`" in source
 
 
 async def test_403_for_an_origin_not_listed(gateway: GatewayProc) -> None:
     with pytest.raises(InvalidStatus) as refused:
         async with connect(
-            f"{gateway.ws_url}?access_token={token()}",
+            gateway.ws_url, additional_headers=bearer(token()),
             origin="https://elsewhere.example",
-        ):
+        ):  # fmt: skip
             pass
     assert refused.value.response.status_code == 403
     async with connect(  # a program without Origin is not checked
-        f"{gateway.ws_url}?access_token={token()}", origin=None
+        gateway.ws_url, additional_headers=bearer(token()), origin=None
     ) as ws:
         assert frames.unpack(await ws.recv())["op"] == "hello"
     quoted("--allowed-origin")
@@ -116,8 +121,9 @@ async def test_403_for_an_origin_not_listed(gateway: GatewayProc) -> None:
 
 async def test_limits_say_exceeds(gateway: GatewayProc) -> None:
     async with connect(
-        f"{gateway.ws_url}?access_token={token()}", origin=ORIGIN, max_size=None
-    ) as ws:
+        gateway.ws_url, additional_headers=bearer(token()), origin=ORIGIN,
+        max_size=None,
+    ) as ws:  # fmt: skip
         assert frames.unpack(await ws.recv())["op"] == "hello"
         await ws.send(frames.pack(frames.sub(1, ["ca://A" + "x" * 600_000])))
         err = frames.unpack(await ws.recv())

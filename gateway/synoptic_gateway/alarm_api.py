@@ -61,7 +61,7 @@ def add_alarm_routes(app: FastAPI, gateway: Any) -> None:
     feed = gateway.alarms
 
     async def principal(request: Request) -> Principal:
-        token = bearer_token(request.headers, request.query_params)
+        token = bearer_token(request.headers)
         try:
             return await gateway.auth.principal(token)
         except AuthError as exc:

@@ -21,6 +21,7 @@ import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import replace
+from urllib.parse import urlsplit
 
 from fastapi import FastAPI, WebSocket
 from fastapi.responses import JSONResponse, Response
@@ -184,13 +185,24 @@ def cap_send_buffer(transport: object, size: int) -> None:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, size)
 
 
+def origin_of(url: str | None) -> tuple[str, ...]:
+    """``scheme://host[:port]`` of ``url`` (none for None)."""
+    if not url:
+        return ()
+    parts = urlsplit(url)
+    return (f"{parts.scheme}://{parts.netloc}",)
+
+
 class _SecuredApp(FastAPI):
     """FastAPI with the security headers around its whole middleware stack, so
     that Starlette's own answer to an unhandled error (a 500 from its outermost
     middleware) carries them too, not only what the routes answer."""
 
     def build_middleware_stack(self) -> ASGIApp:
-        return SecurityHeaders(super().build_middleware_stack(), self.state.ui_dir)
+        return SecurityHeaders(
+            super().build_middleware_stack(), self.state.ui_dir,
+            self.state.connect_origins,
+        )  # fmt: skip
 
 
 def create_app(settings: Settings) -> FastAPI:
@@ -209,6 +221,8 @@ def create_app(settings: Settings) -> FastAPI:
                       redoc_url=None, openapi_url="/api/openapi.json")  # fmt: skip
     app.state.gateway = gateway
     app.state.ui_dir = settings.ui_dir
+    # the browser signs in with the provider: its discovery, keys and tokens
+    app.state.connect_origins = origin_of(settings.oidc_issuer)
     app.add_middleware(_TransportScope)
 
     @app.websocket("/ws")
@@ -217,7 +231,7 @@ def create_app(settings: Settings) -> FastAPI:
             await ws.close(code=1008)  # before accept: HTTP 403
             return
         json_mode = ws.query_params.get("format") == "json"
-        token = bearer_token(ws.headers, ws.query_params)
+        token = bearer_token(ws.headers)
         try:
             if token is None and settings.auth_enabled:
                 # a browser: its token comes in an ``auth`` frame, or never where

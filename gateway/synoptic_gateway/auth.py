@@ -289,15 +289,12 @@ class Authenticator:
         return any(fnmatchcase(origin, pattern) for pattern in allowed)
 
 
-def bearer_token(headers: Any, query: Any = None) -> str | None:
-    """The token of a request: ``Authorization: Bearer …``; ``?access_token=`` of
-    ``query`` only while the web UI still opens pages with one (deprecated: it
-    ends up in browser history; the UI's sign-in replaces it)."""
+def bearer_token(headers: Any) -> str | None:
+    """The token of a request: ``Authorization: Bearer …``, never the URL (a
+    token there ends up in browser history, bookmarks and logs)."""
     header = headers.get("authorization")
     if header:
         scheme, _, value = header.partition(" ")
         if scheme.lower() == "bearer" and value.strip():
             return value.strip()
-    if query is not None:
-        return query.get("access_token") or None
     return None

@@ -53,12 +53,14 @@ def inline_script_hashes(html: bytes) -> list[str]:
     return out
 
 
-def ui_policy(script_hashes: list[str]) -> str:
-    """The Content-Security-Policy of the UI with these inline-script hashes."""
+def ui_policy(script_hashes: list[str], connect: tuple[str, ...] = ()) -> str:
+    """The Content-Security-Policy of the UI with these inline-script hashes;
+    ``connect``: other origins the UI may fetch from (the identity provider's)."""
     scripts = " ".join(["'self'", *script_hashes])
+    connects = " ".join(["'self'", *connect])
     return (
         f"default-src 'self'; script-src {scripts}; style-src 'self'; "
-        "img-src 'self' data: blob:; font-src 'self'; connect-src 'self'; "
+        f"img-src 'self' data: blob:; font-src 'self'; connect-src {connects}; "
         "worker-src 'self' blob:; object-src 'none'; base-uri 'self'; "
         "form-action 'self'; frame-ancestors 'none'"
     )
@@ -68,22 +70,24 @@ class UiPolicy:
     """The UI's policy for the ``index.html`` in ``ui_dir``, recomputed when that
     file changes (a new build)."""
 
-    def __init__(self, ui_dir: Path) -> None:
+    def __init__(self, ui_dir: Path, connect: tuple[str, ...] = ()) -> None:
         self.index = ui_dir / "index.html"
+        self.connect = connect
         self._key: tuple[int, int] | None = None
-        self._value = ui_policy([])
+        self._value = ui_policy([], connect)
 
     def value(self) -> str:
         try:
             stat = self.index.stat()
         except OSError:
-            return ui_policy([])
+            return ui_policy([], self.connect)
         key = (stat.st_mtime_ns, stat.st_size)
         if key != self._key:
             try:
-                self._value = ui_policy(inline_script_hashes(self.index.read_bytes()))
+                hashes = inline_script_hashes(self.index.read_bytes())
+                self._value = ui_policy(hashes, self.connect)
             except OSError:
-                return ui_policy([])
+                return ui_policy([], self.connect)
             self._key = key
         return self._value
 
@@ -92,9 +96,11 @@ class SecurityHeaders:
     """ASGI middleware: adds the security headers to every HTTP response (an
     application's own value of a header wins)."""
 
-    def __init__(self, app: ASGIApp, ui_dir: Path) -> None:
+    def __init__(
+        self, app: ASGIApp, ui_dir: Path, connect: tuple[str, ...] = ()
+    ) -> None:
         self.app = app
-        self.policy = UiPolicy(ui_dir)
+        self.policy = UiPolicy(ui_dir, connect)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":

@@ -153,7 +153,7 @@ def add_screen_routes(app: FastAPI, gateway: Any) -> None:
     catalog = gateway.screens
 
     async def principal(request: Request) -> Principal:
-        token = bearer_token(request.headers, request.query_params)
+        token = bearer_token(request.headers)
         try:
             return await gateway.auth.principal(token)
         except AuthError as exc:

@@ -15,6 +15,10 @@ REALM = "synoptic"
 #: the audience every access token of the realm carries (the gateway checks it)
 AUDIENCE = "synoptic"
 UI_CLIENT = "synoptic-ui"
+#: the web UI's client with access tokens of UI_SHORT_LIFETIME seconds (browser
+#: tests of renewal)
+UI_SHORT_CLIENT = "synoptic-ui-short"
+UI_SHORT_LIFETIME = 20
 CLI_CLIENT = "synoptic-cli"
 SCRIPT_CLIENT = "synoptic-script"
 SCRIPT_SECRET = "synoptic-script-secret"  # the demo's; a facility's is its own
@@ -162,12 +166,26 @@ def demo_realm() -> dict[str, Any]:
                 UI_CLIENT,
                 "Synoptic web UI",
                 standardFlowEnabled=True,
-                # loopback addresses on any port (RFC 8252): the demo and tests
+                # loopback addresses on any port (RFC 8252): the demo and tests;
+                # the browser fetches tokens from any such origin (a facility's
+                # client names its UI's origin instead)
                 redirectUris=["http://127.0.0.1/*", "http://localhost/*"],
-                webOrigins=["+"],
+                webOrigins=["*"],
                 attributes={
                     "pkce.code.challenge.method": "S256",
                     "post.logout.redirect.uris": "+",
+                },
+            ),
+            _client(
+                UI_SHORT_CLIENT,
+                "Synoptic web UI, tokens of seconds (tests of renewal)",
+                standardFlowEnabled=True,
+                redirectUris=["http://127.0.0.1/*", "http://localhost/*"],
+                webOrigins=["*"],
+                attributes={
+                    "pkce.code.challenge.method": "S256",
+                    "post.logout.redirect.uris": "+",
+                    "access.token.lifespan": str(UI_SHORT_LIFETIME),
                 },
             ),
             _client(

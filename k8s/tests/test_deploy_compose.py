@@ -272,3 +272,19 @@ def test_the_facility_file_says_what_is_missing(composecheck: Path) -> None:
     assert result.returncode == 1
     assert "EPICS_CA_ADDR_LIST" in result.stderr
     assert "TANGO_HOST" in result.stderr
+
+
+def test_the_gateway_signs_people_in_with_the_provider_it_is_given(
+    project: dict[str, Any],
+) -> None:
+    """The issuer comes from the environment (unset: anonymous reading only); the
+    role file is mounted where SYNOPTIC_ROLES points and parses."""
+    from synoptic_gateway.roles import RoleMap
+
+    gateway = project["services"]["gateway"]
+    env = gateway["environment"]
+    assert "SYNOPTIC_OIDC_ISSUER" in env
+    mounted = {v["target"]: v["source"] for v in gateway["volumes"]}
+    source = mounted[env["SYNOPTIC_ROLES"]]
+    assert RoleMap.load(Path(source)).rules
+    assert "--allow-anonymous" in gateway["command"]

@@ -324,3 +324,34 @@ def test_archive_database_init_job_and_one_archiver(
     assert main["command"] == ["synoptic", "archiver"]
     url = next(v["value"] for v in main["env"] if v["name"] == "SYNOPTIC_NATS_URL")
     assert "//reader:" in url, "the archiver reads the bus as the read-only user"
+
+
+def test_production_gateways_sign_people_in_with_the_facility_provider(
+    kustomize: Path,
+) -> None:
+    """The issuer and the role file reach every gateway (envFrom gateway-signin,
+    the gateway-roles ConfigMap mounted where SYNOPTIC_ROLES points, its name
+    fixed so an edit reloads in place), the role file parses, a token is needed
+    to read, and the gateways may reach the provider over HTTPS."""
+    from synoptic_gateway.roles import RoleMap
+
+    objects = list(yaml.safe_load_all(render(kustomize, "production")))
+    (signin_map,) = [o for o in objects if o["kind"] == "ConfigMap"
+                     and o["metadata"]["name"].startswith("gateway-signin")]  # fmt: skip
+    signin = signin_map["data"]
+    assert signin["SYNOPTIC_OIDC_ISSUER"].startswith("https://")
+    roles = find(objects, "ConfigMap", "gateway-roles")["data"]["roles.toml"]
+    assert RoleMap.parse(roles).rules
+    gateway = find(objects, "Deployment", "gateway")["spec"]["template"]
+    (container,) = gateway["spec"]["containers"]
+    refs = [e["configMapRef"]["name"] for e in container["envFrom"]]
+    assert signin_map["metadata"]["name"] in refs  # hashed: a change rolls out
+    mount = next(m for m in container["volumeMounts"] if m["name"] == "roles")
+    assert signin["SYNOPTIC_ROLES"] == mount["mountPath"] + "/roles.toml"
+    volume = next(v for v in gateway["spec"]["volumes"] if v["name"] == "roles")
+    assert volume["configMap"]["name"] == "gateway-roles"
+    assert "--no-allow-anonymous" in container["command"]
+    assert not [v for v in container.get("env", []) if "JWT" in v["name"]]
+    policy = find(objects, "NetworkPolicy", "gateway-signin")["spec"]
+    assert policy["podSelector"]["matchLabels"] == {"app.kubernetes.io/name": "gateway"}
+    assert policy["egress"][0]["ports"] == [{"port": 443, "protocol": "TCP"}]

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { test, type Page } from '@playwright/test';
 import { Proc, freePort } from '../tests/e2e/procs';
 import { ROOT } from '../tests/e2e/stack';
+import { handToken } from '../tests/e2e/token';
 
 const VENV = join(ROOT, '.venv/bin');
 const N = Number(process.env.BENCH_WIDGETS ?? 1000);
@@ -141,7 +142,8 @@ test('screen editor benchmarks', async ({ browser, page }) => {
 
     // 1. open the editor: navigation → every widget on the canvas
     const t0 = Date.now();
-    await page.goto(`${base}/?access_token=${tok}#/edit/${NAME}`);
+    await handToken(page, tok);
+    await page.goto(`${base}/#/edit/${NAME}`);
     await page.waitForFunction((n) => document.querySelectorAll('.ed-item').length === n, N, { timeout: 60_000 });
     results.editor_open_ms = Date.now() - t0;
     await page.waitForFunction(() => document.querySelector('[data-testid=connection]')?.getAttribute('data-state') === 'live');

@@ -89,6 +89,14 @@ async def test_a_socket_without_a_token_is_closed_unless_it_sends_one(secured) -
         assert frames.unpack(await ws.recv())["op"] == "snap"
 
 
+async def test_a_token_in_the_url_is_not_taken(secured) -> None:
+    async with connect(secured.ws_url + f"?access_token={token()}") as ws:
+        assert frames.unpack(await ws.recv())["user"] == ""
+        last = frames.unpack(await ws.recv())
+        assert last["code"] == "unauthorized" and "no token" in last["msg"]
+    assert secured.api("GET", f"/api/whoami?access_token={token()}")[0] == 401
+
+
 async def test_origin_outside_the_allow_list_is_refused(secured) -> None:
     with pytest.raises(InvalidStatus) as info:
         async with connect(secured.ws_url, origin="http://evil.example",

@@ -123,10 +123,9 @@ def test_origin_allow_list() -> None:
     assert auth.origin_allowed(None)  # not a browser
 
 
-def test_bearer_token_from_the_header_or_the_deprecated_query() -> None:
+def test_bearer_token_from_the_header_only() -> None:
     assert bearer_token({"authorization": "Bearer abc"}) == "abc"
     assert bearer_token({}) is None
-    assert bearer_token({}, {"access_token": "xyz"}) == "xyz"
     assert bearer_token({"authorization": "Basic abc"}) is None
 
 

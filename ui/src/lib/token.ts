@@ -1,8 +1,19 @@
-/** The page's token (`?access_token=`) and the reads that carry it. */
+/**
+ * The page's current access token and the reads that carry it. The sign-in
+ * (`auth/signin.svelte.ts`) sets it; it never travels in a URL: HTTP requests carry
+ * it as a bearer header, the WebSocket in an `auth` frame.
+ */
 
-/** The page's token (`?access_token=`), as the gateway connection uses it. */
+let current: string | null = null;
+
+/** The page's current access token (null: signed out). */
 export function pageToken(): string | null {
-  return new URLSearchParams(location.search).get('access_token');
+  return current;
+}
+
+/** Set by the sign-in whenever the token changes (sign-in, renewal, sign-out). */
+export function setPageToken(token: string | null): void {
+  current = token;
 }
 
 /**

@@ -1,6 +1,7 @@
 /** Editor steps shared by the editor's end-to-end tests. */
 import type { Browser, Page } from '@playwright/test';
 import { expect, openScreen } from './fixtures';
+import { handToken } from './token';
 import type { Stack } from './stack';
 
 /**
@@ -11,7 +12,8 @@ import type { Stack } from './stack';
  */
 export async function openEditor(page: Page, stack: Stack, name: string, user = 'alice'): Promise<void> {
   await openScreen(page, stack, 'epics-demo');
-  await page.goto(`${stack.baseUrl}/?access_token=${stack.token(user, ['*'], ['*'])}#/${name ? `edit/${name}` : 'new'}`);
+  await handToken(page, stack.token(user, ['*'], ['*']));
+  await page.goto(`${stack.baseUrl}/#/${name ? `edit/${name}` : 'new'}`);
   if (!name) await page.getByTestId('new-screen').getByRole('button', { name: 'Create' }).click(); // the default: a 12-column grid
   await expect(page.getByTestId('editor')).toBeVisible();
   await expect(page.getByTestId('connection')).toHaveAttribute('data-state', 'live');
@@ -53,7 +55,8 @@ export async function savedRevision(page: Page, after: number): Promise<number> 
 
 export async function viewer(browser: Browser, stack: Stack, name: string, token?: string): Promise<Page> {
   const page = await (await browser.newContext({ viewport: { width: 1400, height: 900 } })).newPage();
-  await page.goto(`${stack.baseUrl}/${token ? `?access_token=${token}` : ''}#/screen/${name}`);
+  if (token) await handToken(page, token);
+  await page.goto(`${stack.baseUrl}/#/screen/${name}`);
   await expect(page.getByTestId('connection')).toHaveAttribute('data-state', 'live');
   return page;
 }

@@ -5,6 +5,7 @@
  * revert, draft recovery, delete, and no edit controls without the grant.
  */
 import { expect, openScreen, test } from './fixtures';
+import { handToken } from './token';
 import { bind, drop, openEditor, save, savedRevision, viewer } from './editing';
 
 test('build a screen from empty by drag and drop, bind channels, save, see it live elsewhere within 1 s', async ({ page, browser, stack }) => {
@@ -124,7 +125,8 @@ test('history lists who saved what; a preview shows an old revision; revert make
   const kept = (await history.json()).revisions as { op: string; revision: number }[];
   expect(kept.map((r) => r.op)).toEqual(['delete', 'put', 'put', 'put']);
   // the kept history brings it back: the last revision, as a new one
-  await page.goto(`${stack.baseUrl}/?access_token=${stack.token('alice', ['*'], ['*'])}#/edit/e2e-history`);
+  await handToken(page, stack.token('alice', ['*'], ['*']));
+  await page.goto(`${stack.baseUrl}/#/edit/e2e-history`);
   const deleted = page.getByTestId('deleted-screen');
   await expect(deleted).toContainText(`Its last revision, #${kept[1].revision}`);
   await expect(deleted).toContainText(`revert to ${h1}`);
@@ -155,7 +157,8 @@ test('unsaved changes survive a reload and are named', async ({ page, stack }) =
   await expect(page.locator('.ed-item')).toHaveCount(before + 1);
   await expect(page.locator('.ed-item[data-type="text"]').last()).toContainText('not saved yet');
   // the screen list says where unsaved changes are kept
-  await page.goto(`${stack.baseUrl}/?access_token=${stack.token('alice', ['*'], ['*'])}#/`);
+  await handToken(page, stack.token('alice', ['*'], ['*']));
+  await page.goto(`${stack.baseUrl}/#/`);
   await page.getByTestId('draft-link').click(); // the only screen with a draft
   await expect(page).toHaveURL(/#\/edit\/epics-demo$/);
   await expect(page.getByTestId('draft-banner')).toContainText('You have unsaved changes (added 1 text)');
@@ -165,10 +168,12 @@ test('unsaved changes survive a reload and are named', async ({ page, stack }) =
 });
 
 test('a viewer without the grant sees no edit controls and a forged save is refused', async ({ page, stack }) => {
-  await page.goto(`${stack.baseUrl}/?access_token=${stack.token('viewer', [], [])}#/screen/epics-demo`);
+  await handToken(page, stack.token('viewer', [], []));
+  await page.goto(`${stack.baseUrl}/#/screen/epics-demo`);
   await expect(page.locator('.grid')).toHaveAttribute('data-ready', 'true');
   await expect(page.getByRole('link', { name: 'Edit' })).toHaveCount(0);
-  await page.goto(`${stack.baseUrl}/?access_token=${stack.token('viewer', [], [])}#/edit/epics-demo`);
+  await handToken(page, stack.token('viewer', [], []));
+  await page.goto(`${stack.baseUrl}/#/edit/epics-demo`);
   await expect(page.getByRole('alert')).toContainText('You may not edit');
   await expect(page.getByRole('toolbar', { name: 'editor' })).toHaveCount(0);
   await page.goto(`${stack.baseUrl}/#/`);
@@ -180,7 +185,8 @@ test('a viewer without the grant sees no edit controls and a forged save is refu
   });
   expect(forged.status()).toBe(403);
   // the granted user gets the edit link
-  await page.goto(`${stack.baseUrl}/?access_token=${stack.token('alice', ['*'], ['epics-*'])}#/screen/epics-demo`);
+  await handToken(page, stack.token('alice', ['*'], ['epics-*']));
+  await page.goto(`${stack.baseUrl}/#/screen/epics-demo`);
   await expect(page.getByRole('link', { name: 'Edit' })).toBeVisible();
 });
 
@@ -298,7 +304,8 @@ test('a section carries the widgets inside it when dragged; viewers see it frame
 
 test('a canvas screen is edited in its pixels: move and resize snapping to 10 px, save, seen in another context', async ({ page, browser, stack }) => {
   const whoami = page.waitForResponse((r) => r.url().includes('/api/whoami'));
-  await page.goto(`${stack.baseUrl}/?access_token=${stack.token('alice', ['*'], ['*'])}#/screen/epics-canvas`);
+  await handToken(page, stack.token('alice', ['*'], ['*']));
+  await page.goto(`${stack.baseUrl}/#/screen/epics-canvas`);
   await expect(page.getByTestId('connection')).toHaveAttribute('data-state', 'live');
   await whoami;
   await page.getByRole('link', { name: 'Edit' }).click();
@@ -422,7 +429,8 @@ test('style, visibility and a rule from the property panel reach the viewer', as
 test('a new screen is a grid of the chosen columns or a canvas of the chosen size', async ({ page, browser, stack }) => {
   const token = stack.token('alice', ['*'], ['*']);
   await openScreen(page, stack, 'epics-demo');
-  await page.goto(`${stack.baseUrl}/?access_token=${token}#/new`);
+  await handToken(page, token);
+  await page.goto(`${stack.baseUrl}/#/new`);
   const form = page.getByTestId('new-screen');
   await expect(form.getByRole('radio', { name: /^grid/ })).toBeChecked();
   await expect(form.getByTestId('new-columns')).toHaveValue('12');
@@ -468,7 +476,8 @@ test('a new screen is a grid of the chosen columns or a canvas of the chosen siz
   await other.context().close();
 
   // a grid of 6 columns: a widget spans its columns
-  await page.goto(`${stack.baseUrl}/?access_token=${token}#/new`);
+  await handToken(page, token);
+  await page.goto(`${stack.baseUrl}/#/new`);
   await form.getByTestId('new-columns').fill('97');
   await expect(form.getByRole('alert')).toHaveText('columns is a whole number from 1 to 96');
   await form.getByTestId('new-columns').fill('6');

@@ -1,6 +1,7 @@
 /** Playwright fixtures: one real stack per worker (tests run serially in one worker). */
 import { test as base, expect, type Page } from '@playwright/test';
 import { Stack } from './stack';
+import { handToken } from './token';
 
 export const test = base.extend<object, { stack: Stack }>({
   stack: [
@@ -21,8 +22,8 @@ export { expect };
 
 /** Open a screen and wait until the gateway connection is live. */
 export async function openScreen(page: Page, stack: Stack, name: string, token?: string): Promise<void> {
-  const query = token ? `?access_token=${token}` : '';
-  await page.goto(`${stack.baseUrl}/${query}#/screen/${name}`);
+  if (token) await handToken(page, token);
+  await page.goto(`${stack.baseUrl}/#/screen/${name}`);
   await expect(page.getByTestId('connection')).toHaveAttribute('data-state', 'live');
   await expect(page.locator('.grid')).toHaveAttribute('data-ready', 'true');
 }

@@ -1,10 +1,12 @@
 /** The screen list's import: choose a .bob → the gateway converts it → the coverage report shows → saved under a name → opened live. */
 import { expect, test } from './fixtures';
+import { handToken } from './token';
 import { BOB } from './importing';
 
 test('a .bob uploaded on the screen list shows its coverage report, is saved under a chosen name and opens live', async ({ page, stack }) => {
   const token = stack.token('uploader', ['*'], ['*']);
-  await page.goto(`${stack.baseUrl}/?access_token=${token}#/`);
+  await handToken(page, token);
+  await page.goto(`${stack.baseUrl}/#/`);
   const file = page.getByTestId('import-file');
   // a file that is not XML: the gateway's reason with the file and line, nothing to save
   await file.setInputFiles({ name: 'broken.bob', mimeType: 'application/octet-stream', buffer: Buffer.from('<display>\n<x>') });
@@ -30,7 +32,8 @@ test('a .bob uploaded on the screen list shows its coverage report, is saved und
   const counter = page.locator(`[data-channel="${stack.pv('CNT:00000')}"]`).first();
   await expect(counter.locator('[data-role=value]').or(counter.and(page.locator('[data-role=value]'))).first()).toHaveAttribute('data-stale', 'false');
   // saved once: the same name again is a conflict, reported
-  await page.goto(`${stack.baseUrl}/?access_token=${token}#/`);
+  await handToken(page, token);
+  await page.goto(`${stack.baseUrl}/#/`);
   await page.getByTestId('import-file').setInputFiles({ name: 'uploaded-demo.bob', mimeType: 'application/octet-stream', buffer: Buffer.from(BOB) });
   await page.getByRole('button', { name: 'Save' }).click();
   await expect(page.getByRole('alert')).toContainText('exists already');
@@ -38,7 +41,8 @@ test('a .bob uploaded on the screen list shows its coverage report, is saved und
 
 test('the images chosen with a display fill its pictures, which open as images', async ({ page, stack }) => {
   const token = stack.token('uploader', ['*'], ['*']);
-  await page.goto(`${stack.baseUrl}/?access_token=${token}#/`);
+  await handToken(page, token);
+  await page.goto(`${stack.baseUrl}/#/`);
   const bob = `<?xml version="1.0" encoding="UTF-8"?><display version="2.0.0"><name>Pictures</name><width>300</width><height>200</height>
     <widget type="picture" version="2.0.0"><name>Logo</name><file>pic/logo.png</file><x>10</x><y>10</y><width>100</width><height>80</height></widget>
     <widget type="picture" version="2.0.0"><name>Missing</name><file>pic/missing.png</file><x>150</x><y>10</y><width>100</width><height>80</height></widget></display>`;

@@ -2,6 +2,7 @@
 import { join } from 'node:path';
 import { expect, openScreen, test } from '../e2e/fixtures';
 import { ROOT } from '../e2e/stack';
+import { handToken } from '../e2e/token';
 
 const out = (name: string) => join(ROOT, 'docs/screenshots', `${name}.png`);
 
@@ -10,7 +11,8 @@ test('screenshots of the screen editor', async ({ page, stack }) => {
   await page.evaluate(() => localStorage.setItem('synoptic-theme', 'dark')).catch(() => {});
   await openScreen(page, stack, 'epics-demo'); // its channels are in the directory from here on
   const token = stack.token('alice', ['*'], ['*']);
-  await page.goto(`${stack.baseUrl}/?access_token=${token}#/edit/epics-demo`);
+  await handToken(page, token);
+  await page.goto(`${stack.baseUrl}/#/edit/epics-demo`);
   await expect(page.getByTestId('editor')).toBeVisible();
   await expect(page.locator('.ed-item').first()).toBeVisible();
   await page.waitForTimeout(3000); // trends fill: a picture, not an assertion

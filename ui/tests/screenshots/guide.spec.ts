@@ -4,13 +4,15 @@
 import { join } from 'node:path';
 import { expect, openScreen, test, widget } from '../e2e/fixtures';
 import { ROOT } from '../e2e/stack';
+import { handToken } from '../e2e/token';
 
 const out = (name: string) => join(ROOT, 'docs/screenshots', `${name}.png`);
 
 test('screenshots for the user guide', async ({ page, stack }) => {
   await page.setViewportSize({ width: 1200, height: 560 });
   const names = ['SINE', 'NOISE', 'STATE', 'MODE', 'MSG', 'SP'];
-  await page.goto(`${stack.baseUrl}/?access_token=${stack.token()}#/quick?ch=${names.map((n) => stack.pv(n)).join(',')}`);
+  await handToken(page, stack.token());
+  await page.goto(`${stack.baseUrl}/#/quick?ch=${names.map((n) => stack.pv(n)).join(',')}`);
   await expect(page.getByTestId('connection')).toHaveAttribute('data-state', 'live');
   await expect(page.locator('.grid')).toHaveAttribute('data-ready', 'true');
   for (const n of names) {
@@ -47,7 +49,8 @@ test('screenshots for the user guide', async ({ page, stack }) => {
   await trend.screenshot({ path: out('guide-trend-history') });
 
   // the screen editor: a trend selected, its properties beside the grid
-  await page.goto(`${stack.baseUrl}/?access_token=${stack.token('e2e-engineer', ['*'], ['*'])}#/edit/epics-demo`);
+  await handToken(page, stack.token('e2e-engineer', ['*'], ['*']));
+  await page.goto(`${stack.baseUrl}/#/edit/epics-demo`);
   const editor = page.getByTestId('editor');
   await expect(editor).toBeVisible();
   await editor.locator('.ed-item[data-type="trend"]').first().click();

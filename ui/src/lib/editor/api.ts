@@ -91,7 +91,8 @@ export interface ChannelMatches {
 
 export class ScreensApi {
   constructor(
-    private readonly token: string | null = null,
+    /** the bearer token, or where to read the current one (it is renewed while the editor is open) */
+    private readonly token: string | null | (() => string | null) = null,
     private readonly fetcher: typeof fetch = (...a) => fetch(...a),
     private readonly base = 'api',
     private readonly writeTimeoutMs = WRITE_TIMEOUT_MS,
@@ -99,7 +100,8 @@ export class ScreensApi {
 
   #req(path: string, init: RequestInit = {}): Promise<Response> {
     const headers = new Headers(init.headers);
-    if (this.token) headers.set('Authorization', `Bearer ${this.token}`);
+    const token = typeof this.token === 'function' ? this.token() : this.token;
+    if (token) headers.set('Authorization', `Bearer ${token}`);
     if (init.body && !headers.has('Content-Type')) headers.set('Content-Type', 'application/json');
     return this.fetcher(`${this.base}/${path}`, { ...init, headers, cache: 'no-store' });
   }

@@ -18,7 +18,7 @@ export function userMessage(code: string, msg: string): string {
     case 'rate_limited':
       return 'The page asked the gateway too fast and some requests were dropped: reload if values look stuck.';
     case 'unauthorized':
-      return 'Your sign-in was refused or has expired: reload the page to sign in again.';
+      return 'Your sign-in was refused or has expired: sign in again.';
     case 'internal':
       return 'The gateway failed to serve a request (its log says why): reload to try again.';
     default:

@@ -42,6 +42,10 @@ export class Gateway implements Liveness {
   /** the gateway grants writes to this connection */
   write = $state(false);
   user = $state('');
+  /** when the socket's token ends (Unix s), null without one */
+  expires = $state<number | null>(null);
+  /** what the gateway said of the sign-in (the token expired unrenewed, a renewal was refused) */
+  authNotice = $state<string | null>(null);
   /** the last error not tied to a request, in the user's words (the page shows it until dismissed) */
   lastError = $state<string | null>(null);
   /** reconnect attempts since the last successful connection */
@@ -70,6 +74,8 @@ export class Gateway implements Liveness {
   readonly #early: EarlyAnswers;
   readonly #watchdog: Watchdog;
   readonly #browserSide: BrowserSide;
+  /** request ids of `auth` frames: a refusal answering one is the sign-in's notice */
+  #authIds = new Set<number>();
   #timer: ReturnType<typeof setTimeout> | null = null;
   #closed = false;
   #json = false;
@@ -261,9 +267,22 @@ export class Gateway implements Liveness {
 
   #url(): string {
     const proto = location.protocol === 'https:' ? 'wss:' : 'ws:';
-    const url = new URL(this.#opts.url ?? `${proto}//${location.host}/ws`, location.href);
-    if (this.#opts.token) url.searchParams.set('access_token', this.#opts.token);
-    return url.href;
+    return new URL(this.#opts.url ?? `${proto}//${location.host}/ws`, location.href).href;
+  }
+
+  /**
+   * Hand the open socket a renewed token (an `auth` frame): its subscriptions go on,
+   * nothing reconnects. A socket that opens later sends the current token itself.
+   */
+  renew(token: string): void {
+    if (!this.#subsFlow) return; // not open yet: #startSubs sends it first
+    this.#sendAuth(token);
+  }
+
+  #sendAuth(token: string): void {
+    const id = nextId();
+    this.#authIds.add(id);
+    this.#send({ op: 'auth', id, token });
   }
 
   #connect(): void {
@@ -320,6 +339,7 @@ export class Gateway implements Liveness {
   #onDown(code: number, why: string): void {
     this.#early.drop(); // index.html's subscription went with its socket
     this.#subsFlow = false;
+    this.#authIds.clear();
     for (const ch of this.channels.values()) if (!isBrowserSide(ch.uri)) ch.markStale(); // the browser's own stay live
     for (const sub of this.#subs) {
       sub.ready = false;
@@ -359,6 +379,9 @@ export class Gateway implements Liveness {
   #startSubs(): void {
     if (this.#subsFlow) return;
     this.#subsFlow = true;
+    // the token first: the gateway checks it before it reads the frames after it
+    const token = this.#opts.token?.();
+    if (token) this.#sendAuth(token);
     for (const sub of this.#subs) this.#sendSub(sub);
     if (this.#screens.any) this.#screens.send();
   }
@@ -417,11 +440,19 @@ export class Gateway implements Liveness {
         performance.mark('synoptic:hello');
         this.user = frame.user;
         this.write = frame.write === true;
+        this.expires = frame.exp ?? null;
         this.#history.limit = frame.limits?.hist_in_flight ?? 2;
         this.attempts = 0;
         this.state = 'live';
         this.lastError = null;
         this.#startSubs(); // when `open` was not seen
+        break;
+      case 'auth':
+        this.user = frame.user;
+        this.write = frame.write;
+        this.expires = frame.exp;
+        if (frame.expired) this.authNotice = frame.msg ?? 'the sign-in expired: writing is off until you sign in again';
+        else if (frame.id !== null && this.#authIds.delete(frame.id)) this.authNotice = null;
         break;
       case 'snap':
         this.#onSnap(frame);
@@ -533,6 +564,10 @@ export class Gateway implements Liveness {
     const id = frame.id;
     console.warn(`gateway: ${text}`);
     if (id !== null) {
+      if (this.#authIds.delete(id)) {
+        this.authNotice = `the sign-in was refused: ${frame.msg}`;
+        return;
+      }
       if (this.#history.answer(id, text)) return;
       // a gateway without screen watching: the page works, it just does not follow saves
       if (this.#screens.answered(id)) return;

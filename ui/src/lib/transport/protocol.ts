@@ -52,9 +52,24 @@ export interface HelloFrame {
   op: 'hello';
   ver: number;
   gw: string;
+  /** the principal; '' for a socket that must still send its token (`auth`) */
   user: string;
   write: boolean;
+  /** when the connection's token ends (Unix s); absent without a token */
+  exp?: number;
   limits?: Record<string, number>;
+}
+/** What the socket may do now: the answer to `auth`, or unasked (id null) when its token expired or the role file changed. */
+export interface AuthFrame {
+  op: 'auth';
+  id: number | null;
+  user: string;
+  write: boolean;
+  cmd: boolean;
+  screens: string[];
+  exp: number | null;
+  expired?: true;
+  msg?: string;
 }
 export interface SnapFrame {
   op: 'snap';
@@ -162,6 +177,7 @@ export interface HistFrame {
 export type ServerFrame =
   | HistFrame
   | HelloFrame
+  | AuthFrame
   | SnapFrame
   | UpdFrame
   | MetaFrame
@@ -183,4 +199,5 @@ export type ClientFrame =
   | { op: 'cmd'; id: number; ch: string; v?: unknown }
   | { op: 'ping'; id: number }
   | { op: 'hist'; id: number; ch: string[]; t0: number; t1: number; px: number }
-  | { op: 'watch'; id: number; screens: string[] };
+  | { op: 'watch'; id: number; screens: string[] }
+  | { op: 'auth'; id: number; token: string };

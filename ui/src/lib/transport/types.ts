@@ -37,8 +37,12 @@ export interface GatewayOptions {
   WebSocket?: typeof WebSocket;
   /** how long a put may wait for its reply, ms */
   putTimeoutMs?: number;
-  /** a bearer token (JWT), sent as the `access_token` query parameter */
-  token?: string;
+  /**
+   * The page's current access token (null: none), sent in an `auth` frame as a
+   * socket's first frame — never in the URL; `Gateway.renew` hands a renewed one
+   * to the open socket.
+   */
+  token?: () => string | null;
   /**
    * DOM work allowed per animation frame, ms: channels left over are committed in
    * the next frame (oldest first), so a burst of thousands of updates never makes

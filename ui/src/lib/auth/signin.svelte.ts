@@ -1,0 +1,249 @@
+/**
+ * Signing in with the facility's OpenID Connect provider (docs/user-guide.md,
+ * "Sign in"): the authorization-code flow with PKCE (oidc-client-ts) against the
+ * provider the gateway names (`GET /api/auth`), the user kept in this tab's
+ * sessionStorage, the access token renewed with the refresh token before it
+ * expires and handed to the gateway over the open socket.
+ *
+ * Guarantees: no token in any URL (the provider's answer carries a one-time code,
+ * removed from the address at once); an answer this tab did not ask for (another
+ * `state`), a code already used, or a return address outside this page is
+ * refused with a message; a provider that cannot be reached is said so.
+ */
+import { UserManager, WebStorageStateStore, type User } from 'oidc-client-ts';
+import { setPageToken } from '../token';
+
+/** What the gateway says of sign-in (`GET /api/auth`). */
+export interface AuthConfig {
+  issuer: string | null;
+  client_id: string;
+  scope: string;
+  anonymous: boolean;
+  provider_ok: boolean | null;
+}
+
+/**
+ * A token handed to this tab as it is, kept for the tab's life: for gateways
+ * with a static key and no provider (and tests). Never read from the URL.
+ */
+export const HANDED_TOKEN_KEY = 'synoptic.token';
+
+/** Seconds before expiry at which the token is renewed: a quarter of its life, 5 to 60 s. */
+export function renewLead(lifetimeS: number): number {
+  return Math.max(5, Math.min(60, lifetimeS / 4));
+}
+
+/** The page to come back to after signing in: a route of this app (`#/…`), else the screen list. */
+export function safeReturn(back: unknown): string {
+  return typeof back === 'string' && /^#\/[^\s]*$/.test(back) && !back.startsWith('#//') ? back : '#/';
+}
+
+/** Why a sign-in failed, in words a person can act on. */
+export function failure(e: unknown): string {
+  const text = e instanceof Error ? e.message : String(e);
+  if (/No matching state/i.test(text)) return 'the answer of the sign-in page was not asked for by this page: sign in again';
+  if (/Code not valid|invalid_grant|code.*(used|expired)/i.test(text)) return `the sign-in code was already used or has expired: sign in again (${text})`;
+  if (/Failed to fetch|NetworkError|Load failed|network/i.test(text)) return 'the sign-in provider cannot be reached: try again later (reading goes on)';
+  return text;
+}
+
+interface Claims {
+  sub?: string;
+  preferred_username?: string;
+  name?: string;
+  exp?: number;
+  iat?: number;
+}
+
+function claimsOf(token: string): Claims {
+  try {
+    const part = token.split('.')[1].replace(/-/g, '+').replace(/_/g, '/');
+    return JSON.parse(atob(part + '='.repeat((4 - (part.length % 4)) % 4))) as Claims;
+  } catch {
+    return {};
+  }
+}
+
+/** The page's base address (the provider sends the browser back here). */
+function base(): string {
+  return location.origin + location.pathname;
+}
+
+export class SignIn {
+  /** the gateway's sign-in settings (null until read, or when it cannot say) */
+  config = $state<AuthConfig | null>(null);
+  /** the signed-in user's name (null: signed out) */
+  user = $state<string | null>(null);
+  /** their full name, where the provider gives one */
+  name = $state<string | null>(null);
+  /** when the access token ends (Unix s) */
+  expiresAt = $state<number | null>(null);
+  /** why the last sign-in, renewal or sign-out failed */
+  error = $state<string | null>(null);
+  busy = $state(false);
+
+  #token: string | null = null;
+  #manager: UserManager | null = null;
+  #timer: ReturnType<typeof setTimeout> | null = null;
+  #listeners = new Set<(token: string | null) => void>();
+
+  /**
+   * Whether this tab holds a sign-in to read, or comes back from the provider: the
+   * socket then waits for it (otherwise it opens at once, anonymous).
+   */
+  static pending(): boolean {
+    const query = new URLSearchParams(location.search);
+    if (query.has('state')) return true;
+    for (let i = 0; i < sessionStorage.length; i++) if (sessionStorage.key(i)?.startsWith('oidc.user:')) return true;
+    return false;
+  }
+
+  /** The current access token (null: signed out). */
+  token(): string | null {
+    return this.#token;
+  }
+
+  /** Called with each new token (a renewal: hand it to the socket). */
+  onToken(listener: (token: string | null) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  get available(): boolean {
+    return !!this.config?.issuer;
+  }
+
+  /**
+   * Read the kept sign-in (this tab), finish a sign-in coming back from the
+   * provider, and learn from the gateway where to sign in. Resolves once the
+   * page knows whether it is signed in.
+   */
+  async start(fetcher: typeof fetch = (...a) => fetch(...a)): Promise<void> {
+    const handed = sessionStorage.getItem(HANDED_TOKEN_KEY);
+    if (handed) this.#take(handed);
+    const query = new URLSearchParams(location.search);
+    const answering = query.has('state') && (query.has('code') || query.has('error'));
+    try {
+      const res = await fetcher('api/auth', { cache: 'no-store' });
+      this.config = res.ok ? ((await res.json()) as AuthConfig) : null;
+    } catch {
+      this.config = null;
+    }
+    if (!this.config?.issuer) {
+      if (answering) this.#clearAddress('#/');
+      return;
+    }
+    this.#manager = new UserManager({
+      authority: this.config.issuer,
+      client_id: this.config.client_id,
+      scope: this.config.scope,
+      redirect_uri: base(),
+      post_logout_redirect_uri: base(),
+      response_type: 'code',
+      userStore: new WebStorageStateStore({ store: sessionStorage }),
+      stateStore: new WebStorageStateStore({ store: sessionStorage }),
+      automaticSilentRenew: false, // renewed here, a quarter of the token's life ahead
+      monitorSession: false,
+      loadUserInfo: false,
+    });
+    if (answering) {
+      await this.#finish();
+      return;
+    }
+    if (handed) return;
+    const user = await this.#manager.getUser().catch(() => null);
+    if (user && !user.expired) this.#user(user);
+    else if (user?.refresh_token) await this.renew();
+  }
+
+  /** Go to the provider's sign-in page; come back to the page shown now. */
+  async signIn(): Promise<void> {
+    if (!this.#manager) return;
+    this.busy = true;
+    this.error = null;
+    try {
+      await this.#manager.signinRedirect({ state: { back: safeReturn(location.hash) } });
+    } catch (e) {
+      this.busy = false;
+      this.error = failure(e);
+    }
+  }
+
+  /** Sign out here and at the provider; the page comes back signed out. */
+  async signOut(): Promise<void> {
+    this.#stopTimer();
+    sessionStorage.removeItem(HANDED_TOKEN_KEY);
+    const manager = this.#manager;
+    const user = manager ? await manager.getUser().catch(() => null) : null;
+    this.#take(null);
+    if (!manager) return;
+    await manager.removeUser();
+    try {
+      await manager.signoutRedirect({ id_token_hint: user?.id_token });
+    } catch (e) {
+      this.error = `signed out here; the provider could not be told: ${failure(e)}`;
+    }
+  }
+
+  /** A new access token now (the refresh token); the socket gets it too. */
+  async renew(): Promise<void> {
+    if (!this.#manager) return;
+    try {
+      const user = await this.#manager.signinSilent();
+      if (user) this.#user(user);
+    } catch (e) {
+      this.error = `the sign-in could not be renewed: ${failure(e)}`;
+      // the gateway keeps reading until the token ends, then says writing is off
+    }
+  }
+
+  async #finish(): Promise<void> {
+    this.busy = true;
+    try {
+      const user = await this.#manager!.signinRedirectCallback();
+      this.#user(user);
+      this.#clearAddress(safeReturn((user.state as { back?: unknown } | undefined)?.back));
+    } catch (e) {
+      this.error = `sign-in failed: ${failure(e)}`;
+      this.#clearAddress('#/');
+    } finally {
+      this.busy = false;
+    }
+  }
+
+  /** Remove the provider's answer (code, state) from the address and history. */
+  #clearAddress(hash: string): void {
+    const before = location.hash;
+    history.replaceState(null, '', base() + hash);
+    if (location.hash !== before) window.dispatchEvent(new HashChangeEvent('hashchange')); // the router follows
+  }
+
+  #user(user: User): void {
+    this.#take(user.access_token, user.profile?.name as string | undefined);
+  }
+
+  #take(token: string | null, name?: string): void {
+    this.#token = token;
+    setPageToken(token);
+    const claims = token ? claimsOf(token) : {};
+    this.user = token ? (claims.preferred_username ?? claims.sub ?? 'signed in') : null;
+    this.name = token ? (name ?? claims.name ?? null) : null;
+    this.expiresAt = claims.exp ?? null;
+    if (token) this.error = null;
+    this.#schedule(claims);
+    for (const listener of this.#listeners) listener(token);
+  }
+
+  #schedule(claims: Claims): void {
+    this.#stopTimer();
+    if (!this.#manager || !claims.exp) return;
+    const lifetime = claims.iat ? claims.exp - claims.iat : 300;
+    const due = (claims.exp - renewLead(lifetime)) * 1000 - Date.now();
+    this.#timer = setTimeout(() => void this.renew(), Math.max(1000, due));
+  }
+
+  #stopTimer(): void {
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = null;
+  }
+}
