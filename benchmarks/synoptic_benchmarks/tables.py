@@ -877,6 +877,7 @@ def faults_hang(r: Report) -> str:
 
 #: Table name → (results file, function making the table).
 TABLES: dict[str, tuple[str, Callable[[Report], str]]] = {
+    "faults-sigterm": ("faults", faults_sigterm),
     "faults-restarts": ("faults", faults_restarts),
     "faults-tango": ("faults", faults_tango),
     "faults-hang": ("faults", faults_hang),
