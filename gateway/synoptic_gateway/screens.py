@@ -246,7 +246,8 @@ class ScreenCatalog:
             raise ScreenError(503, f"screens unavailable: {self.problem}")
 
     def list(self) -> list[dict[str, Any]]:
-        """Every screen: name, title, revision, at, by (and ``valid``/``error``)."""
+        """Every screen: name, title, revision, at, by (and ``valid``/``error``;
+        ``set``, ``file`` and ``home`` for a screen imported with its set)."""
         self._require_loaded()
         out: list[dict[str, Any]] = []
         for name in sorted(self._cached):
@@ -260,6 +261,12 @@ class ScreenCatalog:
             item["title"] = title if isinstance(title, str) else name
             if isinstance(screen.get("description"), str):
                 item["description"] = screen["description"]
+            source = screen.get("source")
+            if isinstance(source, dict) and isinstance(source.get("set"), str):
+                item["set"] = source["set"]
+                item["file"] = str(source.get("file", ""))
+                if source.get("home") is True:
+                    item["home"] = True
             if cached.error is not None:
                 item["error"] = str(cached.error)
             out.append(item)

@@ -111,6 +111,12 @@ def test_a_zipped_set_is_imported_as_linked_screens_for_editors_only(
 
     status, body, _ = gw.api("POST", "/api/sites/import", data=data, token=EDITOR)
     assert body["counts"] == {"unchanged": 3}
+    listed = {e["name"]: e for e in gw.api("GET", "/api/screens", token=EDITOR)[1]}
+    assert (
+        listed["ring--main"]["home"] is True and listed["ring--main"]["set"] == "ring"
+    )
+    assert listed["ring--sect--sector"]["file"] == "sect/sector.bob"
+    assert "home" not in listed["ring--sect--sector"]
 
 
 @pytest.mark.parametrize(

@@ -90,6 +90,10 @@ export interface ScreenEntry {
   description?: string;
   /** why the gateway refuses the file (it does not match the schema) */
   error?: string;
+  /** the display set it was imported with, the file it came from, whether it is the set's home */
+  set?: string;
+  file?: string;
+  home?: boolean;
 }
 
 /**
@@ -122,6 +126,7 @@ export async function fetchScreenList(fetcher: typeof fetch = pageFetch): Promis
           title: String((e as ScreenEntry).title ?? (e as ScreenEntry).name),
           description: (e as ScreenEntry).description,
           error: (e as { valid?: boolean }).valid === false ? String((e as ScreenEntry).error ?? 'invalid screen') : undefined,
+          ...(typeof (e as ScreenEntry).set === 'string' ? { set: (e as ScreenEntry).set, file: String((e as ScreenEntry).file ?? ''), home: (e as ScreenEntry).home === true } : {}),
         },
   );
 }

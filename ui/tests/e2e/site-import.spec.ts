@@ -89,6 +89,18 @@ test('a folder uploaded as a set shows its site report, imports as linked screen
     await ready(page);
     await live(page, stack.pv('CNT:00002'));
 
+    // the screen list: the set grouped with its home, found by a word of a file, recently opened first
+    await page.goto(`${stack.baseUrl}/?access_token=${token}#/`);
+    await expect(page.getByTestId('recent')).toContainText('Detail SINE');
+    const ring = page.locator('details.set[data-set=ring]');
+    await expect(ring.locator('summary')).toContainText('4 screens');
+    await expect(ring.getByTestId('set-home')).toHaveText('home: Ring DEMO:');
+    await page.getByTestId('screen-search').fill('detail.bob');
+    await expect(ring).toHaveAttribute('open', '');
+    await expect(ring.locator('ul.screens li')).toHaveCount(1);
+    await expect(ring.locator('h3.folder')).toHaveText('dev/');
+    await expect(page.locator('details.set')).toHaveCount(1);
+
     // the same folder again: nothing changed, nothing written
     await page.goto(`${stack.baseUrl}/?access_token=${token}#/import-site`);
     await page.getByTestId('site-folder').setInputFiles(root);
