@@ -70,7 +70,7 @@ test('local, simulated and formula channels are served by the browser, writable 
     return Math.abs(s) > 0.5 ? Math.round(f / s) : null;
   };
   await expect.poll(ratio, { timeout: 20_000 }).toBe(2);
-  await expect(page.locator('.access')).toHaveText('read-only'); // no write grant …
+  await expect(page.locator('.access')).toHaveText('values: view only'); // no write grant …
   const gain = page.locator('[data-widget=input][data-channel="loc://gain(2)"] input');
   await expect(gain).toBeEnabled(); // … but a local value is this tab's own
   await gain.fill('5');

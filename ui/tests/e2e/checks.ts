@@ -64,3 +64,21 @@ export async function severityContradictions(page: Page): Promise<{ bad: string[
     return { bad, seen };
   });
 }
+
+/** No two widgets of a viewed screen overlap (sections hold widgets: not an overlap). */
+export async function noViewerOverlap(page: Page): Promise<void> {
+  const hits = await page.locator('.grid > .cell').evaluateAll((els) => {
+    const boxes = els
+      .filter((el) => el.getAttribute('data-widget') !== 'section')
+      .map((el) => ({ w: el.getAttribute('data-widget'), r: el.getBoundingClientRect() }));
+    const out: string[] = [];
+    for (let i = 0; i < boxes.length; i++)
+      for (let j = i + 1; j < boxes.length; j++) {
+        const a = boxes[i].r;
+        const b = boxes[j].r;
+        if (a.right - 1 > b.left && b.right - 1 > a.left && a.bottom - 1 > b.top && b.bottom - 1 > a.top) out.push(`${boxes[i].w}/${boxes[j].w}`);
+      }
+    return out;
+  });
+  expect(hits, 'widgets overlap').toEqual([]);
+}

@@ -32,7 +32,7 @@ test('a caput from outside changes the widget', async ({ page, stack }) => {
 
 test('write widgets are disabled without a write grant', async ({ page, stack }) => {
   await openScreen(page, stack, 'epics-demo');
-  await expect(page.locator('.access')).toHaveText('read-only');
+  await expect(page.locator('.access')).toHaveText('values: view only');
   await expect(widget(page, 'input', stack.pv('SP')).locator('input')).toBeDisabled();
   await expect(widget(page, 'button', stack.pv('SP')).locator('button')).toBeDisabled();
   await expect(widget(page, 'toggle', stack.pv('MODE')).locator('button')).toBeDisabled();
@@ -41,7 +41,7 @@ test('write widgets are disabled without a write grant', async ({ page, stack })
 
 test('a write widget changes the PV; a read-only channel offers no write', async ({ page, stack }) => {
   await openScreen(page, stack, 'epics-demo', stack.token());
-  await expect(page.locator('.access')).toHaveText('read/write');
+  await expect(page.locator('.access')).toHaveText('values: can set');
   const input = widget(page, 'input', stack.pv('SP'));
   await input.locator('input').fill('33.25');
   await input.locator('input').press('Enter');

@@ -143,7 +143,9 @@ describe('describeChanges (a save’s default summary)', () => {
     d = moveWidgets(d, ['w1'], 1, 0);
     d = setBox(d, 'w3', { x: 1, y: 5, w: 4, h: 2 });
     d = setOption(d, ['w1'], 'prec', 2);
-    expect(describeChanges(base, d)).toBe('added 1 gauge; removed 1 led; changed 1 label; moved 2; resized 1');
+    expect(describeChanges(base, d)).toBe('added 1 gauge; removed 1 LED; changed 1 label; moved 2 widgets; resized 1 widget');
+    const three = addWidgets(base, [1, 2, 3].map((k) => ({ type: 'label' as const, x: k * 2, y: 9, w: 2, h: 2 }))).doc;
+    expect(describeChanges(base, three)).toBe('added 3 labels');
     expect(describeChanges(base, base)).toBe('');
     expect(describeChanges(null, base)).toBe('new screen of 3 widgets');
   });

@@ -307,7 +307,7 @@ export function lastRow(doc: EditorDoc): number {
  * own settings. '' when nothing did.
  */
 export function describeChanges(before: EditorDoc | null, after: EditorDoc): string {
-  if (!before) return `new screen of ${after.widgets.length} widget${after.widgets.length === 1 ? '' : 's'}`;
+  if (!before) return `new screen of ${counted(after.widgets.length, 'widget')}`;
   const old = new Map(before.widgets.map((w) => [w.id, w.spec]));
   const now = new Set(after.widgets.map((w) => w.id));
   const counts = { added: new Map<string, number>(), removed: new Map<string, number>(), moved: 0, resized: 0, changed: new Map<string, number>() };
@@ -326,13 +326,24 @@ export function describeChanges(before: EditorDoc | null, after: EditorDoc): str
     if (JSON.stringify(rest) !== JSON.stringify(oldRest)) bump(counts.changed, spec.type);
   }
   for (const { id, spec } of before.widgets) if (!now.has(id)) bump(counts.removed, spec.type);
-  const list = (m: Map<string, number>) => [...m].map(([t, n]) => `${n} ${t}`).join(', ');
+  const list = (m: Map<string, number>) => [...m].map(([t, n]) => counted(n, NOUNS[t] ?? t)).join(', ');
   const parts: string[] = [];
   if (counts.added.size) parts.push(`added ${list(counts.added)}`);
   if (counts.removed.size) parts.push(`removed ${list(counts.removed)}`);
   if (counts.changed.size) parts.push(`changed ${list(counts.changed)}`);
-  if (counts.moved) parts.push(`moved ${counts.moved}`);
-  if (counts.resized) parts.push(`resized ${counts.resized}`);
-  if (JSON.stringify(before.head) !== JSON.stringify(after.head)) parts.push('screen settings');
+  if (counts.moved) parts.push(`moved ${counted(counts.moved, 'widget')}`);
+  if (counts.resized) parts.push(`resized ${counted(counts.resized, 'widget')}`);
+  if (JSON.stringify(before.head) !== JSON.stringify(after.head)) parts.push("changed the screen's settings");
   return parts.join('; ');
+}
+
+/** Widget types as a summary names them (the type itself when absent). */
+const NOUNS: Record<string, string> = {
+  text: 'text', led: 'LED', xy: 'XY plot', trend: 'trend', spectrum: 'spectrum plot', form: 'form', input: 'input',
+  menu: 'menu', tabs: 'tab set', embed: 'embedded screen', table: 'table', image: 'image', link: 'link',
+};
+
+/** "1 label", "3 labels". */
+function counted(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? '' : noun.endsWith('s') || noun.endsWith('x') ? 'es' : 's'}`;
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { blankScreen, DEFAULT_CANVAS, DEFAULT_GRID, limits, sizeError } from './newscreen';
+import { blankScreen, DEFAULT_CANVAS, DEFAULT_GRID, limits, nameFor, sizeError } from './newscreen';
+import { NAME_RE } from './api';
 import { fromScreen, isCanvas, toScreen } from './model';
 
 describe('a new screen', () => {
@@ -21,5 +22,15 @@ describe('a new screen', () => {
     expect(sizeError({ type: 'canvas', width: 800, height: 0 })).toBe('height is a whole number from 1 to 20000');
     expect(sizeError({ type: 'canvas', width: 12.5, height: 10 })).toMatch(/^width/);
     expect(() => blankScreen('x', { type: 'canvas', width: Number.NaN, height: 10 })).toThrow(RangeError);
+  });
+});
+
+describe('the name a title suggests', () => {
+  it('is the title in lower case, words joined by "-", a valid screen name', () => {
+    expect(nameFor('Vacuum, sector 3')).toBe('vacuum-sector-3');
+    expect(nameFor('  Über Kühlung  ')).toBe('uber-kuhlung');
+    expect(nameFor('New screen')).toBe('new-screen');
+    expect(nameFor('***')).toBe('');
+    for (const t of ['Vacuum, sector 3', 'x'.repeat(300), '-a-']) expect(NAME_RE.test(nameFor(t))).toBe(true);
   });
 });

@@ -47,3 +47,19 @@ export function blankScreen(title: string, layout: NewLayout): Screen {
   if (layout.type === 'canvas') return { ...head, layout: { type: 'canvas', width: layout.width, height: layout.height }, widgets: [] };
   return { ...head, layout: { type: 'grid', columns: layout.columns, row_height: 30, gap: 4 }, widgets: [] };
 }
+
+/**
+ * The name a title suggests for a screen's address: lower case, letters and digits
+ * joined by "-" (a screen name is 1-128 letters, digits, - or _, starting with a
+ * letter or digit); '' when the title has none.
+ */
+export function nameFor(title: string): string {
+  return title
+    .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 128)
+    .replace(/-+$/, '');
+}

@@ -37,9 +37,18 @@ export class WriteAction {
   /** Why writes are off, for the tooltip. */
   get reason(): string {
     if (isLocalWritable(this.#target.uri)) return '';
-    if (!this.gateway.write) return 'the gateway grants no write to this session';
-    if (!this.gateway.isLive) return 'not connected';
-    if (this.#target.meta?.w === false) return 'read-only channel';
+    if (!this.gateway.write) return 'view only: this session may watch values but not set them (sign in with write access to set them)';
+    if (!this.gateway.isLive) return 'offline: not connected to the gateway (values are set again once it is back)';
+    if (this.#target.meta?.w === false) return 'read-only: the control system does not let anyone set this channel';
+    return '';
+  }
+
+  /** Why writes are off, in a word or two shown beside the widget (empty when they are on). */
+  get short(): string {
+    if (isLocalWritable(this.#target.uri)) return '';
+    if (!this.gateway.write) return 'view only';
+    if (!this.gateway.isLive) return 'offline';
+    if (this.#target.meta?.w === false) return 'read-only';
     return '';
   }
 
