@@ -24,12 +24,12 @@ for (const [user, may] of Object.entries({
   test(`${user} signs in, ${may.write ? 'writes and runs a command' : 'reads only'}${may.edit ? ', may edit a screen' : ''}, signs out`, async ({ page, stack, signed }) => {
     await page.goto(`${signed.baseUrl}/#/screen/epics-demo`);
     await expect(page.getByTestId('connection')).toHaveAttribute('data-state', 'live');
-    await expect(page.locator('.access')).toHaveText('read-only'); // signed out: reading only
+    await expect(page.locator('.access')).toHaveText('values: view only'); // signed out: reading only
     await signIn(page, user);
     await expect(page.getByTestId('signed-in')).toHaveText(NAMES[user]);
     expect(page.url()).toBe(`${signed.baseUrl}/#/screen/epics-demo`); // back where it was, no code in the address
     await expect(page.getByTestId('connection')).toHaveAttribute('data-state', 'live');
-    await expect(page.locator('.access')).toHaveText(may.write ? 'read/write' : 'read-only');
+    await expect(page.locator('.access')).toHaveText(may.write ? 'values: can set' : 'values: view only');
     const sp = widget(page, 'input', stack.pv('SP'));
     if (may.write) {
       await sp.locator('input').fill('12.5');
@@ -62,7 +62,7 @@ for (const [user, may] of Object.entries({
     await page.goto(`${signed.baseUrl}/#/screen/epics-demo`);
     await signOut(page);
     await expect(page.getByTestId('connection')).toHaveAttribute('data-state', 'live');
-    await expect(page.locator('.access')).toHaveText('read-only');
+    await expect(page.locator('.access')).toHaveText('values: view only');
   });
 }
 
@@ -100,7 +100,7 @@ test('a provider that cannot be reached is said so; reading goes on', async ({ p
     await expect(page.getByTestId('connection')).toHaveAttribute('data-state', 'live');
     await page.getByRole('button', { name: 'Sign in' }).click();
     await expect(page.getByTestId('signin-error')).toContainText('cannot be reached');
-    await expect(page.locator('.access')).toHaveText('read-only');
+    await expect(page.locator('.access')).toHaveText('values: view only');
   } finally {
     await gateway.stop();
   }
