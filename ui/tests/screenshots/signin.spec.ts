@@ -17,7 +17,7 @@ test('screenshots of signing in', async ({ page, stack, signed }) => {
   await page.goBack();
   await expect(page.getByRole('button', { name: 'Sign in' })).toBeVisible();
   await signIn(page, 'operator');
-  await expect(page.locator('.access')).toHaveText('read/write');
+  await expect(page.locator('.access')).toHaveText('values: can set');
   await expect(widget(page, 'input', stack.pv('SP')).locator('input')).toBeEnabled();
   await page.screenshot({ path: out('guide-signed-in') });
 });
