@@ -884,8 +884,6 @@ TABLES: dict[str, tuple[str, Callable[[Report], str]]] = {
     "import": ("import", importer),
     "import-real": ("import-real", import_real),
     "history": ("history", history),
-    "history-images": ("history", history_images),
-    "history-demo": ("history-demo", history_demo),
     "store": ("store", store),
     "epics": ("epics", epics),
     "pva": ("pva", pva),
