@@ -39,7 +39,7 @@ SERVICE_SILENT_S = 5.0
 class Follower(Protocol):
     """A socket that follows the alarms."""
 
-    json_mode: bool
+    json: bool  # the socket's JSON mode (else msgpack)
 
     def push_control(self, frame: bytes | str) -> None: ...
 
@@ -225,15 +225,19 @@ class AlarmFeed:
         self._flush = None
         changed, self._changed = self._changed, {}
         counts = self._counts.as_dict()
+        counted = counts != self._sent_counts
+        self._sent_counts = counts
+        only = Encoded({"op": "alarms", **counts})
         if changed and self._followers.full:
             up = Encoded({"op": "alarms", "up": list(changed.values()), **counts})
             for follower in list(self._followers.full):
-                follower.push_control(up.for_mode(follower.json_mode))
-        if counts != self._sent_counts:
-            self._sent_counts = counts
-            only = Encoded({"op": "alarms", **counts})
+                follower.push_control(up.for_mode(follower.json))
+        elif counted:  # the service's beat came or went: the pages show it too
+            for follower in list(self._followers.full):
+                follower.push_control(only.for_mode(follower.json))
+        if counted:
             for follower in list(self._followers.counts):
-                follower.push_control(only.for_mode(follower.json_mode))
+                follower.push_control(only.for_mode(follower.json))
 
     def follow(self, follower: Follower, full: bool) -> dict[str, Any]:
         """``follower`` follows the list (``full``) or the counts from now on;

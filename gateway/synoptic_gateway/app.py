@@ -261,6 +261,7 @@ def create_app(settings: Settings) -> FastAPI:
             json_mode=json_mode,
             history=gateway.history,
             watchers=gateway.watchers,
+            alarms=gateway.alarms,
             auth=gateway.auth,
             refused=gateway.refused,
         ).run()

@@ -31,6 +31,7 @@ from synoptic_schemas.frames import CloseCode, ErrorCode, FrameError, Op
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
+    from synoptic_gateway.alarm_feed import AlarmFeed
     from synoptic_gateway.auth import Authenticator
     from synoptic_gateway.group import Points
     from synoptic_gateway.history.process import HistoryProcess
@@ -55,12 +56,14 @@ class Session(Mailbox):
         json_mode: bool,
         history: HistoryWorker | HistoryProcess | None = None,
         watchers: ScreenWatchers | None = None,
+        alarms: AlarmFeed | None = None,
         auth: Authenticator | None = None,
         refused: Callable[..., Awaitable[None]] | None = None,
     ) -> None:
         super().__init__(ws, hub, json_mode=json_mode)
         self.history = history
         self._watchers = watchers
+        self._alarms = alarms
         self._hist: set[asyncio.Task[None]] = set()
         self._playback: Playback | None = None
         self._refused = refused
@@ -145,6 +148,8 @@ class Session(Mailbox):
         self.state = State.CLOSED
         if self._watchers is not None:
             self._watchers.drop(self)
+        if self._alarms is not None:
+            self._alarms.drop(self)
         self.hub.sessions.discard(self)
         for group in list(self._groups.values()):
             self.hub.leave(self, group)
@@ -201,6 +206,8 @@ class Session(Mailbox):
                 self._halt(frame)
             elif op == Op.WATCH:
                 self._watch(frame)
+            elif op == Op.ALARMS:
+                self._follow_alarms(frame)
             elif op == Op.AUTH:
                 await self._renew(frame)
             else:
@@ -295,6 +302,19 @@ class Session(Mailbox):
         self.send_frame(frames.unsub_ack(frame["id"], group.sid))
 
     # ------------------------------------------------------------ screens
+
+    def _follow_alarms(self, frame: dict[str, Any]) -> None:
+        """This socket follows the alarms (the list, the counts, or none)."""
+        if self._alarms is None:
+            raise FrameError(ErrorCode.BAD_FRAME, "this gateway has no alarms",
+                             req_id=frame["id"])  # fmt: skip
+        if frame.get("off"):
+            self._alarms.drop(self)
+            self.send_frame({"op": Op.ALARMS, "id": frame["id"],
+                             **self._alarms.counts.as_dict()})  # fmt: skip
+            return
+        first = self._alarms.follow(self, bool(frame.get("full")))
+        self.send_frame({**first, "id": frame["id"]})
 
     def _watch(self, frame: dict[str, Any]) -> None:
         """This socket's watched screens become ``frame["screens"]``."""

@@ -13,6 +13,7 @@ from typing import Any
 
 import jwt
 import pytest
+from websockets.asyncio.client import connect
 
 from synoptic_alarms.testing import AlarmProcess, FakeAdapter, StateTap
 from synoptic_bus.connect import NatsClient
@@ -121,6 +122,49 @@ async def test_acknowledge_needs_the_grant_and_every_request_is_audited(
     listed = {s["ch"]: s for s in body["alarms"]}
     assert listed["ca://GWA:P1"]["ackd"] and not listed["ca://OTHER:Z"]["ackd"]
     assert (body["unack"], body["act"]) == (1, 2)
+
+
+async def next_frame(ws: Any, op: str = "alarms") -> dict[str, Any]:
+    """The next frame of ``op`` (hello and others skipped)."""
+    async with asyncio.timeout(15):
+        while True:
+            frame = json.loads(await ws.recv())
+            if frame.get("op") == op:
+                return frame
+
+
+async def test_open_pages_follow_the_list_and_headers_the_counts(
+    nc: NatsClient, gw: GatewayProc
+) -> None:
+    check = validator("frames")
+    async with (
+        connect(gw.ws_url + "?format=json") as page,
+        connect(gw.ws_url + "?format=json") as header,
+    ):
+        await page.send(json.dumps({"op": "alarms", "id": 1, "full": True}))
+        await header.send(json.dumps({"op": "alarms", "id": 2}))
+        first = await next_frame(page)
+        check.validate(first)
+        counts = await next_frame(header)
+        check.validate(counts)
+        assert first["id"] == 1 and "all" not in counts
+        held = {s["ch"]: s for s in first["all"]}
+        assert held["ca://OTHER:Z"]["lat"] == 2 and not held["ca://OTHER:Z"]["ackd"]
+        unack = counts["unack"]
+        status, _, _ = await api(gw, "POST", "/api/alarms/ack", {"ch": ["ca://OTHER:Z"]},
+                                 token=token(ack=["*"]))  # fmt: skip
+        assert status == 200
+        update = await next_frame(page)
+        check.validate(update)
+        (state,) = [s for s in update["up"] if s["ch"] == "ca://OTHER:Z"]
+        assert state["ackd"] and state["who"] == "alice"
+        counted = await next_frame(header)
+        assert counted["unack"] == unack - 1 and "up" not in counted
+        await page.send(json.dumps({"op": "alarms", "id": 3, "off": True}))
+        assert (await next_frame(page))["id"] == 3
+        await page.send(json.dumps({"op": "alarms", "id": 4, "full": "yes"}))
+        error = await next_frame(page, "err")
+        assert error["id"] == 4 and "alarms.full" in error["msg"]
 
 
 async def test_a_shelve_needs_a_reason_and_a_duration(

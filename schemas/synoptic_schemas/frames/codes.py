@@ -27,6 +27,7 @@ class Op:
     PING = "ping"
     HIST = "hist"  # both ways: the request and its answer
     WATCH = "watch"  # both ways: the request and its acknowledgement
+    ALARMS = "alarms"  # both ways: follow the alarms; the list or counts
     SCREEN = "screen"  # server: a watched screen has a new revision
     AUTH = "auth"  # both ways: a renewed token, and what the socket may now do
     AT = "at"  # both ways: values at a moment, and the answer (also to ``play``)
@@ -48,7 +49,7 @@ class Op:
 
 CLIENT_OPS: Final = frozenset(
     {Op.SUB, Op.UNSUB, Op.PUT, Op.CMD, Op.PING, Op.HIST, Op.WATCH, Op.AUTH, Op.AT,
-     Op.PLAY, Op.HALT, Op.STEP}
+     Op.PLAY, Op.HALT, Op.STEP, Op.ALARMS}
 )  # fmt: skip
 #: The longest token an ``auth`` frame may carry (characters).
 MAX_TOKEN_CHARS: Final = 16 * 1024

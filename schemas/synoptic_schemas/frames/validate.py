@@ -81,6 +81,14 @@ def validate_client_frame(frame: Any) -> dict[str, Any]:
         validate_rewind(frame, req_id)
     elif op == Op.WATCH:
         _validate_watch(frame, req_id)
+    elif op == Op.ALARMS:
+        for key in ("full", "off"):
+            if not isinstance(frame.get(key, False), bool):
+                raise FrameError(
+                    ErrorCode.BAD_FRAME,
+                    f"'alarms.{key}' must be true or false",
+                    req_id=req_id,
+                )
     elif op == Op.PUT:
         if not isinstance(frame.get("ch"), str):
             raise FrameError(

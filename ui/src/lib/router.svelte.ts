@@ -1,6 +1,7 @@
 /**
  * Hash routes: `#/` screen list, `#/screen/<name>[?MACRO=value&…]`, `#/edit/<name>` (the editor),
- * `#/new` (a new screen), `#/import-site` (import a display set), `#/quick?ch=<uri>,<uri>`, `#/help`. Works from any static server.
+ * `#/new` (a new screen), `#/import-site` (import a display set), `#/quick?ch=<uri>,<uri>`, `#/help`,
+ * `#/alarms[?area=&q=]` (the alarm page), `#/alarms/tree` (its tree's editor). Works from any static server.
  */
 export type Route =
   | { page: 'list' }
@@ -8,7 +9,9 @@ export type Route =
   | { page: 'import-site' }
   | { page: 'screen'; name: string; query: string }
   | { page: 'edit'; name: string }
-  | { page: 'quick'; channels: string[] };
+  | { page: 'quick'; channels: string[] }
+  | { page: 'alarms'; area: string; query: string }
+  | { page: 'alarmtree' };
 
 /** Parse a location hash into a route. */
 export function parseHash(hash: string): Route {
@@ -24,6 +27,11 @@ export function parseHash(hash: string): Route {
   }
   if (path === '/help') return { page: 'help' };
   if (path === '/import-site') return { page: 'import-site' };
+  if (path === '/alarms/tree') return { page: 'alarmtree' };
+  if (path === '/alarms' || path.startsWith('/alarms?')) {
+    const query = new URLSearchParams(path.split('?')[1] ?? '');
+    return { page: 'alarms', area: query.get('area') ?? '', query: query.get('q') ?? '' };
+  }
   return { page: 'list' };
 }
 

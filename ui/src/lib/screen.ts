@@ -7,7 +7,7 @@ import { normaliseUri } from './transport/channels';
 export type WidgetType =
   | 'text' | 'label' | 'led' | 'gauge' | 'bar' | 'trend' | 'spectrum'
   | 'xy' | 'form' | 'input' | 'button' | 'command' | 'toggle' | 'menu' | 'section' | 'image' | 'table' | 'placeholder'
-  | 'shape' | 'link' | 'embed' | 'tabs' | 'actions' | 'symbol' | 'clock';
+  | 'shape' | 'link' | 'embed' | 'tabs' | 'actions' | 'symbol' | 'clock' | 'alarms';
 
 /** A widget's place on a canvas screen, in canvas pixels. */
 export interface Box {

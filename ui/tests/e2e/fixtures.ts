@@ -14,7 +14,7 @@ export const test = base.extend<object, { stack: Stack }>({
         await stack.stop();
       }
     },
-    { scope: 'worker', timeout: 180_000 },
+    { scope: 'worker', timeout: 360_000 },
   ],
 });
 

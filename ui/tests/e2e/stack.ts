@@ -70,6 +70,8 @@ export class Stack {
   pvaAdapter!: Proc;
   gateway!: Proc;
   rollup!: Proc;
+  /** the alarm service, once a test started it (`startAlarms`) */
+  alarms?: Proc;
   tangoPort = 0;
   /** counter records of the simulated IOC (the counters screen shows 100) */
   readonly records = Number(process.env.E2E_IOC_RECORDS ?? 5);
@@ -192,6 +194,18 @@ export class Stack {
     await this.gateway.waitFor(/ready on/, 60_000);
   }
 
+  /**
+   * The alarm service (`synoptic alarms run`) with `tree` (YAML or JSON) seeding the
+   * tree bucket; `noDataAfter`: seconds before a listed channel nothing is heard of
+   * shows no data.
+   */
+  async startAlarms(tree: string, noDataAfter = 600): Promise<void> {
+    const file = join(this.dir, 'alarm-tree.yaml');
+    writeFileSync(file, tree);
+    this.alarms = new Proc('alarms', [join(VENV, 'synoptic'), 'alarms', 'run', '--nats', this.natsUrl, '--tree', file, '--no-data-after', String(noDataAfter)]);
+    await this.alarms.waitFor(/alarm service \S+ ready/, 60_000);
+  }
+
   /** `synoptic put` from outside the browser (a caput through the bus). */
   async put(uri: string, value: string): Promise<string> {
     const p = new Proc('put', [join(VENV, 'synoptic'), 'put', '--nats', this.natsUrl, uri, value]);
@@ -227,16 +241,16 @@ export class Stack {
     return p.output;
   }
 
-  /** A JWT granting read of every channel, write of `write` and editing of the screens `screens` (patterns). */
-  token(sub = 'e2e-operator', write: string[] = ['*'], screens: string[] = []): string {
+  /** A JWT granting read of every channel, write of `write`, editing of the screens `screens` and acknowledging the alarms `ack` (patterns). */
+  token(sub = 'e2e-operator', write: string[] = ['*'], screens: string[] = [], ack: string[] = []): string {
     const b64 = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url');
-    const claims = { sub, read: ['*'], write, ...(screens.length ? { screens } : {}), exp: Math.floor(Date.now() / 1000) + 3600 };
+    const claims = { sub, read: ['*'], write, ...(screens.length ? { screens } : {}), ...(ack.length ? { ack } : {}), exp: Math.floor(Date.now() / 1000) + 3600 };
     const body = `${b64({ alg: 'HS256', typ: 'JWT' })}.${b64(claims)}`;
     return `${body}.${createHmac('sha256', SECRET).update(body).digest('base64url')}`;
   }
 
   async stop(): Promise<void> {
-    for (const p of [this.gateway, this.rollup, this.tangoAdapter, this.tango, this.pvaAdapter, this.pvaSim, this.adapter, this.ioc, this.nats]) await p?.stop();
+    for (const p of [this.gateway, this.alarms, this.rollup, this.tangoAdapter, this.tango, this.pvaAdapter, this.pvaSim, this.adapter, this.ioc, this.nats]) await p?.stop();
     rmSync(this.dir, { recursive: true, force: true });
   }
 }

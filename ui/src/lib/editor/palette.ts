@@ -30,6 +30,7 @@ const HINTS: Record<string, string> = {
   actions: "a button running an imported widget's actions",
   symbol: 'the picture selected by a value',
   clock: 'the local time',
+  alarms: 'alarm summary of an area of the alarm tree',
 };
 
 /** Types a screen may hold but nobody places by hand: an importer's stand-in for what it

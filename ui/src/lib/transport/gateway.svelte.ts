@@ -21,6 +21,7 @@ import { nextId } from './ids';
 import type { ClientFrame, ErrFrame, MetaMsg, ScreenFrame, ServerFrame, SnapFrame, ValueMsg } from './protocol';
 import { HistoryRequests, Writes } from './requests';
 import { ScreenWatch } from './screenwatch';
+import { AlarmWatch, type AlarmsListener } from './alarmwatch';
 import { isNewer, unshift } from './shift';
 import { RESYNC_MS, Subscription } from './subscription.svelte';
 import { isBrowserSide } from './local/kinds';
@@ -71,6 +72,7 @@ export class Gateway implements Liveness {
   readonly #writes: Writes;
   readonly #history: HistoryRequests;
   readonly #screens: ScreenWatch;
+  readonly #alarms: AlarmWatch;
   readonly #early: EarlyAnswers;
   readonly #watchdog: Watchdog;
   readonly #browserSide: BrowserSide;
@@ -106,6 +108,7 @@ export class Gateway implements Liveness {
     this.#writes = new Writes(link, this.#opts.putTimeoutMs);
     this.#history = new HistoryRequests(link);
     this.#screens = new ScreenWatch(send, () => this.#subsFlow);
+    this.#alarms = new AlarmWatch(send, () => this.#subsFlow);
     this.#early = new EarlyAnswers(send);
     this.#watchdog = new Watchdog(this.#opts.pingMs, this.#opts.silenceMs);
     this.#browserSide = new BrowserSide(
@@ -263,6 +266,15 @@ export class Gateway implements Liveness {
     return this.#screens.watch(name, listener);
   }
 
+  /**
+   * Follow the alarms: `listener` gets every `alarms` frame (the whole list first when
+   * `full`, else the counts; then what changes) until the returned function is called.
+   * A reconnect asks again: the next frame is a whole list (or the counts) again.
+   */
+  followAlarms(full: boolean, listener: AlarmsListener): () => void {
+    return this.#alarms.follow(full, listener);
+  }
+
   // ------------------------------------------------------------ connection
 
   #url(): string {
@@ -384,6 +396,7 @@ export class Gateway implements Liveness {
     if (token) this.#sendAuth(token);
     for (const sub of this.#subs) this.#sendSub(sub);
     if (this.#screens.any) this.#screens.send();
+    if (this.#alarms.any) this.#alarms.send();
   }
 
   #sendSub(sub: Subscription): void {
@@ -553,6 +566,9 @@ export class Gateway implements Liveness {
       case 'unsub':
         this.#unsubs.delete(frame.id);
         break;
+      case 'alarms':
+        this.#alarms.deliver(frame);
+        break;
       case 'pong':
         break;
     }
@@ -571,6 +587,7 @@ export class Gateway implements Liveness {
       if (this.#history.answer(id, text)) return;
       // a gateway without screen watching: the page works, it just does not follow saves
       if (this.#screens.answered(id)) return;
+      if (this.#alarms.answered(id)) return;
       if (this.#writes.answer(id, { ok: false, err: frame.code, msg: frame.msg })) return;
       if (this.#unsubs.delete(id)) return; // the subscription is gone either way: nothing the user could act on
       const sub = this.#byRequest.get(id);

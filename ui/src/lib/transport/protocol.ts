@@ -159,6 +159,41 @@ export interface WatchFrame {
   id: number;
 }
 
+/** One alarm's state, as the alarm service publishes it (docs/bus.md, alarm.schema.json). */
+export interface AlarmState {
+  ch: string;
+  area: string;
+  n: number;
+  ev: string;
+  sev: number;
+  st: string;
+  c: boolean;
+  lat: number;
+  ackd: boolean;
+  since: number;
+  t: number;
+  at: number;
+  v?: number | string | boolean;
+  desc?: string;
+  ack?: { by: string; t: number };
+  shelf?: { by: string; t: number; until: number; why: string };
+  who?: string;
+  why?: string;
+  gone?: boolean;
+}
+
+/** The alarms this socket follows: the counts, and the whole list (`all`) or what changed (`up`). */
+export interface AlarmsFrame {
+  op: 'alarms';
+  id?: number;
+  unack: number;
+  act: number;
+  shelved: number;
+  svc: boolean;
+  all?: AlarmState[];
+  up?: AlarmState[];
+}
+
 /** The answer to `hist`: per channel typed arrays (ms, value, severity) or null, an error or null. */
 export interface HistFrame {
   op: 'hist';
@@ -190,7 +225,8 @@ export type ServerFrame =
   | PongFrame
   | ScreenFrame
   | UnsubFrame
-  | WatchFrame;
+  | WatchFrame
+  | AlarmsFrame;
 
 export type ClientFrame =
   | { op: 'sub'; id: number; ch: string[]; pts?: Record<string, number>; shift?: boolean }
@@ -200,4 +236,5 @@ export type ClientFrame =
   | { op: 'ping'; id: number }
   | { op: 'hist'; id: number; ch: string[]; t0: number; t1: number; px: number }
   | { op: 'watch'; id: number; screens: string[] }
-  | { op: 'auth'; id: number; token: string };
+  | { op: 'auth'; id: number; token: string }
+  | { op: 'alarms'; id: number; full?: boolean; off?: boolean };

@@ -6,6 +6,7 @@
 import type { Component } from 'svelte';
 import type { WidgetType } from '../screen';
 import type { WidgetProps } from './types';
+import Alarms from './Alarms.svelte';
 import Bar from './Bar.svelte';
 import Button from './Button.svelte';
 import Command from './Command.svelte';
@@ -57,6 +58,7 @@ export const WIDGETS: Record<WidgetType, WidgetEntry> = {
   actions: { component: Actions },
   symbol: { component: Symbol },
   clock: { component: Clock },
+  alarms: { component: Alarms },
 };
 
 /** Default grid spans (w, h) of each type when the screen gives none. */
@@ -65,5 +67,5 @@ export const DEFAULT_SIZE: Record<WidgetType, [number, number]> = {
   trend: [6, 7], spectrum: [6, 7], xy: [6, 7], form: [6, 6],
   input: [4, 2], button: [2, 2], command: [3, 2], toggle: [2, 2], menu: [3, 2], section: [6, 4],
   image: [6, 12], table: [6, 6], placeholder: [2, 2], shape: [2, 2],
-  link: [2, 1], embed: [6, 8], tabs: [12, 10], actions: [2, 1], symbol: [2, 2], clock: [2, 2],
+  link: [2, 1], embed: [6, 8], tabs: [12, 10], actions: [2, 1], symbol: [2, 2], clock: [2, 2], alarms: [3, 3],
 };
