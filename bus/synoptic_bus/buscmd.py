@@ -40,6 +40,8 @@ from synoptic_bus.rollup import DEFAULT_BLOCK_BYTES, ensure_rollup, rollup_strea
 from synoptic_bus.screencmd import default_seed_dir
 from synoptic_bus.screens import ScreenBucket, ScreensConfig, StoreUnavailableError
 from synoptic_bus.store import StoreConfig, ensure_store, fetch_last
+from synoptic_bus.viagateway import add_option as add_gateway_option
+from synoptic_bus.viagateway import function as gateway_function
 from synoptic_schemas import (
     SCHEMA_VERSION,
     ContractError,
@@ -200,6 +202,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     put.add_argument("--timeout", type=float, default=5.0,
                      help="seconds to wait for the adapter's answer")  # fmt: skip
+    add_gateway_option(put)
     put.set_defaults(func=cmd_put)
 
     command = sub.add_parser(
@@ -211,6 +214,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     command.add_argument("--timeout", type=float, default=5.0,
                          help="seconds to wait for the adapter's answer")  # fmt: skip
+    add_gateway_option(command)
     command.set_defaults(func=cmd_command)
 
 
@@ -530,6 +534,15 @@ async def _request(args: argparse.Namespace, kind: str, value: Any) -> int:
     prints the result (and a command's output)."""
     channel = parse_channel(args.uri)
     what = "put" if kind == "put" else "command"
+    if args.gateway:
+        try:
+            request_via = gateway_function("request")
+            reply = await request_via(args.gateway, kind, channel.uri, value,
+                                      args.timeout)  # fmt: skip
+        except ConnectionError as exc:
+            print(f"{what} {channel.uri}: {exc}")
+            return 2
+        return _said(what, channel.uri, reply)
     nc = await connect(
         args.nats, name=f"synoptic-{what}", retry_on_failed_connect=False
     )
@@ -547,12 +560,17 @@ async def _request(args: argparse.Namespace, kind: str, value: Any) -> int:
         return 2
     finally:
         await nc.close()
+    return _said(what, channel.uri, reply)
+
+
+def _said(what: str, uri: str, reply: dict[str, Any]) -> int:
+    """Print a put or command reply; 0 if it succeeded, else 1."""
     if reply["ok"]:
         output = reply.get("v")
-        print(f"{what} {channel.uri}: ok"
+        print(f"{what} {uri}: ok"
               + ("" if output is None else f" → {format_value(output)}"))  # fmt: skip
         return 0
-    print(f"{what} {channel.uri}: {reply.get('err')}: {reply.get('msg', '')}")
+    print(f"{what} {uri}: {reply.get('err')}: {reply.get('msg', '')}")
     return 1
 
 

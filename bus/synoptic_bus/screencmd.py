@@ -22,6 +22,8 @@ from synoptic_bus.screens import (
     StoreUnavailableError,
 )
 from synoptic_bus.sitestore import counts, store_site
+from synoptic_bus.viagateway import add_option as add_gateway_option
+from synoptic_bus.viagateway import function as gateway_function
 from synoptic_importer import (
     MAX_SOURCE_BYTES,
     SUFFIXES,
@@ -91,6 +93,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--base", type=int, default=None,
                    help="revision this edit is based on (0: create only; default: "
                         "the current one, i.e. overwrite)")  # fmt: skip
+    add_gateway_option(p)
     p.set_defaults(func=_run(cmd_put))
 
     p = cmds.add_parser("export", parents=[common], help="write screens as files")
@@ -138,6 +141,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("name", help="screen name")
     p.add_argument("--base", type=int, default=None, help="default: the current one")
+    add_gateway_option(p)
     p.set_defaults(func=_run(cmd_delete))
 
 
@@ -149,6 +153,8 @@ def _run(command: Command) -> Callable[[argparse.Namespace], Awaitable[int]]:
     on stderr and an exit code."""
 
     async def run(args: argparse.Namespace) -> int:
+        if getattr(args, "gateway", None):
+            return await via_gateway(args)
         try:
             nc: NatsClient = await connect(
                 args.nats, name="synoptic-screens", retry_on_failed_connect=False
@@ -169,6 +175,43 @@ def _run(command: Command) -> Callable[[argparse.Namespace], Awaitable[int]]:
             await nc.close()
 
     return run
+
+
+async def via_gateway(args: argparse.Namespace) -> int:
+    """``screens put|delete --gateway URL``: through the gateway's screen API,
+    signed in (the gateway names the author: the signed-in user)."""
+    call = gateway_function("screen")
+    try:
+        base = args.base
+        if base is None:  # the current revision: overwrite
+            status, answer = await call(args.gateway, "GET", args.name, None)
+            base = answer.get("revision", 0) if status == 200 else 0
+        if args.screens_command == "put":
+            data = (
+                sys.stdin.buffer.read()
+                if args.file == "-"
+                else await asyncio.to_thread(Path(args.file).read_bytes)
+            )
+            body = {"screen": parse_json(data), "base_revision": base,
+                    "summary": args.summary}  # fmt: skip
+            status, answer = await call(args.gateway, "PUT", args.name, body)
+        else:
+            status, answer = await call(args.gateway, "DELETE", args.name,
+                                        None, base_revision=base)  # fmt: skip
+    except ConnectionError as exc:
+        print(f"screens: {exc}", file=sys.stderr)
+        return EXIT_UNAVAILABLE
+    except ContractError as exc:
+        print(f"screens: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    if status != 200:
+        reason = answer.get("reason") or answer.get("msg") or answer
+        print(f"screens: {args.name}: {answer.get('error', status)}: {reason}",
+              file=sys.stderr)  # fmt: skip
+        return EXIT_UNAVAILABLE if status == 503 else EXIT_FAILED
+    verb = "saved" if args.screens_command == "put" else "deleted"
+    print(f"{verb} {args.name} revision {answer.get('revision')}")
+    return 0
 
 
 async def cmd_list(bucket: ScreenBucket, args: argparse.Namespace) -> int:

@@ -83,8 +83,12 @@ ENVIRONMENT = {
     "SYNOPTIC_ROLES": "the role file mapping the provider's groups and roles to "
     "grants (`--roles` of the gateway and of `synoptic auth explain`)",
     "SYNOPTIC_CLIENT_ID": "a service's client id for `synoptic auth token` "
-    "(`--client-id`)",
-    "SYNOPTIC_CLIENT_SECRET": "that client's secret (`--client-secret`)",
+    "(`--client-id`) and the `--gateway` writes of `synoptic put`, `command` and "
+    "`screens put|delete` (client credentials)",
+    "SYNOPTIC_CLIENT_SECRET": "that client's secret (only in the environment, "
+    "never on a command line)",
+    "SYNOPTIC_TOKEN": "an access token the `--gateway` writes of `synoptic put`, "
+    "`command` and `screens put|delete` use as it is (no sign-in, no renewal)",
     "SYNOPTIC_KEYCLOAK_HOME": "where the Keycloak of `make idp` (demo and tests "
     "sign-in) is installed (default `.tools/keycloak-<version>`)",
     "SYNOPTIC_KEYCLOAK_TEMPLATE": "the prepared Keycloak data the demo and tests "

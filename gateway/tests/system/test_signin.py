@@ -333,3 +333,117 @@ async def test_a_changed_role_file_regrants_open_sockets(
             assert (await client.put(SETPOINT, 5.0))["ok"] is True
         finally:
             _write(roles_file, original)
+
+
+async def synoptic(*argv: str, env: dict[str, str] | None = None) -> tuple[int, str]:
+    """Run the ``synoptic`` command: its exit code and what it says (both streams,
+    without the lines of its log)."""
+    import os
+    import re
+    import sys
+
+    clean = {k: v for k, v in os.environ.items()
+             if not k.startswith(("SYNOPTIC_CLIENT", "SYNOPTIC_TOKEN", "SYNOPTIC_OIDC"))}  # fmt: skip
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "synoptic_bus.cli", *argv,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+        env={**clean, **(env or {})},
+    )  # fmt: skip
+    out, _ = await asyncio.wait_for(proc.communicate(), 120)
+    said = [ln for ln in out.decode().splitlines(keepends=True)
+            if not re.match(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+ [A-Z]+ ", ln)]  # fmt: skip
+    return proc.returncode or 0, "".join(said)
+
+
+SERVICE = {"SYNOPTIC_CLIENT_ID": SCRIPT_CLIENT, "SYNOPTIC_CLIENT_SECRET": SCRIPT_SECRET}
+
+
+async def test_the_cli_writes_through_the_gateway_signed_in_as_a_service(
+    signed: GatewayProc, keycloak: KeycloakServer, nc: NatsClient
+) -> None:
+    """``synoptic put|command --gateway``: the service signs in with its client
+    credentials, the gateway's role file decides and its audit names the service;
+    a person's token without the grant is denied; a wrong secret is said so."""
+    from synoptic_schemas import decode
+
+    audits: list[dict] = []
+    got = asyncio.Event()
+
+    async def on(msg) -> None:
+        audits.append(decode(msg.data))
+        got.set()
+
+    sub = await nc.subscribe("cs.audit.>", cb=on)
+    await nc.flush()
+    gw = signed.http_url
+    async with adapter(nc):
+        rc, out = await synoptic("put", "--gateway", gw, SETPOINT, "2.5", env=SERVICE)
+        assert (rc, out.strip()) == (0, f"put {SETPOINT}: ok"), out
+        async with asyncio.timeout(10):
+            while not any(a.get("ch") == SETPOINT for a in audits):
+                got.clear()
+                await got.wait()
+        put = next(a for a in audits if a.get("ch") == SETPOINT)
+        assert put["who"] == f"service-account-{SCRIPT_CLIENT}" and put["v"] == 2.5
+        rc, out = await synoptic("command", "--gateway", gw, COMMAND, env=SERVICE)
+        assert (rc, out.strip()) == (0, f"command {COMMAND}: ok"), out
+        viewer = {"SYNOPTIC_TOKEN": user_token(keycloak, "viewer")}
+        rc, out = await synoptic("put", "--gateway", gw, SETPOINT, "3", env=viewer)
+        assert rc == 1 and f"put {SETPOINT}: denied" in out, out
+        wrong = {**SERVICE, "SYNOPTIC_CLIENT_SECRET": "not-the-secret"}
+        rc, out = await synoptic("put", "--gateway", gw, SETPOINT, "3", env=wrong)
+        assert rc == 2 and "sign-in refused" in out, out
+    await sub.unsubscribe()
+
+
+async def test_the_cli_edits_screens_through_the_gateway_as_the_signed_in_user(
+    signed: GatewayProc, keycloak: KeycloakServer, tmp_path: Path
+) -> None:
+    """``synoptic screens put|delete --gateway``: the engineer's edit is saved in
+    their name; the service (operators) may not edit screens."""
+    name = f"cli-{uuid.uuid4().hex[:6]}"
+    file = tmp_path / "screen.json"
+    file.write_text('{"title": "from the terminal", "widgets": []}')
+    gw = signed.http_url
+    engineer = {"SYNOPTIC_TOKEN": user_token(keycloak, "engineer")}
+    rc, out = await synoptic("screens", "put", "--gateway", gw, name, str(file),
+                             "-m", "first", env=engineer)  # fmt: skip
+    assert rc == 0 and out.startswith(f"saved {name} revision "), out
+    rc, out = await synoptic("screens", "put", "--gateway", gw, name, str(file),
+                             "-m", "again", env=engineer)  # fmt: skip
+    assert rc == 0, out  # the current revision is the base: an overwrite
+    history = signed.api("GET", f"/api/screens/{name}/history",
+                         token=engineer["SYNOPTIC_TOKEN"])[1]  # fmt: skip
+    assert [(r["by"], r["summary"]) for r in history["revisions"]] == [
+        ("engineer", "again"), ("engineer", "first")]  # fmt: skip
+    rc, out = await synoptic("screens", "put", "--gateway", gw, name, str(file),
+                             env=SERVICE)  # fmt: skip
+    assert rc == 1 and "forbidden" in out and "may not edit" in out, out
+    rc, out = await synoptic("screens", "delete", "--gateway", gw, name, env=engineer)
+    assert rc == 0 and out.startswith(f"deleted {name} revision "), out
+
+
+async def test_auth_explain_and_token_against_the_provider(
+    keycloak: KeycloakServer, roles_file: Path
+) -> None:
+    """``synoptic auth explain --user`` names each grant and the rule that gave it;
+    a forged token is refused; ``auth token`` prints the service's token."""
+    issuer = ["--issuer", keycloak.issuer]
+    rc, out = await synoptic("auth", "explain", "--user", "operator", "--password",
+                             "operator", "--roles", str(roles_file), *issuer)  # fmt: skip
+    assert rc == 0, out
+    assert out.startswith("operator (Otto Operator), token valid until "), out
+    assert "groups: operators" in out
+    rule = '"operators write the demo setpoints and run the demo commands"'
+    assert any(ln.split()[:2] == ["write", SETPOINT] and rule in ln
+               for ln in out.splitlines()), out  # fmt: skip
+    assert "screens  (nothing)" in out
+    rc, out = await synoptic("auth", "explain", forged(keycloak), *issuer)
+    assert rc == 1 and out.startswith("refused:"), out
+    rc, out = await synoptic("auth", "token", *issuer, env=SERVICE)
+    assert rc == 0, out
+    claims = jwt.decode(out.strip(), options={"verify_signature": False})
+    assert claims["azp"] == SCRIPT_CLIENT and claims["iss"] == keycloak.issuer
+    rc, out = await synoptic("auth", "token", *issuer, env={
+        **SERVICE, "SYNOPTIC_CLIENT_SECRET": "not-the-secret"})  # fmt: skip
+    assert rc == 1 and out.startswith("synoptic auth token: "), out
