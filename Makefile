@@ -90,6 +90,10 @@ bench-gateway-waveform: install ## gateway CPU and bytes per viewer, 100 viewers
 bench-faults: install ## faults: SIGTERM to stopped per process, PVA/CA server restarts, Tango cold/warm start on the slow-first device, a hanging Tango host (JSON; BENCH_ARGS=--save)
 	$(PY) -m synoptic_benchmarks.faults.bench $(BENCH_ARGS)
 
+.PHONY: bench-alarms
+bench-alarms: install ui-build /usr/bin/chromium ## alarms: 100 000 channels in the tree at 1 Hz, 1 % crossing a limit each second (service CPU, memory), a storm of 10 000 entering alarm listed on 20 socket pages and a Chromium alarm page, acknowledgements to every page (JSON; BENCH_ARGS=--save)
+	$(PY) -m synoptic_benchmarks.alarms.bench $(BENCH_ARGS)
+
 .PHONY: bench-tables
 bench-tables: install ## rewrite the tables of docs/benchmarks.md from benchmarks/results/*.json
 	$(PY) -m synoptic_benchmarks.tables

@@ -876,12 +876,52 @@ def faults_hang(r: Report) -> str:
 
 
 #: Table name → (results file, function making the table).
+def alarms(r: Report) -> str:
+    st, storm, ack = r["steady"], r["storm"], r["ack"]
+    page = storm.get("browser_page") or {}
+    src = r["source"]
+    rows = [
+        ["steady: service CPU (% of one core)", f"{_num(st['service_cpu_percent'])} %",
+         "< 10 %"],
+        ["steady: service memory (RSS MiB)", _num(st["service_rss_mib"]), "reported"],
+        ["steady: transition → alarm state on the bus, p50 / p99 (ms)",
+         _pair(st["latency_ms"]["p50"], st["latency_ms"]["p99"]), "–"],
+        [f"storm of {storm['channels']}: every state on the bus (s)",
+         _num(storm["all_states_on_the_bus_s"], 2), "–"],
+        [f"storm: listed on every one of {r['pages']['sockets']} socket pages (s)",
+         _num(storm["listed_on_every_socket_page_s"], 2), "≤ 2 s"],
+        ["storm: listed on the Chromium alarm page (s)",
+         _num(storm["listed_on_the_browser_page_s"], 2), "≤ 2 s"],
+        ["storm: the page's frame gaps p95 / max (ms)",
+         _pair(page.get("frame_gap_p95_ms"), page.get("frame_gap_max_ms")), "p95 ≤ 16 ms"],
+        ["storm: service CPU s, RSS MiB",
+         f"{_num(storm['service_cpu_s'], 2)} s, {_num(storm['service_rss_mib'])}", "reported"],
+        ["storm: gateway CPU s, RSS MiB",
+         f"{_num(storm['gateway_cpu_s'], 2)} s, {_num(storm['gateway_rss_mib'])}", "reported"],
+        [f"acknowledgement → every socket page, p50 / p99 ({ack['acks']} acks, ms)",
+         _pair(ack["to_every_socket_page_ms"]["p50"], ack["to_every_socket_page_ms"]["p99"]),
+         "p99 ≤ 100 ms"],
+        ["acknowledgement → the Chromium page, p50 / p99 (ms)",
+         _pair(ack["to_the_browser_page_ms"]["p50"], ack["to_the_browser_page_ms"]["p99"]),
+         "p99 ≤ 100 ms"],
+    ]  # fmt: skip
+    head = (
+        f"{r['channels']} channels in the tree, values at {_num(r['value_rate_hz'])} Hz"
+        f" ({_num(src['values_per_s_achieved'])} values/s achieved by"
+        f" {src['processes']} source processes), {_num(100 * r['crossing_per_s'])} %"
+        f" crossing a limit each second; service start {_num(r['service_start_s'], 2)} s,"
+        f" caught up {_num(r['service_caught_up_s'], 2)} s.\n\n"
+    )
+    return provenance(r) + head + _table(["what", "measured", "goal"], rows)
+
+
 TABLES: dict[str, tuple[str, Callable[[Report], str]]] = {
     "faults-sigterm": ("faults", faults_sigterm),
     "faults-restarts": ("faults", faults_restarts),
     "faults-tango": ("faults", faults_tango),
     "faults-hang": ("faults", faults_hang),
     "import": ("import", importer),
+    "alarms": ("alarms", alarms),
     "import-real": ("import-real", import_real),
     "history": ("history", history),
     "store": ("store", store),

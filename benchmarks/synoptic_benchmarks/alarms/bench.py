@@ -1,0 +1,472 @@
+"""Alarm benchmark (``make bench-alarms``): JSON on stdout.
+
+A tree of 100 000 listed channels (100 areas of 1000); one process publishes
+them as an adapter does (:mod:`.source`): every value at 1 Hz, 1 % of the
+channels crossing an alarm limit each second and the previous second's going
+back. The alarm service (``synoptic alarms run``, its own process) follows them.
+Measured: its start (100 000 channels' current states read), its CPU (% of one
+core) and memory at steady state, the latency from a transition to its alarm
+state on the bus (p50/p99), and a storm of 10 000 channels entering alarm
+within one second: the time until every one's state is on the bus.
+
+The pages' side: a gateway follows the alarms; ``--pages`` WebSocket clients
+follow the whole list as alarm pages do (JSON), and one Chromium page shows the
+alarm page (``ui/bench/alarms-page.mjs``). Measured there: the time until every
+storm alarm is listed on each page, the page's animation-frame gaps meanwhile,
+and the time from an acknowledgement's request to its arrival at every open page
+(``--acks`` of them, one at a time).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import jwt
+import psutil
+from websockets.asyncio.client import connect as ws_connect
+
+from synoptic_benchmarks.alarms.source import channel_uri
+from synoptic_benchmarks.report import add_save_option, emit, machine
+from synoptic_bus.alarmstore import AlarmStreams, ensure_stream
+from synoptic_bus.alarmtree import TreeStore, TreeStoreConfig
+from synoptic_bus.connect import connect
+from synoptic_bus.natsserver import NatsServer
+from synoptic_bus.procs import Process, free_port
+from synoptic_gateway.testing import GatewayProc, start_gateway
+from synoptic_schemas import Subjects
+from synoptic_schemas.alarms import decode_alarm
+from synoptic_schemas.codec import MAX_PAYLOAD
+
+UI = Path(__file__).resolve().parents[3] / "ui"
+SECRET = "bench-alarms-secret-of-at-least-32-bytes"
+
+
+class PageClient:
+    """One alarm page's socket (JSON): the list it holds, when each storm alarm
+    was listed, when each acknowledgement arrived (wall clock, s)."""
+
+    def __init__(self) -> None:
+        self.held: dict[str, dict[str, Any]] = {}
+        self.storm: set[str] = set()
+        self.storm_done_at: float | None = None
+        self.acked: dict[str, float] = {}
+        self.ready = asyncio.Event()
+        self.came = asyncio.Event()  # set on every frame
+        self.task: asyncio.Task[None] | None = None
+
+    async def run(self, url: str) -> None:
+        async with ws_connect(url, max_size=None) as ws:
+            await ws.send(json.dumps({"op": "alarms", "id": 1, "full": True}))
+            async for raw in ws:
+                frame = json.loads(raw)
+                if frame.get("op") != "alarms":
+                    continue
+                now = time.time()
+                for state in frame.get("all", []) + frame.get("up", []):
+                    self.held[state["ch"]] = state
+                    if state["ev"] == "ack" and state["ch"] not in self.acked:
+                        self.acked[state["ch"]] = now
+                if "all" in frame:
+                    self.ready.set()
+                self.came.set()
+                if (
+                    self.storm
+                    and self.storm_done_at is None
+                    and all(self.held.get(ch, {}).get("lat") == 2 for ch in self.storm)
+                ):
+                    self.storm_done_at = now
+
+    async def until(self, done: Any) -> None:
+        """Until ``done()`` holds (checked on each frame)."""
+        while not done():
+            self.came.clear()
+            await self.came.wait()
+
+
+class BrowserPage:
+    """The Chromium alarm page (``ui/bench/alarms-page.mjs``), one JSON line per command."""
+
+    def __init__(self, url: str) -> None:
+        self.proc = asyncio.subprocess.Process  # set by start
+        self.url = url
+
+    async def start(self) -> dict[str, Any]:
+        self.proc = await asyncio.create_subprocess_exec(
+            "node", "bench/alarms-page.mjs", self.url, cwd=UI,
+            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+        )  # fmt: skip
+        return await self.read(180)
+
+    async def ask(self, line: str, timeout: float = 120) -> dict[str, Any]:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(line.encode() + b"\n")
+        await self.proc.stdin.drain()
+        return await self.read(timeout)
+
+    async def read(self, timeout: float) -> dict[str, Any]:
+        assert self.proc.stdout is not None
+        line = await asyncio.wait_for(self.proc.stdout.readline(), timeout)
+        if not line:
+            raise RuntimeError("the alarm page's browser ended")
+        return json.loads(line)
+
+    async def close(self) -> None:
+        with contextlib.suppress(Exception):
+            assert self.proc.stdin is not None
+            self.proc.stdin.write(b"quit\n")
+            await asyncio.wait_for(self.proc.wait(), 30)
+        if self.proc.returncode is None:
+            self.proc.kill()
+
+
+def bench_tree(channels: int) -> dict[str, Any]:
+    """100 areas of listed channels (``channel_uri``)."""
+    areas: dict[int, list[str]] = {}
+    for i in range(channels):
+        areas.setdefault(i // 1000, []).append(channel_uri(i))
+    return {"name": "Bench", "children": [
+        {"name": f"Area {a:03d}", "channels": uris} for a, uris in areas.items()
+    ]}  # fmt: skip
+
+
+def pct(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))], 1)
+
+
+class Tap:
+    """Alarm states as they arrive: latency from the transition, storm arrivals."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.repeats = 0
+        self.timeline: list[tuple[float, float]] = []
+        self.newest: dict[str, int] = {}
+        self.events: dict[str, int] = {}
+        self.latencies: list[float] = []
+        self.recording = False
+        self.storm: set[str] = set()
+        self.storm_seen: dict[str, float] = {}
+        self.storm_done = asyncio.Event()
+
+    async def on(self, msg: Any) -> None:
+        state = decode_alarm(msg.data)
+        now = time.time_ns()
+        self.count += 1
+        n = state["n"]
+        if n <= self.newest.get(state["ch"], 0):
+            self.repeats += 1
+            return
+        self.newest[state["ch"]] = n
+        if self.recording:
+            self.events[state["ev"]] = self.events.get(state["ev"], 0) + 1
+        if self.recording and state["ev"] == "sev":
+            self.latencies.append((now - state["t"]) / 1e6)
+            self.timeline.append((now / 1e9, (now - state["t"]) / 1e6))
+        ch = state["ch"]
+        if ch in self.storm and state["lat"] == 2 and ch not in self.storm_seen:
+            self.storm_seen[ch] = now / 1e9
+            if len(self.storm_seen) == len(self.storm):
+                self.storm_done.set()
+
+
+async def caught_up(nc: Any, timeout: float) -> float:
+    """Seconds until the service's consumer has nothing pending (the transitions
+    of its own start read)."""
+    js = nc.jetstream()
+    t0 = time.monotonic()
+    async with asyncio.timeout(timeout):
+        while True:
+            info = await js.consumer_info(AlarmStreams().sev_stream, "alarms")
+            if info.num_pending < 200 and (info.num_ack_pending or 0) < 5000:
+                return time.monotonic() - t0
+            await asyncio.sleep(0.5)
+
+
+async def source_stats(nc: Any, procs: int) -> dict[str, int]:
+    """The sources' counters, summed."""
+    inbox = nc.new_inbox()
+    sub = await nc.subscribe(inbox)
+    await nc.publish("bench.alarms.stats", b"", reply=inbox)
+    total: dict[str, int] = {}
+    for _ in range(procs):
+        msg = await sub.next_msg(timeout=30)
+        for key, value in json.loads(msg.data).items():
+            total[key] = total.get(key, 0) + value
+    await sub.unsubscribe()
+    return total
+
+
+def scrape(port: int) -> dict[str, float]:
+    """The alarm service's metrics, by name."""
+    url = f"http://127.0.0.1:{port}/metrics"
+    text = urllib.request.urlopen(url, timeout=10).read().decode()
+    return {line.split(" ")[0]: float(line.split(" ")[1]) for line in text.splitlines()
+            if line.startswith("synoptic_alarms_")}  # fmt: skip
+
+
+def cpu_seconds(proc: psutil.Process) -> float:
+    times = proc.cpu_times()
+    return times.user + times.system
+
+
+async def measure(
+    args: argparse.Namespace, nats: NatsServer, tmp: Path
+) -> dict[str, Any]:
+    nc = await connect(nats.url, name="bench-alarms")
+    await ensure_stream(nc, AlarmStreams().sev_config())
+    store = await TreeStore.ensure(nc, TreeStoreConfig())
+    await store.put(bench_tree(args.channels), 0, "bench", "benchmark tree")
+    py = sys.executable
+    sources = [
+        Process(
+            f"bench-source-{k}",
+            [
+                py,
+                "-m",
+                "synoptic_benchmarks.alarms.source",
+                "--nats",
+                nats.url,
+                "--channels",
+                str(args.channels),
+                "--rate",
+                f"{args.rate:g}",
+                "--part",
+                f"{k}/{args.procs}",
+                "--crossing",
+                f"{args.crossing:g}",
+            ],
+        )
+        for k in range(args.procs)
+    ]
+    service: Process | None = None
+    gateway: GatewayProc | None = None
+    pages: list[PageClient] = []
+    browser: BrowserPage | None = None
+    try:
+        for source in sources:
+            source.wait_for("bench source ready", 60)
+        await asyncio.sleep(args.settle)  # every channel's first value is out
+        tap = Tap()
+        await nc.subscribe(Subjects().alarms(), cb=tap.on)
+        t0 = time.monotonic()
+        metrics_port = free_port()
+        service = Process("alarms", [py, "-m", "synoptic_bus.cli", "alarms", "run",
+                                     "--nats", nats.url, "--metrics-port",
+                                     str(metrics_port)])  # fmt: skip
+        service.wait_for(r"alarm service \S+ ready", 300)
+        start_s = time.monotonic() - t0
+        proc = psutil.Process(service.pid)
+        caught_up_s = await caught_up(nc, 180.0) + start_s
+        gateway = start_gateway(nats.url, "--jwt-secret", SECRET, "--allow-anonymous",
+                                "--ui", str(UI / "dist"))  # fmt: skip
+        ws_url = gateway.http_url.replace("http:", "ws:") + "/ws?format=json"
+        pages = [PageClient() for _ in range(args.pages)]
+        for page in pages:
+            page.task = asyncio.create_task(page.run(ws_url))
+        async with asyncio.timeout(120):
+            for page in pages:
+                await page.ready.wait()
+        if args.browser:
+            browser = BrowserPage(gateway.http_url)
+            await browser.start()
+        await asyncio.sleep(args.warmup)
+        tap.recording = True
+        c0, w0, n0 = cpu_seconds(proc), time.monotonic(), tap.count
+        await asyncio.sleep(args.window)
+        c1, w1, n1 = cpu_seconds(proc), time.monotonic(), tap.count
+        tap.recording = False
+        if args.timeline:
+            per_s: dict[int, float] = {}
+            for at, ms in tap.timeline:
+                per_s[int(at)] = max(per_s.get(int(at), 0.0), ms)
+            print(
+                {k % 1000: round(v) for k, v in sorted(per_s.items())}, file=sys.stderr
+            )
+        steady = {
+            "window_s": round(w1 - w0, 1),
+            "service_cpu_percent": round(100 * (c1 - c0) / (w1 - w0), 1),
+            "service_rss_mib": round(proc.memory_info().rss / 2**20, 1),
+            "states_per_s": round((n1 - n0) / (w1 - w0), 1),
+            "states_by_event": dict(sorted(tap.events.items())),
+            "repeats": tap.repeats,
+            "latency_ms": {
+                "p50": pct(tap.latencies, 0.5),
+                "p99": pct(tap.latencies, 0.99),
+                "max": pct(tap.latencies, 1.0),
+            },
+        }
+        half = args.channels // 2
+        tap.storm = {channel_uri(i) for i in range(half, half + args.storm)}
+        for page in pages:
+            page.storm = set(tap.storm)
+        c0 = cpu_seconds(proc)
+        g0 = cpu_seconds(psutil.Process(gateway.proc.pid))
+        storm_t0 = time.time()
+        in_browser = (
+            asyncio.create_task(browser.ask(f"storm {args.storm} {half}"))
+            if browser is not None
+            else None
+        )
+        await nc.publish("bench.alarms.storm", str(args.storm).encode())
+        try:
+            async with asyncio.timeout(120):
+                await tap.storm_done.wait()
+        except TimeoutError:
+            raise RuntimeError(
+                f"storm: {len(tap.storm_seen)} of {args.storm} states in 120 s"
+            ) from None
+        last = max(tap.storm_seen.values())
+        service_cpu_s = cpu_seconds(proc) - c0
+        async with asyncio.timeout(120):
+            for page in pages:
+                await page.until(lambda p=page: p.storm_done_at is not None)
+        listed = [page.storm_done_at - storm_t0 for page in pages if page.storm_done_at]
+        page_side = await in_browser if in_browser is not None else None
+        storm = {
+            "channels": args.storm,
+            "all_states_on_the_bus_s": round(last - storm_t0, 2),
+            "listed_on_every_socket_page_s": round(max(listed), 2),
+            "listed_on_the_browser_page_s": page_side and page_side["listed_s"],
+            "browser_page": page_side,
+            "service_cpu_s": round(service_cpu_s, 2),
+            "service_rss_mib": round(proc.memory_info().rss / 2**20, 1),
+            "gateway_cpu_s": round(
+                cpu_seconds(psutil.Process(gateway.proc.pid)) - g0, 2
+            ),
+            "gateway_rss_mib": round(
+                psutil.Process(gateway.proc.pid).memory_info().rss / 2**20, 1
+            ),
+        }
+        acks = await acknowledge(
+            gateway, pages, browser, sorted(tap.storm)[: args.acks]
+        )
+        stats = await source_stats(nc, args.procs)
+        metrics = await asyncio.to_thread(scrape, metrics_port)
+        elapsed = time.monotonic() - t0
+        return {
+            "channels": args.channels,
+            "value_rate_hz": args.rate,
+            "crossing_per_s": args.crossing,
+            "source": {
+                "processes": args.procs,
+                "values_per_s_achieved": round(stats["values"] / max(elapsed, 1e-9), 1),
+                "values_skipped_behind": stats["skipped"],
+                "dropped": stats["dropped"],
+            },
+            "service_start_s": round(start_s, 2),
+            "service_caught_up_s": round(caught_up_s, 2),
+            "service_counters": {
+                k: metrics.get(f"synoptic_alarms_{k}_total", 0)
+                for k in (
+                    "transitions",
+                    "applied",
+                    "replayed",
+                    "published",
+                    "stored",
+                    "retried",
+                )
+            },
+            "pages": {"sockets": args.pages, "browser": bool(args.browser)},
+            "steady": steady,
+            "storm": storm,
+            "ack": acks,
+        }
+    finally:
+        if browser is not None:
+            await browser.close()
+        for page in pages:
+            if page.task is not None:
+                page.task.cancel()
+        if gateway is not None:
+            gateway.stop()
+        if service is not None:
+            service.stop()
+        for source in sources:
+            source.stop()
+        await nc.close()
+
+
+async def acknowledge(gateway: GatewayProc, pages: list[PageClient],
+                      browser: BrowserPage | None, channels: list[str]) -> dict[str, Any]:  # fmt: skip
+    """Acknowledge ``channels`` one at a time as a signed-in user; from each request
+    to its arrival at every page (ms)."""
+    token = jwt.encode(
+        {"sub": "bench", "ack": ["*"], "exp": int(time.time()) + 3600}, SECRET
+    )
+    sent: dict[str, float] = {}
+    at_sockets: list[float] = []
+    answers: list[float] = []
+    for ch in channels:
+        sent[ch] = t0 = time.time()
+        status, body, _ = await asyncio.to_thread(
+            gateway.api, "POST", "/api/alarms/ack", {"ch": [ch]}, token
+        )
+        answers.append((time.time() - t0) * 1000)
+        if status != 200 or not body.get("n"):
+            raise RuntimeError(f"ack {ch}: {status} {body}")
+        async with asyncio.timeout(30):
+            for page in pages:
+                await page.until(lambda p=page, c=ch: c in p.acked)
+        at_sockets += [(page.acked[ch] - t0) * 1000 for page in pages]
+    in_browser: list[float] = []
+    if browser is not None:
+        acked = (await browser.ask("acks"))["acked"]
+        in_browser = [acked[ch] - sent[ch] * 1000 for ch in channels if ch in acked]
+    return {
+        "acks": len(channels),
+        "answer_ms": {"p50": pct(answers, 0.5), "p99": pct(answers, 0.99)},
+        "to_every_socket_page_ms": {"p50": pct(at_sockets, 0.5), "p99": pct(at_sockets, 0.99),
+                                    "max": pct(at_sockets, 1.0)},
+        "to_the_browser_page_ms": {"p50": pct(in_browser, 0.5), "p99": pct(in_browser, 0.99),
+                                   "max": pct(in_browser, 1.0)},
+    }  # fmt: skip
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--channels", type=int, default=100_000)
+    parser.add_argument("--rate", type=float, default=1.0)
+    parser.add_argument("--crossing", type=float, default=0.01)
+    parser.add_argument("--storm", type=int, default=10_000)
+    parser.add_argument("--procs", type=int, default=4, help="source processes")
+    parser.add_argument("--pages", type=int, default=20,
+                        help="alarm pages as WebSocket clients (JSON)")  # fmt: skip
+    parser.add_argument("--acks", type=int, default=100,
+                        help="acknowledgements timed, one at a time")  # fmt: skip
+    parser.add_argument("--browser", action=argparse.BooleanOptionalAction,
+                        default=True, help="the alarm page in Chromium too")  # fmt: skip
+    parser.add_argument(
+        "--timeline",
+        action="store_true",
+        help="print the worst latency of each second (stderr)",
+    )
+    parser.add_argument("--settle", type=float, default=5.0)
+    parser.add_argument("--warmup", type=float, default=5.0)
+    parser.add_argument("--window", type=float, default=20.0)
+    add_save_option(parser)
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="synoptic-bench-alarms-") as tmp:
+        nats = NatsServer(store_dir=Path(tmp) / "js", max_payload=MAX_PAYLOAD).start()
+        try:
+            result = asyncio.run(measure(args, nats, Path(tmp)))
+        finally:
+            nats.close()
+    report = {"benchmark": "alarms", "machine": machine(), **result}
+    emit("alarms", report, save=args.save)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
