@@ -8,13 +8,13 @@ import { untrack } from 'svelte';
 import type { Attachment } from 'svelte/attachments';
 import * as echarts from 'echarts/core';
 import { GaugeChart, LineChart, ScatterChart } from 'echarts/charts';
-import { DataZoomComponent, GridComponent, LegendComponent, TooltipComponent } from 'echarts/components';
+import { DataZoomComponent, GridComponent, LegendComponent, MarkLineComponent, TooltipComponent } from 'echarts/components';
 import { CanvasRenderer } from 'echarts/renderers';
 
 // Only what the widgets use (the SVG renderer is registered by the unit tests alone).
 echarts.use([
   LineChart, ScatterChart, GaugeChart,
-  GridComponent, DataZoomComponent, LegendComponent, TooltipComponent,
+  GridComponent, DataZoomComponent, LegendComponent, TooltipComponent, MarkLineComponent,
   CanvasRenderer,
 ]);
 

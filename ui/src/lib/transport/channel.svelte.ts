@@ -45,6 +45,8 @@ export class ChannelState {
   #historyMs = 0;
   #historyUsers = 0;
   #painters: Painter[] = [];
+  /** what a rewound screen shows in place of the live value and metadata */
+  #past: { value: ValueMsg | null; meta: MetaMsg | null } | null = null;
   #notify: (() => void) | undefined;
   #subscribe: () => void;
   #live: Liveness;
@@ -69,13 +71,13 @@ export class ChannelState {
   /** The latest committed value message, or null before the first one (tracked). */
   get value(): ValueMsg | null {
     this.#subscribe();
-    return this.#value;
+    return this.#past ? this.#past.value : this.#value;
   }
 
   /** The latest metadata, or null before the first (tracked). */
   get meta(): MetaMsg | null {
     this.#subscribe();
-    return this.#meta;
+    return this.#past ? this.#past.meta : this.#meta;
   }
 
   /** True when the value must not be read as live (tracked); see the module comment. */
@@ -87,21 +89,23 @@ export class ChannelState {
   /** True when the source reported itself disconnected (tracked). */
   get disconnected(): boolean {
     this.#subscribe();
-    return this.#value !== null && this.#value.c === false;
+    const value = this.#past ? this.#past.value : this.#value;
+    return value !== null && value.c === false;
   }
 
   /** The latest committed value, untracked (for painters). */
   get current(): ValueMsg | null {
-    return this.#value;
+    return this.#past ? this.#past.value : this.#value;
   }
 
   /** The latest metadata, untracked (for painters). */
   get currentMeta(): MetaMsg | null {
-    return this.#meta;
+    return this.#past ? this.#past.meta : this.#meta;
   }
 
   /** `stale`, untracked (for painters). */
   get isStale(): boolean {
+    if (this.#past) return this.#past.value === null; // the past as it was shown: only "not kept" is stale
     return !this.#live.isLive || !this.#fresh || this.#value === null || this.#sourceDown;
   }
 
@@ -119,6 +123,24 @@ export class ChannelState {
   /** `history`, untracked (for chart redraws scheduled outside reactivity). */
   get historyNow(): readonly Sample[] {
     return this.#history ?? [];
+  }
+
+  /** Whether the channel shows a past moment (rewind) instead of live values (untracked). */
+  get rewound(): boolean {
+    return this.#past !== null;
+  }
+
+  /** Show `value` and `meta` as they were at a moment (rewind) in place of live ones; repainted now. */
+  showPast(value: ValueMsg | null, meta: MetaMsg | null): void {
+    this.#past = { value, meta };
+    this.#paint();
+  }
+
+  /** Show live values again (repainted now). */
+  showLive(): void {
+    if (!this.#past) return;
+    this.#past = null;
+    this.#paint();
   }
 
   /** Call `painter` now and after every commit until the returned function is called. */

@@ -18,8 +18,9 @@ import { EarlyAnswers } from './early-answers';
 import { userMessage } from './errors';
 import { earlySocketOpened, takeEarlySocket } from '../early';
 import { nextId } from './ids';
-import type { ClientFrame, ErrFrame, MetaMsg, ScreenFrame, ServerFrame, SnapFrame, ValueMsg } from './protocol';
+import type { AtFrame, ClientFrame, ErrFrame, MetaMsg, PbFrame, ScreenFrame, ServerFrame, SnapFrame, ValueMsg } from './protocol';
 import { HistoryRequests, Writes } from './requests';
+import { RewindRequests } from './rewind';
 import { ScreenWatch } from './screenwatch';
 import { AlarmWatch, type AlarmsListener } from './alarmwatch';
 import { isNewer, unshift } from './shift';
@@ -51,6 +52,8 @@ export class Gateway implements Liveness {
   lastError = $state<string | null>(null);
   /** reconnect attempts since the last successful connection */
   attempts = $state(0);
+  /** a screen of this tab shows the past (rewind): writes and commands are off */
+  rewound = $state(false);
   readonly stats = new GatewayStats();
   readonly channels = new Map<string, ChannelState>();
 
@@ -71,6 +74,7 @@ export class Gateway implements Liveness {
   readonly #commits: Commits;
   readonly #writes: Writes;
   readonly #history: HistoryRequests;
+  readonly #rewind: RewindRequests;
   readonly #screens: ScreenWatch;
   readonly #alarms: AlarmWatch;
   readonly #early: EarlyAnswers;
@@ -107,6 +111,7 @@ export class Gateway implements Liveness {
     this.#commits = new Commits(this.stats, this.#opts.schedule, this.#opts.frameBudgetMs);
     this.#writes = new Writes(link, this.#opts.putTimeoutMs);
     this.#history = new HistoryRequests(link);
+    this.#rewind = new RewindRequests(link);
     this.#screens = new ScreenWatch(send, () => this.#subsFlow);
     this.#alarms = new AlarmWatch(send, () => this.#subsFlow);
     this.#early = new EarlyAnswers(send);
@@ -136,6 +141,7 @@ export class Gateway implements Liveness {
     this.#ws = null;
     this.state = 'closed';
     this.#history.fail('closed');
+    this.#rewind.fail('closed');
   }
 
   /** The shared state of one channel (created on first use). */
@@ -258,6 +264,33 @@ export class Gateway implements Liveness {
     return this.#history.request(uris, t0, t1, px, timeoutMs);
   }
 
+  /** Every gateway channel this tab subscribes now (what a rewound screen shows), once each. */
+  subscribedUris(): string[] {
+    const out = new Set<string>();
+    for (const sub of this.#subs) for (const u of sub.uris) out.add(u);
+    return [...out];
+  }
+
+  /** The channels' values and metadata at the moment `t` (ms); rejects with the gateway's reason. */
+  at(uris: string[], t: number): Promise<AtFrame> {
+    return this.#rewind.at(uris, t);
+  }
+
+  /** Play channels back from `t` at `speed`: the `at` answer, then each `pb` frame to `onFrame`. */
+  play(uris: string[], t: number, speed: number, onFrame: (f: PbFrame) => void): Promise<AtFrame> {
+    return this.#rewind.play(uris, t, speed, onFrame);
+  }
+
+  /** Stop a playback (the `id` of its `at` answer). */
+  halt(play: number): void {
+    this.#rewind.halt(play);
+  }
+
+  /** When `uri` changed last before `t` (`dir` -1) or first after it (1); null: none kept. */
+  step(uri: string, t: number, dir: -1 | 1): Promise<number | null> {
+    return this.#rewind.step(uri, t, dir);
+  }
+
   /**
    * Follow saves of a screen: `listener` gets its `screen` frames (a save, revert
    * or delete anywhere) until the returned function is called.
@@ -364,6 +397,7 @@ export class Gateway implements Liveness {
     this.#unsubs.clear();
     this.#writes.fail(why);
     this.#history.fail(why); // the waiting ones find no connection
+    this.#rewind.fail(why);
     if (code === CLOSE_UNAUTHORIZED) {
       // retrying with the same token cannot help (docs/protocol.md, close codes)
       console.warn(`gateway refused the connection: ${why}`);
@@ -544,6 +578,13 @@ export class Gateway implements Liveness {
       case 'hist':
         this.#history.answer(frame.id, frame);
         break;
+      case 'at':
+      case 'pb':
+      case 'step':
+        this.#rewind.answer(frame.id, frame);
+        break;
+      case 'halt':
+        break;
       case 'err':
         this.#onError(frame);
         break;
@@ -585,6 +626,7 @@ export class Gateway implements Liveness {
         return;
       }
       if (this.#history.answer(id, text)) return;
+      if (this.#rewind.answer(id, text)) return;
       // a gateway without screen watching: the page works, it just does not follow saves
       if (this.#screens.answered(id)) return;
       if (this.#alarms.answered(id)) return;

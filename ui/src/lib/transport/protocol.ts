@@ -209,7 +209,53 @@ export interface HistFrame {
   src: (string | null)[];
 }
 
+/** The answer to `at` (and the first answer to `play`): per channel its value and metadata then. */
+export interface AtFrame {
+  op: 'at';
+  id: number;
+  t: number;
+  ch: string[];
+  /** the value message it had then; `kt`: when an array's copy shown was kept (ms) */
+  val: ((ValueMsg & { kt?: number }) | null)[];
+  meta: (MetaMsg | null)[];
+  src: (string | null)[];
+  /** `not_kept` with `since` (ms of its oldest kept value, or null) */
+  err: ({ code: string; msg: string; since?: number | null } | null)[];
+  /** channels whose metadata is the oldest kept, later than `t` */
+  mlate?: number[];
+}
+
+/** One frame of a playback: the channels (indexes into the `at` answer's `ch`) that changed by `t`. */
+export interface PbFrame {
+  op: 'pb';
+  id: number;
+  t: number;
+  i: number[];
+  val: (ValueMsg | null)[];
+  mi?: number[];
+  meta?: (MetaMsg | null)[];
+  end?: 'now' | 'halt' | 'error';
+  msg?: string;
+}
+
+export interface HaltFrame {
+  op: 'halt';
+  id: number;
+  play: number;
+}
+
+export interface StepFrame {
+  op: 'step';
+  id: number;
+  ch: string;
+  t: number | null;
+}
+
 export type ServerFrame =
+  | AtFrame
+  | PbFrame
+  | HaltFrame
+  | StepFrame
   | HistFrame
   | HelloFrame
   | AuthFrame
@@ -237,4 +283,8 @@ export type ClientFrame =
   | { op: 'hist'; id: number; ch: string[]; t0: number; t1: number; px: number }
   | { op: 'watch'; id: number; screens: string[] }
   | { op: 'auth'; id: number; token: string }
-  | { op: 'alarms'; id: number; full?: boolean; off?: boolean };
+  | { op: 'alarms'; id: number; full?: boolean; off?: boolean }
+  | { op: 'at'; id: number; ch: string[]; t: number }
+  | { op: 'play'; id: number; ch: string[]; t: number; speed: number }
+  | { op: 'halt'; id: number; play: number }
+  | { op: 'step'; id: number; ch: string; t: number; dir: -1 | 1 };

@@ -31,7 +31,7 @@ export class WriteAction {
   /** Writes are possible: granted by the gateway, connection live, channel not read-only. */
   get enabled(): boolean {
     if (isLocalWritable(this.#target.uri)) return true; // a value of this tab: touches no hardware
-    return this.gateway.write && this.gateway.isLive && this.#target.meta?.w !== false;
+    return this.gateway.write && this.gateway.isLive && !this.gateway.rewound && this.#target.meta?.w !== false;
   }
 
   /** Why writes are off, for the tooltip. */
@@ -39,6 +39,7 @@ export class WriteAction {
     if (isLocalWritable(this.#target.uri)) return '';
     if (!this.gateway.write) return 'view only: this session may watch values but not set them (sign in with write access to set them)';
     if (!this.gateway.isLive) return 'offline: not connected to the gateway (values are set again once it is back)';
+    if (this.gateway.rewound) return 'showing the past: back to live to set values';
     if (this.#target.meta?.w === false) return 'read-only: the control system does not let anyone set this channel';
     return '';
   }
@@ -48,6 +49,7 @@ export class WriteAction {
     if (isLocalWritable(this.#target.uri)) return '';
     if (!this.gateway.write) return 'view only';
     if (!this.gateway.isLive) return 'offline';
+    if (this.gateway.rewound) return 'past';
     if (this.#target.meta?.w === false) return 'read-only';
     return '';
   }

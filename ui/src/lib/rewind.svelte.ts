@@ -1,0 +1,193 @@
+/**
+ * The time control of a screen (docs/protocol.md, Rewind): live (the default) or
+ * a moment, stepped, or played back at a speed. While not live every channel the
+ * tab subscribes shows its value and metadata of the moment in place of the
+ * live ones (`ChannelState.showPast`), and writes are off (`gateway.rewound`).
+ * The live subscriptions stay open meanwhile: back to live is immediate.
+ */
+import { getContext, setContext } from 'svelte';
+import type { Gateway } from './transport/gateway.svelte';
+import type { AtFrame, MetaMsg, PbFrame } from './transport/protocol';
+
+/** The speeds a playback offers (times real time). */
+export const SPEEDS = [1, 10, 60] as const;
+
+export class TimeMachine {
+  /** the moment shown (ms since the epoch), or null: live */
+  moment = $state<number | null>(null);
+  /** the speed of the playback running, or null */
+  speed = $state<number | null>(null);
+  /** why the last request failed, or null */
+  error = $state<string | null>(null);
+  /** channels with no value kept at the moment, and the oldest moment one of them reaches back to */
+  notKept = $state(0);
+  since = $state<number | null>(null);
+  /** an answer is on its way */
+  loading = $state(false);
+  readonly #gateway: Gateway;
+  /** the playback running (the id of its `at` answer) */
+  #play: number | null = null;
+  /** the channels and metadata of the playback running, by index */
+  #playing: { uris: string[]; metas: (MetaMsg | null)[] } | null = null;
+  #seq = 0;
+
+  constructor(gateway: Gateway) {
+    this.#gateway = gateway;
+  }
+
+  get live(): boolean {
+    return this.moment === null;
+  }
+
+  /** Show the moment `t` (ms); a moment from now on is live. */
+  async goTo(t: number): Promise<void> {
+    if (t >= Date.now()) return this.goLive();
+    this.#halt();
+    const seq = ++this.#seq;
+    this.moment = t;
+    this.#gateway.rewound = true;
+    this.loading = true;
+    try {
+      const answer = await this.#gateway.at(this.#gateway.subscribedUris(), t);
+      if (seq === this.#seq) this.#show(answer);
+    } catch (e) {
+      if (seq === this.#seq) this.error = e instanceof Error ? e.message : String(e);
+    } finally {
+      if (seq === this.#seq) this.loading = false;
+    }
+  }
+
+  /** Move the moment by `ms` (from now when live). */
+  stepBy(ms: number): Promise<void> {
+    return this.goTo((this.moment ?? Date.now()) + ms);
+  }
+
+  /** Go to the previous (`dir` -1) or next (1) change of `uri`. */
+  async stepChange(uri: string, dir: -1 | 1): Promise<void> {
+    try {
+      const t = await this.#gateway.step(uri, this.moment ?? Date.now(), dir);
+      if (t === null) this.error = `no ${dir < 0 ? 'earlier' : 'later'} change of ${uri} kept`;
+      else await this.goTo(t);
+    } catch (e) {
+      this.error = e instanceof Error ? e.message : String(e);
+    }
+  }
+
+  /** Play back from the moment shown (a minute ago when live) at `speed`. */
+  async play(speed: number): Promise<void> {
+    const from = this.moment ?? Date.now() - 60_000;
+    this.#halt();
+    const seq = ++this.#seq;
+    const uris = this.#gateway.subscribedUris();
+    this.moment = from;
+    this.speed = speed;
+    this.#gateway.rewound = true;
+    this.loading = true;
+    try {
+      const answer = await this.#gateway.play(uris, from, speed, (f) => seq === this.#seq && this.#frame(f));
+      if (seq !== this.#seq) return this.#gateway.halt(answer.id);
+      this.#play = answer.id;
+      this.#playing = { uris: answer.ch, metas: answer.meta.slice() };
+      this.#show(answer);
+    } catch (e) {
+      if (seq === this.#seq) {
+        this.error = e instanceof Error ? e.message : String(e);
+        this.speed = null;
+      }
+    } finally {
+      if (seq === this.#seq) this.loading = false;
+    }
+  }
+
+  /** Stop a playback where it is. */
+  pause(): void {
+    this.#seq++;
+    this.#halt();
+  }
+
+  /** Back to live values (every channel repainted with its live value now). */
+  goLive(): void {
+    this.#seq++;
+    this.#halt();
+    this.moment = null;
+    this.error = null;
+    this.notKept = 0;
+    this.since = null;
+    this.loading = false;
+    for (const ch of this.#gateway.channels.values()) ch.showLive();
+    this.#gateway.rewound = false;
+  }
+
+  #halt(): void {
+    if (this.#play !== null) this.#gateway.halt(this.#play);
+    this.#play = null;
+    this.#playing = null;
+    this.speed = null;
+  }
+
+  #show(answer: AtFrame): void {
+    this.error = null;
+    let notKept = 0;
+    let since: number | null = null;
+    answer.ch.forEach((uri, k) => {
+      const err = answer.err[k];
+      if (err?.code === 'not_kept') {
+        notKept++;
+        if (err.since != null) since = since === null ? err.since : Math.min(since, err.since);
+      }
+      this.#gateway.channel(uri).showPast(answer.val[k] ?? null, answer.meta[k] ?? null);
+    });
+    this.notKept = notKept;
+    this.since = since;
+  }
+
+  #frame(f: PbFrame): void {
+    const playing = this.#playing;
+    if (f.end) {
+      this.#play = null;
+      this.#playing = null;
+      this.speed = null;
+      if (f.end === 'now') this.goLive();
+      else if (f.end === 'error') this.error = f.msg ?? 'the playback failed';
+      return;
+    }
+    if (!playing) return;
+    this.moment = f.t;
+    (f.mi ?? []).forEach((k, j) => (playing.metas[k] = f.meta?.[j] ?? null));
+    f.i.forEach((k, j) => this.#gateway.channel(playing.uris[k]).showPast(f.val[j] ?? null, playing.metas[k]));
+    for (const k of f.mi ?? []) {
+      if (!f.i.includes(k)) {
+        const ch = this.#gateway.channel(playing.uris[k]);
+        ch.showPast(ch.current, playing.metas[k]);
+      }
+    }
+  }
+}
+
+const TIME = Symbol('time');
+
+/** Make `time` the time control of the widgets below (trends). */
+export function setTime(time: TimeMachine): void {
+  setContext(TIME, time);
+}
+
+/** The screen's time control, if the widget is on a screen that has one. */
+export function getTime(): TimeMachine | undefined {
+  return getContext<TimeMachine | undefined>(TIME);
+}
+
+/** `?at=` of a screen's link: ISO 8601 or ms since the epoch; null when absent or unreadable. */
+export function parseAt(query: string): number | null {
+  const at = new URLSearchParams(query).get('at');
+  if (!at) return null;
+  const t = /^\d+(\.\d+)?$/.test(at) ? Number(at) : Date.parse(at);
+  return Number.isFinite(t) ? t : null;
+}
+
+/** `query` with `at` set to the moment `t` (ISO 8601, ms), or removed for live. */
+export function withAt(query: string, t: number | null): string {
+  const params = new URLSearchParams(query);
+  if (t === null) params.delete('at');
+  else params.set('at', new Date(t).toISOString());
+  return params.toString();
+}

@@ -1,0 +1,66 @@
+import { describe, expect, it } from 'vitest';
+import { parseAt, withAt } from './rewind.svelte';
+import { RewindRequests } from './transport/rewind';
+import type { ClientFrame, PbFrame } from './transport/protocol';
+
+describe('the moment in a link', () => {
+  it('reads ISO 8601 and ms, and nothing else', () => {
+    expect(parseAt('at=2026-11-27T03:12:05.250Z')).toBe(Date.parse('2026-11-27T03:12:05.250Z'));
+    expect(parseAt('P=1&at=1764213125250')).toBe(1764213125250);
+    expect(parseAt('at=yesterday')).toBeNull();
+    expect(parseAt('P=1')).toBeNull();
+  });
+
+  it('is written beside the macros, and removed for live', () => {
+    const q = withAt('P=DEMO', 1764213125250);
+    expect(new URLSearchParams(q).get('P')).toBe('DEMO');
+    expect(parseAt(q)).toBe(1764213125250);
+    expect(withAt(q, null)).toBe('P=DEMO');
+  });
+});
+
+describe('rewind requests', () => {
+  function link() {
+    const sent: ClientFrame[] = [];
+    return { sent, link: { isLive: () => true, send: (f: ClientFrame) => sent.push(f) } };
+  }
+
+  it('answers at by id, hands pb frames to the playback until its end', async () => {
+    const { sent, link: l } = link();
+    const r = new RewindRequests(l);
+    const frames: PbFrame[] = [];
+    const answer = r.play(['ca://A'], 1000, 10, (f) => frames.push(f));
+    const play = sent[0] as { op: 'play'; id: number; speed: number };
+    expect(play.op).toBe('play');
+    expect(play.speed).toBe(10);
+    r.answer(play.id, { op: 'at', id: play.id, t: 1000, ch: ['ca://A'], val: [null], meta: [null], src: [null], err: [null] });
+    expect((await answer).id).toBe(play.id);
+    expect(r.answer(play.id, { op: 'pb', id: play.id, t: 1100, i: [0], val: [{ v: 1, t: 1, sev: 0, c: true }] })).toBe(true);
+    expect(r.answer(play.id, { op: 'pb', id: play.id, t: 1200, i: [], val: [], end: 'now' })).toBe(true);
+    expect(r.answer(play.id, { op: 'pb', id: play.id, t: 1300, i: [], val: [] })).toBe(false);
+    expect(frames.map((f) => f.t)).toEqual([1100, 1200]);
+  });
+
+  it('rejects with the gateway reason, and ends playbacks when the connection goes', async () => {
+    const { sent, link: l } = link();
+    const r = new RewindRequests(l);
+    const at = r.at(['ca://A'], 5);
+    r.answer((sent[0] as { id: number }).id, 'too_many_channels: 3000 channels');
+    await expect(at).rejects.toThrow('too_many_channels');
+    const ends: PbFrame[] = [];
+    void r.play(['ca://A'], 5, 1, (f) => ends.push(f)).catch(() => undefined);
+    r.fail('closed');
+    expect(ends[0].end).toBe('error');
+  });
+
+  it('steps to a change, or to none', async () => {
+    const { sent, link: l } = link();
+    const r = new RewindRequests(l);
+    const step = r.step('ca://A', 10, -1);
+    r.answer((sent[0] as { id: number }).id, { op: 'step', t: 7.5 });
+    expect(await step).toBe(7.5);
+    const none = r.step('ca://A', 10, 1);
+    r.answer((sent[1] as { id: number }).id, { op: 'step', t: null });
+    expect(await none).toBeNull();
+  });
+});

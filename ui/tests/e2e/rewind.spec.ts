@@ -1,0 +1,87 @@
+/**
+ * Rewind on the real stack: a click on a trend shows the whole screen as it was
+ * then (what the page itself had shown at that moment), writes off and a banner;
+ * a playback at 10× moves the moment ten times as fast; back to live; a link
+ * with `?at=` opens the screen at its moment.
+ */
+import { expect, openScreen, test, widget } from './fixtures';
+
+test('a click on a trend shows the screen at that moment, plays it at 10x, and goes back to live', async ({ page, stack }) => {
+  const token = stack.token();
+  await openScreen(page, stack, 'epics-demo', token);
+  const press = page.locator('[data-widget="button"] button').first();
+  await expect(press).toBeEnabled(); // an operator may write while live
+  const counter = widget(page, 'label', stack.pv('CNT:00000'));
+  // what the page shows, with when (the truth to compare the rewound screen with)
+  await page.evaluate(() => {
+    const log: [number, string][] = [];
+    (window as unknown as { shown: [number, string][] }).shown = log;
+    const el = document.querySelector('[data-widget="label"][data-channel="ca://DEMO:CNT:00000"]');
+    const note = () => log.push([Date.now(), el?.textContent?.trim() ?? '']);
+    note();
+    new MutationObserver(note).observe(el!, { subtree: true, characterData: true, childList: true });
+  });
+  const start = Number((await counter.textContent())!.replace(/[^\d.]/g, ''));
+  await expect.poll(async () => Number((await counter.textContent())!.replace(/[^\d.]/g, '')), { timeout: 30_000 }).toBeGreaterThan(start + 60);
+
+  // a click in the trend's plot, a third of the way in: that moment
+  const trend = page.locator('[data-widget="trend"] .w-trend').first();
+  const plot = trend.locator('.chart');
+  const box = (await plot.boundingBox())!;
+  await page.mouse.click(box.x + 48 + (box.width - 58) * 0.66, box.y + box.height / 2);
+  const control = page.getByTestId('time-control');
+  await expect(page.getByTestId('rewind-banner')).toBeVisible();
+  await expect(control).not.toHaveAttribute('data-moment', '');
+  const moment = Number(await control.getAttribute('data-moment'));
+  expect(Date.now() - moment).toBeGreaterThan(1_000);
+  expect(Date.now() - moment).toBeLessThan(30_000);
+  await expect(trend).toHaveAttribute('data-moment', String(moment));
+  // the counter shows what the page showed then (a value shown within 300 ms of the moment)
+  await expect.poll(async () => {
+    const text = (await counter.textContent())!.trim();
+    const shown = await page.evaluate(() => (window as unknown as { shown: [number, string][] }).shown);
+    return shown.some(([t, v]) => v === text && Math.abs(t - moment) < 400) || `${text} not shown near ${moment}`;
+  }).toBe(true);
+  // and stays there: the screen is not live
+  const frozen = await counter.textContent();
+  await page.waitForTimeout(600); // a live counter would move 6 times meanwhile
+  expect(await counter.textContent()).toBe(frozen);
+  // writes are off while not live
+  await expect(press).toBeDisabled();
+  // the link carries the moment
+  expect(decodeURIComponent(page.url())).toContain(`at=${new Date(moment).toISOString()}`);
+
+  // one second back: the counter shows about ten less
+  await page.getByTestId('back-1s').click();
+  await expect(control).toHaveAttribute('data-moment', String(moment - 1000));
+  await expect.poll(async () => Number((await counter.textContent())!.replace(/[^\d.]/g, ''))).toBeLessThan(Number(frozen!.replace(/[^\d.]/g, '')) - 5);
+
+  // play at 10x: the moment moves about ten seconds a second
+  await page.getByTestId('play-10').click();
+  await expect(control).toHaveAttribute('data-speed', '10');
+  await expect.poll(async () => Number(await control.getAttribute('data-moment'))).toBeGreaterThan(moment);
+  const t1 = Number(await control.getAttribute('data-moment'));
+  const w1 = Date.now();
+  await page.waitForTimeout(1_000); // a second of the playback, measured
+  const rate = (Number(await control.getAttribute('data-moment')) - t1) / (Date.now() - w1);
+  expect(rate).toBeGreaterThan(5);
+  expect(rate).toBeLessThan(15);
+  const played = Number((await counter.textContent())!.replace(/[^\d.]/g, ''));
+  await expect.poll(async () => Number((await counter.textContent())!.replace(/[^\d.]/g, ''))).toBeGreaterThan(played + 20);
+
+  // back to live: one click
+  await page.getByTestId('back-to-live').click();
+  await expect(page.getByTestId('rewind-banner')).toHaveCount(0);
+  await expect(page.getByTestId('live-mark')).toBeVisible();
+  const live = Number((await counter.textContent())!.replace(/[^\d.]/g, ''));
+  await expect.poll(async () => Number((await counter.textContent())!.replace(/[^\d.]/g, ''))).toBeGreaterThan(live);
+  expect(page.url()).not.toContain('at=');
+  await expect(press).toBeEnabled();
+
+  // a link with ?at= opens the screen at its moment
+  const at = new Date(moment).toISOString();
+  await page.goto(`${stack.baseUrl}/?access_token=${token}#/screen/epics-demo?at=${at}`);
+  await expect(page.getByTestId('rewind-banner')).toBeVisible();
+  await expect(page.getByTestId('time-control')).toHaveAttribute('data-moment', String(moment));
+  await expect.poll(async () => (await counter.textContent())!.trim()).toBe(frozen!.trim());
+});
