@@ -17,6 +17,12 @@ export function freePort(): Promise<number> {
   });
 }
 
+/** Children still running: killed by PID if this test process exits without stopping them. */
+const running = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
 export class Proc {
   readonly name: string;
   readonly child: ChildProcess;
@@ -38,7 +44,13 @@ export class Proc {
     };
     this.child.stdout!.on('data', onData);
     this.child.stderr!.on('data', onData);
-    this.#exited = new Promise((resolve) => this.child.once('exit', (code) => resolve(code)));
+    running.add(this.child);
+    this.#exited = new Promise((resolve) =>
+      this.child.once('exit', (code) => {
+        running.delete(this.child);
+        resolve(code);
+      }),
+    );
   }
 
   get pid(): number {

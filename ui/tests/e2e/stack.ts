@@ -100,19 +100,25 @@ export class Stack {
     return `ca://${this.prefix}${name}`;
   }
 
+  /** Start every part; a part that does not start stops those already started. */
   async start(): Promise<this> {
-    this.natsPort = await freePort();
-    this.httpPort = await freePort();
-    this.caPort = await freePortPair();
-    await this.restartNats();
-    await this.startIoc();
-    await this.startAdapter();
-    await this.startPva();
-    await this.startTango();
-    this.copyScreens();
-    await this.busInit();
-    await this.startRollup();
-    await this.startGateway();
+    try {
+      this.natsPort = await freePort();
+      this.httpPort = await freePort();
+      this.caPort = await freePortPair();
+      await this.restartNats();
+      await this.startIoc();
+      await this.startAdapter();
+      await this.startPva();
+      await this.startTango();
+      this.copyScreens();
+      await this.busInit();
+      await this.startRollup();
+      await this.startGateway();
+    } catch (err) {
+      await this.stop();
+      throw err;
+    }
     return this;
   }
 
