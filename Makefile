@@ -63,6 +63,10 @@ bench-tango: install ## Tango adapter subscription time, throughput, latency (BE
 bench-history: install ## trend history: 100 ch x 15 min read+reduce, 20 trends x 1 h opened, live p99 under a 50-request storm (JSON)
 	$(PY) -m synoptic_benchmarks.history.bench $(BENCH_ARGS)
 
+.PHONY: bench-rewind
+bench-rewind: install ## rewind: a 1000-channel screen at a moment, playback at 60x of 100 channels at 10 Hz, live p99 beside 20 rewinding viewers (JSON)
+	$(PY) -m synoptic_benchmarks.rewind $(BENCH_ARGS)
+
 .PHONY: bench-history-demo
 bench-history-demo: install ui-build ## trends as users run them: the real demo for BENCH_ARGS="--minutes 30", then every numeric channel's history against a live record (JSON)
 	$(PY) -m synoptic_benchmarks.history.demo $(BENCH_ARGS)

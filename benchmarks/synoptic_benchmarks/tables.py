@@ -875,7 +875,6 @@ def faults_hang(r: Report) -> str:
     return _part(r, "hang") + _table(header, rows)
 
 
-#: Table name → (results file, function making the table).
 def alarms(r: Report) -> str:
     st, storm, ack = r["steady"], r["storm"], r["ack"]
     page = storm.get("browser_page") or {}
@@ -915,6 +914,42 @@ def alarms(r: Report) -> str:
     return provenance(r) + head + _table(["what", "measured", "goal"], rows)
 
 
+def rewind(r: Report) -> str:
+    """``make bench-rewind``: a screen at a moment, a playback at 60×, and live
+    viewers beside 20 that rewind and play."""
+    a, p, v = r["at"], r["play"], r["viewers"]
+    stream = f"{a['values_in_stream']:,}".replace(",", " ")
+    rows = [
+        [f"{a['channels']} channels at a moment at the oldest end of a raw history of "
+         f"{stream} values ({a['values_per_channel']} per channel)",
+         f"{_num(a['oldest']['median_ms'])} ms median, {_num(a['oldest']['p95_ms'])} ms p95 "
+         f"({a['oldest']['values']} values, {a['oldest']['metadata']} metadata)",
+         f"≤ {a['target_ms']} ms"],
+        [f"{a['channels']} channels at its newest end",
+         f"{_num(a['newest']['median_ms'])} ms median, {_num(a['newest']['p95_ms'])} ms p95",
+         f"≤ {a['target_ms']} ms"],
+        [f"playback at {p['speed']:g}× of {p['channels']} channels changing at "
+         f"{p['rate_hz']} Hz ({p['history_s']:g} s of history)",
+         f"{_num(p['frames_per_s'])} frames/s ({p['frames']} frames, "
+         f"{_num(p['values_per_frame'])} values each, {_num(p['bus_s_per_wall_s'])} s of "
+         f"history per second, longest gap {_num(p['max_gap_ms'])} ms, end: {p['end']})",
+         f"≥ {p['target_frames_per_s']} frames/s"],
+        [f"live p50 / p99 of {v['viewers']} viewers of {v['live_channels']} channels at "
+         f"10 Hz, alone → beside {v['rewinders']} rewinding and playing",
+         f"{_pair(v['alone']['p50_ms'], v['alone']['p99_ms'])} → "
+         f"{_pair(v['during']['p50_ms'], v['during']['p99_ms'])} ms (p99 ×{v['p99_ratio']})",
+         f"p99 ≤ ×{v['target_p99_ratio']}"],
+    ]  # fmt: skip
+    c = v["rewinder_requests"]
+    note = (
+        f"The rewinders' requests in the window: {c.get('at', 0)} `at` of 100 channels, "
+        f"{c.get('play', 0)} playbacks at 10× ({c.get('frames', 0)} `pb` frames), "
+        f"{c.get('errors', 0)} errors.\n\n"
+    )
+    return provenance(r) + _table(["case", "measured", "goal"], rows) + "\n" + note
+
+
+#: Table name → (results file, function making the table).
 TABLES: dict[str, tuple[str, Callable[[Report], str]]] = {
     "faults-sigterm": ("faults", faults_sigterm),
     "faults-restarts": ("faults", faults_restarts),
@@ -924,6 +959,9 @@ TABLES: dict[str, tuple[str, Callable[[Report], str]]] = {
     "alarms": ("alarms", alarms),
     "import-real": ("import-real", import_real),
     "history": ("history", history),
+    "history-images": ("history", history_images),
+    "rewind": ("rewind", rewind),
+    "history-demo": ("history-demo", history_demo),
     "store": ("store", store),
     "epics": ("epics", epics),
     "pva": ("pva", pva),

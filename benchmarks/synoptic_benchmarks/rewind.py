@@ -1,0 +1,293 @@
+"""Rewind benchmark (``make bench-rewind``): JSON on stdout.
+
+Against a real nats-server with the bus's history streams and a real gateway
+(history on its thread, the default):
+
+- ``at``: a screen of 1000 channels at a moment, asked through the gateway
+  (``at``, msgpack) by a Python client: wall time from request to decoded
+  answer. The raw history holds ``--rounds`` values of every channel (360: an
+  hour of 1000 channels each changing every 10 s); the moment is at its oldest
+  end (as deep into the stream as an hour back), and at its newest.
+- ``play``: 100 channels changing at 10 Hz for ``--play-history`` seconds,
+  played back at 60× from their start to the present: ``pb`` frames per second
+  of wall time, values per frame, and whether the playback ended at ``now``.
+- ``viewers``: live latency (source stamp → client) of 5 viewers of 100
+  channels at 10 Hz for ``--window`` seconds alone, then while 20 other
+  connections rewind (an ``at`` of 100 channels at a random moment) and play
+  (10×) in turn over the same history; p50/p99 of both windows and their ratio.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import itertools
+import json
+import random
+import statistics
+import sys
+import time
+from typing import Any
+
+from synoptic_benchmarks.history.bench import _live_window, _pcts
+from synoptic_benchmarks.report import add_save_option, emit, machine
+from synoptic_bus.arrays import ArraysConfig, ensure_arrays
+from synoptic_bus.connect import NatsClient, connect
+from synoptic_bus.history import HistoryConfig, ensure_history
+from synoptic_bus.metahistory import MetaHistoryConfig, ensure_meta_history
+from synoptic_bus.natsserver import NatsServer
+from synoptic_bus.store import StoreConfig, ensure_store
+from synoptic_gateway.client import GatewayClient
+from synoptic_gateway.testing import start_gateway
+from synoptic_schemas import Subjects, encode, parse_channel
+
+SUBJECTS = Subjects()
+
+
+def _uris(tag: str, n: int) -> list[str]:
+    return [f"ca://RW:{tag}{k:04d}" for k in range(n)]
+
+
+async def _stored(nc: NatsClient, stream: str, count: int) -> None:
+    js = nc.jetstream()
+    async with asyncio.timeout(300):
+        while (await js.stream_info(stream)).state.messages < count:  # noqa: ASYNC110 - a stream count has no event
+            await asyncio.sleep(0.05)
+
+
+async def fill_screen(nc: NatsClient, uris: list[str], rounds: int) -> tuple[int, int]:
+    """Metadata, then ``rounds`` values of every channel, as fast as the stream
+    takes them; returns when the first round was stored and when the last was
+    (ns)."""
+    subjects = [SUBJECTS.val(parse_channel(u)) for u in uris]
+    for u in uris:
+        meta = {"ver": 1, "dt": "f8", "shape": [], "w": False, "t": time.time_ns(),
+                "ep": 1, "unit": "mA", "prec": 3}  # fmt: skip
+        await nc.publish(SUBJECTS.meta(parse_channel(u)), encode(meta))
+    js = nc.jetstream()
+    before = (await js.stream_info("CS_HIST")).state.messages
+    first = 0
+    for r in range(rounds):
+        t = time.time_ns()
+        for k, subject in enumerate(subjects):
+            msg = {"ver": 1, "v": float(r * 1000 + k), "t": t, "sev": r % 3,
+                   "st": "", "seq": r + 1, "ep": 1, "c": True}  # fmt: skip
+            await nc.publish(subject, encode(msg))
+        if r == 0:  # the oldest moment asked: once the first round is stored
+            await _stored(nc, "CS_HIST", before + len(uris))
+            first = time.time_ns()
+        elif r % 20 == 19:
+            await _stored(nc, "CS_HIST", before + (r + 1) * len(uris))
+    await _stored(nc, "CS_HIST", before + rounds * len(uris))
+    return first, time.time_ns()
+
+
+async def at_case(url: str, nc: NatsClient, rounds: int, repeats: int) -> dict:
+    uris = _uris("A", 1000)
+    filled = time.perf_counter()
+    first, last = await fill_screen(nc, uris, rounds)
+    fill_s = time.perf_counter() - filled
+    out: dict[str, Any] = {"channels": len(uris), "values_per_channel": rounds,
+                           "values_in_stream": rounds * len(uris),
+                           "fill_s": round(fill_s, 1)}  # fmt: skip
+    async with GatewayClient([url]) as client:
+        await client.at(uris, last / 1e6)  # warm: connections, code paths
+        for key, t_ns in (("oldest", first + 1_000_000), ("newest", last)):
+            walls = []
+            answer: dict = {}
+            for _ in range(repeats):
+                started = time.perf_counter()
+                answer = await client.at(uris, t_ns / 1e6)
+                walls.append((time.perf_counter() - started) * 1e3)
+            kept = sum(v is not None for v in answer["val"])
+            out[key] = {
+                "median_ms": round(statistics.median(walls), 1),
+                "p95_ms": round(sorted(walls)[int(0.95 * (len(walls) - 1))], 1),
+                "values": kept, "metadata": sum(m is not None for m in answer["meta"]),
+            }  # fmt: skip
+    out["target_ms"] = 300
+    return out
+
+
+async def fill_live(nc: NatsClient, uris: list[str], seconds: float) -> tuple[int, int]:
+    """``uris`` at 10 Hz for ``seconds`` of real time (the stream's time is when
+    it stored a value: a playback needs the time spread out)."""
+    subjects = [SUBJECTS.val(parse_channel(u)) for u in uris]
+    loop = asyncio.get_running_loop()
+    start = loop.time()
+    first = time.time_ns()
+    k = 0
+    while loop.time() - start < seconds:
+        k += 1
+        t = time.time_ns()
+        for j, subject in enumerate(subjects):
+            msg = {"ver": 1, "v": float(k + j), "t": t, "sev": 0, "st": "",
+                   "seq": k, "ep": 3, "c": True}  # fmt: skip
+            await nc.publish(subject, encode(msg))
+        await asyncio.sleep(max(start + k / 10 - loop.time(), 0))  # the rate
+    await nc.flush()
+    return first, time.time_ns()
+
+
+async def play_case(url: str, uris: list[str], first: int, speed: float) -> dict:
+    frames: list[tuple[float, dict]] = []
+    ended = asyncio.Event()
+
+    def on_frame(frame: dict) -> None:
+        if frame["op"] == "pb":
+            frames.append((time.perf_counter(), frame))
+            if "end" in frame:
+                ended.set()
+
+    async with GatewayClient([url], on_frame=on_frame) as client:
+        span_s = (time.time_ns() - first) / 1e9
+        await client.play(uris, first / 1e6, speed)
+        await asyncio.wait_for(ended.wait(), span_s / speed * 3 + 60)
+    shown = [f for _, f in frames[:-1]]
+    walls = [w for w, _ in frames[:-1]]
+    wall_s = walls[-1] - walls[0] if len(walls) > 1 else 0.0
+    gaps = [b - a for a, b in itertools.pairwise(walls)]
+    return {
+        "channels": len(uris), "rate_hz": 10, "speed": speed,
+        "history_s": round(span_s, 1), "frames": len(shown),
+        "frames_per_s": round((len(shown) - 1) / wall_s, 1) if wall_s else None,
+        "bus_s_per_wall_s": round((shown[-1]["t"] - shown[0]["t"]) / 1e3 / wall_s, 1)
+        if wall_s else None,
+        "values_per_frame": round(statistics.mean(len(f["i"]) for f in shown), 1),
+        "max_gap_ms": round(max(gaps) * 1e3, 1) if gaps else None,
+        "end": frames[-1][1].get("end") if frames else None,
+        "target_frames_per_s": 30,
+    }  # fmt: skip
+
+
+async def rewinders(params: dict) -> None:
+    """20 connections, each in turn: an ``at`` of the channels at a random moment
+    of the history, then a 10× playback from another for 2 s, then a halt; prints
+    a line when connected and one JSON line when ``params["s"]`` have passed."""
+    clients = [GatewayClient([params["url"]]) for _ in range(20)]
+    for c in clients:
+        await c.connect()
+    print("connected", flush=True)
+    uris, lo, hi = params["uris"], params["t0"], params["t1"]
+    counts = {"at": 0, "play": 0, "frames": 0, "errors": 0}
+    stop = time.monotonic() + params["s"]
+
+    async def one(client: GatewayClient) -> None:
+        while time.monotonic() < stop:
+            try:
+                await client.at(uris, random.uniform(lo, hi))
+                counts["at"] += 1
+                answer = await client.play(uris, random.uniform(lo, hi), 10)
+                counts["play"] += 1
+                await asyncio.sleep(2)  # watching the playback
+                await client.halt(answer["id"])
+            except Exception:
+                counts["errors"] += 1
+
+    for c in clients:
+        c.on_frame = lambda f: counts.__setitem__(
+            "frames", counts["frames"] + (f["op"] == "pb")
+        )
+    await asyncio.gather(*(one(c) for c in clients))
+    print(json.dumps(counts), flush=True)
+    for c in clients:
+        await c.close()
+
+
+async def viewers_case(
+    nc: NatsClient, url: str, hist: list[str], t0: float, t1: float, window: float
+) -> dict:
+    live = _uris("L", 100)
+    latencies: list[int] = []
+    recording = [False]
+    seq = [0]
+    viewers = [GatewayClient([url]) for _ in range(5)]
+    for viewer in viewers:
+        await viewer.connect()
+
+        def on_update(_s: Any, _i: list[int], values: list[Any], v=viewer) -> None:
+            if recording[0]:
+                latencies.extend(v.received_ns - x["t"] for x in values)
+
+        await viewer.subscribe(live, on_update=on_update)
+    try:
+        recording[0] = True
+        await _live_window(nc, live, window, seq)
+        alone = _pcts(latencies)
+        latencies.clear()
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "synoptic_benchmarks.rewind", "--rewinders",
+            json.dumps({"url": url, "uris": hist, "t0": t0, "t1": t1, "s": window}),
+            stdout=asyncio.subprocess.PIPE,
+        )  # fmt: skip
+        assert proc.stdout is not None
+        await proc.stdout.readline()  # connected
+        await _live_window(nc, live, window, seq)
+        during = _pcts(latencies)
+        counts = json.loads(await proc.stdout.readline() or b"{}")
+        await proc.wait()
+    finally:
+        recording[0] = False
+        for viewer in viewers:
+            await viewer.close()
+    ratio = (
+        round(during["p99_ms"] / alone["p99_ms"], 2)
+        if alone.get("p99_ms") and during.get("p99_ms")
+        else None
+    )
+    return {"viewers": len(viewers), "live_channels": len(live), "window_s": window,
+            "rewinders": 20, "alone": alone, "during": during, "p99_ratio": ratio,
+            "rewinder_requests": counts, "target_p99_ratio": 1.1}  # fmt: skip
+
+
+async def run(args: argparse.Namespace) -> dict:
+    report: dict[str, Any] = {"machine": machine()}
+    with NatsServer() as server:
+        nc = await connect(server.url, name="bench-rewind")
+        await ensure_store(nc, StoreConfig())
+        history = HistoryConfig(max_bytes=4 << 30)
+        await ensure_history(nc, history)
+        await ensure_meta_history(nc, MetaHistoryConfig("cs", storage="memory"))
+        await ensure_arrays(nc, ArraysConfig(history))
+        gateway = start_gateway(server.url)
+        try:
+            report["at"] = await at_case(gateway.ws_url, nc, args.rounds, args.repeats)
+            print("bench-rewind: at done", file=sys.stderr, flush=True)
+            uris = _uris("P", 100)
+            first, last = await fill_live(nc, uris, args.play_history)
+            report["play"] = await play_case(gateway.ws_url, uris, first, 60)
+            print("bench-rewind: play done", file=sys.stderr, flush=True)
+            report["viewers"] = await viewers_case(
+                nc, gateway.ws_url, uris, first / 1e6, last / 1e6, args.window
+            )
+        finally:
+            gateway.stop()
+            with contextlib.suppress(Exception):
+                await nc.close()
+    report["load_avg_1m_end"] = machine()["load_avg_1m"]
+    return report
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=360,
+                        help="values of each of the 1000 channels in the raw history")  # fmt: skip
+    parser.add_argument(
+        "--repeats", type=int, default=10, help="at requests timed per moment"
+    )
+    parser.add_argument("--play-history", type=float, default=120.0,
+                        help="seconds of 100 channels at 10 Hz played back at 60x")  # fmt: skip
+    parser.add_argument("--window", type=float, default=10.0,
+                        help="seconds of live latency measured alone and with the rewinders")  # fmt: skip
+    parser.add_argument("--rewinders", help=argparse.SUPPRESS)
+    add_save_option(parser)
+    args = parser.parse_args()
+    if args.rewinders:
+        asyncio.run(rewinders(json.loads(args.rewinders)))
+        return
+    emit("rewind", asyncio.run(run(args)), save=args.save, indent=2)
+
+
+if __name__ == "__main__":
+    main()
