@@ -960,7 +960,6 @@ TABLES: dict[str, tuple[str, Callable[[Report], str]]] = {
     "import-real": ("import-real", import_real),
     "history": ("history", history),
     "history-images": ("history", history_images),
-    "rewind": ("rewind", rewind),
     "history-demo": ("history-demo", history_demo),
     "store": ("store", store),
     "epics": ("epics", epics),
