@@ -959,8 +959,6 @@ TABLES: dict[str, tuple[str, Callable[[Report], str]]] = {
     "alarms": ("alarms", alarms),
     "import-real": ("import-real", import_real),
     "history": ("history", history),
-    "history-images": ("history", history_images),
-    "history-demo": ("history-demo", history_demo),
     "store": ("store", store),
     "epics": ("epics", epics),
     "pva": ("pva", pva),
