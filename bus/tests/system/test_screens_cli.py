@@ -138,8 +138,12 @@ async def test_import_converts_bob_opi_wj_and_writes_nothing_on_bad_input(
     panel = json.loads(
         (await run_cli(nats_server, "screens", "get", "panel-canvas", *b)).stdout
     )  # rf.opi imported with it: embedded, not inlined
-    assert {"type": "embed", "options": {"screen": "rf", "macros": {"CAV": "2"},
-            "resize": "fit"}}.items() <= panel["widgets"][-1].items()  # fmt: skip
+    embed = panel["widgets"][-1]
+    assert (embed["type"], embed["options"]["screen"]) == ("embed", "rf")
+    assert embed["options"]["resize"] == "fit"
+    # the embed's own macro, with those in force where it sits (as Phoebus passes them)
+    assert embed["options"]["macros"]["CAV"] == "2"
+    assert embed["options"]["macros"]["S"] == "SR09"
     wj = json.loads(
         (await run_cli(nats_server, "screens", "get", "tangotest", *b)).stdout
     )
