@@ -39,19 +39,22 @@ S = 1_000_000_000
 
 
 async def trends(ws_url: str, series: dict, t0: int, t1: int) -> dict[str, Any]:
-    checks = []
+    answers = {}
     async with GatewayClient([ws_url]) as client:
         uris = sorted(series)
         for i in range(0, len(uris), 100):
             batch = uris[i : i + 100]
             traces = await client.history(batch, t0 / 1e6, t1 / 1e6, px=PX, timeout=120)
-            for uri in batch:
-                trace = traces[uri]
-                if trace.err is not None or trace.t is None or trace.v is None:
-                    checks.append((uri, None, trace.err))
-                    continue
-                checks.append((uri, check_trace(uri, series[uri], trace.t, trace.v,
-                                                t0, t1, PX), None))  # fmt: skip
+            answers.update({uri: traces[uri] for uri in batch})
+    # compared once the socket is closed: seconds of comparison on this loop
+    # would leave the gateway's keepalive pings unanswered (it closes with 1011)
+    checks = []
+    for uri, trace in answers.items():
+        if trace.err is not None or trace.t is None or trace.v is None:
+            checks.append((uri, None, trace.err))
+            continue
+        checks.append((uri, check_trace(uri, series[uri], trace.t, trace.v,
+                                        t0, t1, PX), None))  # fmt: skip
     good = [c for _, c, _ in checks if c is not None]
     by_proto: dict[str, int] = {}
     for uri in series:
