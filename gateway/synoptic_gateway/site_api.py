@@ -48,7 +48,7 @@ def add_site_routes(app: FastAPI, gateway: Any) -> None:
     busy = asyncio.Lock()
 
     async def principal(request: Request) -> Principal:
-        token = bearer_token(request.headers, request.query_params)
+        token = bearer_token(request.headers)
         try:
             return await gateway.auth.principal(token)
         except AuthError as exc:
