@@ -5,6 +5,7 @@
  * with `?at=` opens the screen at its moment.
  */
 import { expect, openScreen, test, widget } from './fixtures';
+import { handToken } from './token';
 
 test('a click on a trend shows the screen at that moment, plays it at 10x, and goes back to live', async ({ page, stack }) => {
   const token = stack.token();
@@ -80,7 +81,8 @@ test('a click on a trend shows the screen at that moment, plays it at 10x, and g
 
   // a link with ?at= opens the screen at its moment
   const at = new Date(moment).toISOString();
-  await page.goto(`${stack.baseUrl}/?access_token=${token}#/screen/epics-demo?at=${at}`);
+  await handToken(page, token);
+  await page.goto(`${stack.baseUrl}/#/screen/epics-demo?at=${at}`);
   await expect(page.getByTestId('rewind-banner')).toBeVisible();
   await expect(page.getByTestId('time-control')).toHaveAttribute('data-moment', String(moment));
   await expect.poll(async () => (await counter.textContent())!.trim()).toBe(frozen!.trim());

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from '@playwright/test';
 import { expect, test } from './fixtures';
+import { handToken } from './token';
 
 function display(title: string, body: string, macros = ''): string {
   return `<?xml version="1.0" encoding="UTF-8"?><display version="2.0.0"><name>${title}</name><macros>${macros}</macros><width>500</width><height>200</height>${body}</display>`;
@@ -48,7 +49,8 @@ test('a folder uploaded as a set shows its site report, imports as linked screen
   writeSet(root);
   try {
     const token = stack.token('site-importer', ['*'], ['*']);
-    await page.goto(`${stack.baseUrl}/?access_token=${token}#/`);
+    await handToken(page, token);
+    await page.goto(`${stack.baseUrl}/#/`);
     await page.getByTestId('import-site-link').click();
     await page.getByTestId('site-folder').setInputFiles(root);
     // checked first: the report, nothing written
@@ -90,7 +92,8 @@ test('a folder uploaded as a set shows its site report, imports as linked screen
     await live(page, stack.pv('CNT:00002'));
 
     // the screen list: the set grouped with its home, found by a word of a file, recently opened first
-    await page.goto(`${stack.baseUrl}/?access_token=${token}#/`);
+    await handToken(page, token);
+    await page.goto(`${stack.baseUrl}/#/`);
     await expect(page.getByTestId('recent')).toContainText('Detail SINE');
     const ring = page.locator('details.set[data-set=ring]');
     await expect(ring.locator('summary')).toContainText('4 screens');
@@ -102,7 +105,8 @@ test('a folder uploaded as a set shows its site report, imports as linked screen
     await expect(page.locator('details.set')).toHaveCount(1);
 
     // the same folder again: nothing changed, nothing written
-    await page.goto(`${stack.baseUrl}/?access_token=${token}#/import-site`);
+    await handToken(page, token);
+    await page.goto(`${stack.baseUrl}/#/import-site`);
     await page.getByTestId('site-folder').setInputFiles(root);
     await expect(page.getByTestId('site-report').locator('tr[data-action=unchanged]')).toHaveCount(4);
     await expect(page.getByTestId('site-import')).toHaveText('Import 0 screens');
@@ -113,7 +117,8 @@ test('a folder uploaded as a set shows its site report, imports as linked screen
 
 test('a zip that leaves its folder is refused whole, with the reason', async ({ page, stack }) => {
   const token = stack.token('site-importer', ['*'], ['*']);
-  await page.goto(`${stack.baseUrl}/?access_token=${token}#/import-site`);
+  await handToken(page, token);
+  await page.goto(`${stack.baseUrl}/#/import-site`);
   // a stored zip of one member named ../evil.bob (built by hand: tools refuse to write one)
   const name = Buffer.from('../evil.bob');
   const data = Buffer.from('<display/>');
