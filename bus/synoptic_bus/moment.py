@@ -126,7 +126,9 @@ async def last_at(
         wanted[i : i + MAX_SUBJECTS_PER_REQUEST]
         for i in range(0, len(wanted), MAX_SUBJECTS_PER_REQUEST)
     ]
-    stamp = rfc3339(at_ns)
+    # JetStream's ``up_to_time`` is exclusive: a message stored at ``at_ns`` is one
+    # nanosecond before the next
+    stamp = rfc3339(at_ns + 1)
     answers = await asyncio.gather(
         *(
             _direct(nc, stream, {"multi_last": c, "up_to_time": stamp}, timeout)

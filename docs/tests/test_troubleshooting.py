@@ -83,7 +83,8 @@ async def refusal(url: str, sent: str | None) -> tuple[dict, int | None, str]:
 
 
 async def test_4401_with_the_reasons_quoted(gateway: GatewayProc) -> None:
-    quoted("refused: closed (4401: unauthorized); sign in again")
+    quoted("Your sign-in was refused or has expired: sign in again.")
+    quoted("gateway refused the connection: closed (4401: unauthorized)")
     cases: dict[str | None, str] = {
         "not-a-jwt": "not a token: ",
         token(exp=int(time.time()) - 600): "the token expired",
@@ -100,8 +101,11 @@ async def test_4401_with_the_reasons_quoted(gateway: GatewayProc) -> None:
         quoted(f"`{reason.rstrip(': ')}")
     # the browser's words: the close as the page reports it (gateway.svelte.ts)
     source = (ROOT / "ui/src/lib/transport/gateway.svelte.ts").read_text()
-    assert "this.lastError = `refused: ${why}; sign in again`;" in source
+    assert "this.lastError = userMessage('unauthorized', why);" in source
+    assert "console.warn(`gateway refused the connection: ${why}`);" in source
     assert "`closed (${ev.code}${ev.reason ? `: ${ev.reason}` : ''})`" in source
+    words = (ROOT / "ui/src/lib/transport/errors.ts").read_text()
+    assert "'Your sign-in was refused or has expired: sign in again.'" in words
 
 
 async def test_403_for_an_origin_not_listed(gateway: GatewayProc) -> None:

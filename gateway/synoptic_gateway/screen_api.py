@@ -206,6 +206,7 @@ def add_screen_routes(app: FastAPI, gateway: Any) -> None:
         _name(name)
         who = await principal(request)
         await catalog.settled()
+        await catalog.look_up(name)
         try:
             cached = catalog.get(name)
         except ScreenError as exc:

@@ -272,6 +272,18 @@ class ScreenCatalog:
             out.append(item)
         return out
 
+    async def look_up(self, name: str) -> None:
+        """Read ``name`` from the bucket when this gateway has not seen it: a screen
+        stored a moment ago through another gateway or the CLI opens at once, before
+        the watch brings it."""
+        bucket = self._bucket
+        if name in self._cached or bucket is None or not self._bus.up:
+            return
+        with contextlib.suppress(StoreUnavailableError):
+            entry = await bucket.latest(name)
+            if entry is not None and self._apply(entry):
+                self._on_change(entry)
+
     def get(self, name: str) -> Cached:
         """The newest revision of ``name``, valid; :class:`ScreenError` otherwise."""
         self._require_loaded()

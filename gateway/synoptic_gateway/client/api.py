@@ -146,6 +146,7 @@ class GatewayClient(Link):
                     sub.conflated += frame["conflated"]
         elif op == Op.HELLO:
             self.hello = frame
+            self.pace.limit(frame.get("limits") or {})
             self.bus_up = True
             self._hello.set()
         elif op == Op.BUS:
@@ -179,6 +180,7 @@ class GatewayClient(Link):
         future = asyncio.get_running_loop().create_future()
         self._pending[frame["id"]] = future
         data = frames.to_json(frame) if self.json_mode else frames.pack(frame)
+        await self.pace.wait()
         await self._ws.send(data)
         return await asyncio.wait_for(future, timeout)
 

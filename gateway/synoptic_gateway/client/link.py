@@ -18,6 +18,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
 from synoptic_gateway.client.arrival import ArrivalStampedConnection
+from synoptic_gateway.client.pace import Pace
 from synoptic_gateway.tokens import StaticToken, TokenSource
 from synoptic_schemas import frames
 from synoptic_schemas.frames import CloseCode
@@ -73,6 +74,8 @@ class Link:
         self._closing = False
         self._connected = asyncio.Event()
         self._hello = asyncio.Event()  # set by the dispatch of ``hello``
+        #: frames leave at the rate the gateway announced (``hello``'s limits)
+        self.pace = Pace()
         # spread clients over the URLs; ``shuffle=False`` tries them in order
         self._next_url = random.randrange(len(self.urls)) if shuffle else 0
 
@@ -138,6 +141,7 @@ class Link:
             self._received.clear()
             try:
                 async with asyncio.timeout(self.ping_timeout):
+                    await self.pace.wait()
                     await ws.send(data)
                     await self._received.wait()
             except TimeoutError:

@@ -40,6 +40,15 @@ from synoptic_schemas.frames.order import value_order
 log = logging.getLogger(__name__)
 
 _MS = 1_000_000
+
+
+def ns_of_ms(t_ms: float) -> int:
+    """A moment of the protocol (ms since the epoch, µs resolution) in ns, exact to
+    the µs: ``t_ms * 1e6`` in floating point is off by up to 128 ns today, enough to
+    take in a value stored some ns after the moment asked for."""
+    return round(t_ms * 1000) * 1000
+
+
 #: Direct Gets at once for the per-channel questions (how far back it reaches).
 _FIRST_KEPT_AT_ONCE = 32
 
@@ -72,7 +81,7 @@ class MomentReader:
                 f"{s.at_max_channels}",
                 req_id=req_id,
             )
-        at_ns = round(frame["t"] * _MS)
+        at_ns = ns_of_ms(frame["t"])
         if at_ns > time.time_ns() + 60 * 10**9:
             raise FrameError(
                 ErrorCode.BAD_RANGE,
@@ -146,7 +155,7 @@ class MomentReader:
                 req_id=frame["id"], ch=frame["ch"],
             )  # fmt: skip
         nc: NatsClient = self._connection()
-        at_ns = round(frame["t"] * _MS)
+        at_ns = ns_of_ms(frame["t"])
         timeout = self._settings.hist_timeout
         kept = [(self._raw, self._subjects.hist(channel)),
                 (self._arrays, self._subjects.hist_large(channel))]  # fmt: skip

@@ -23,7 +23,7 @@ from synoptic_bus.history import read_range
 from synoptic_bus.metahistory import meta_stream_name
 from synoptic_bus.store import StoreError, history_stream_name
 from synoptic_gateway.auth import Principal
-from synoptic_gateway.history.moment import is_newer
+from synoptic_gateway.history.moment import is_newer, ns_of_ms
 from synoptic_gateway.settings import Settings
 from synoptic_schemas import ChannelError, DecodeError, Subjects, frames, parse_channel
 from synoptic_schemas.codec import decode
@@ -52,9 +52,9 @@ class StretchReader:
         """The frames of ``frame["t0"]`` < stored ≤ ``frame["t1"]`` (ms), each
         ``frame["step"]`` ms, for ``frame["ch"]`` (the playback's channels, in the
         order its ``at`` answer gave); raises :class:`StoreError`."""
-        t0_ns, t1_ns = int(frame["t0"] * _MS), int(frame["t1"] * _MS)
+        t0_ns, t1_ns = ns_of_ms(frame["t0"]), ns_of_ms(frame["t1"])
         t1_ns = min(t1_ns, time.time_ns())
-        step_ns = max(int(frame["step"] * _MS), 1)
+        step_ns = max(ns_of_ms(frame["step"]), 1)
         index: dict[str, int] = {}
         s = self._subjects
         for i, uri in enumerate(frame["ch"]):

@@ -147,6 +147,21 @@ async def test_save_on_a_reaches_a_viewer_of_b_within_a_second(
         assert len([f for f in viewer.screens if f["name"] == "live"]) == 2
 
 
+async def test_a_screen_saved_on_a_opens_on_b_at_once(pair) -> None:
+    """B reads a name it has not seen yet from the bucket: a link opened right after
+    a save through another gateway (or ``synoptic screens import``) is never a 404."""
+    a, b = pair
+    for i in range(20):
+        name = f"at-once-{i}"
+        status, saved, _ = a.api("PUT", f"/api/screens/{name}", {
+            "screen": SCREEN, "base_revision": 0}, token=EDITOR)  # fmt: skip
+        assert status == 200, saved
+        status, body, headers = b.api("GET", f"/api/screens/{name}")
+        assert (status, body) == (200, SCREEN), (i, body)
+        assert int(headers["x-synoptic-revision"]) == saved["revision"]
+    assert b.api("GET", "/api/screens/never-saved")[0] == 404
+
+
 async def test_conflict_validation_grants_and_limits(pair) -> None:
     a, b = pair
     put = lambda gw, body, tok=EDITOR, name="edit": gw.api(  # noqa: E731

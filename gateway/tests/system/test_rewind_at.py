@@ -118,6 +118,11 @@ async def test_a_screen_at_a_moment_is_what_a_subscriber_saw_then(
         )
         start = recorder.count(counter)
         await recorder.until(lambda: recorder.count(counter) >= start + 15)
+        # the waveform fills (a circular buffer growing by one sample per SINE
+        # update): some seconds of it too large for the raw history (1 KiB with
+        # headers: 128 doubles), kept by the rollup only
+        wf = ioc.uri("WF1K")
+        await recorder.until(lambda: len(recorder.values[wf][-1][1]["v"]) >= 170)
         # the IOC dies: every channel is shown disconnected; then it is back
         ioc.kill()
         await recorder.until(lambda: all(recorder.connected(u) is False for u in uris))
@@ -136,7 +141,6 @@ async def test_a_screen_at_a_moment_is_what_a_subscriber_saw_then(
     moments = list(range(first + 50_000_000, last, 131_000_000))
     checked: dict[str, int] = defaultdict(int)
     sources: dict[str, set[str]] = defaultdict(set)
-    wf = ioc.uri("WF1K")
     down_checked = 0
     units_seen: set[str] = set()
     async with GatewayClient([gateway.ws_url]) as client:
