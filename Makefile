@@ -205,7 +205,8 @@ $(PG_INITDB):
 .PHONY: install-postgres
 install-postgres: $(PG_INITDB) ## install Debian's PostgreSQL 15 (HDB++ archive: tests, demo)
 
-test-py: $(PG_INITDB)
+# the demo's tests open its pages: the gateway serves ui/dist
+test-py: $(PG_INITDB) ui-build
 demo: $(PG_INITDB)
 
 ui-install: $(UI_STAMP) ## install the UI's pinned npm packages (npm ci; idempotent)

@@ -235,7 +235,7 @@ describe('ScreenEditor change summary', () => {
     expect(ed.changeSummary()).toBe('');
     ed.apply((d) => addWidgets(d, [label]).doc);
     ed.apply((d) => moveWidgets(d, ['w1'], 2, 0));
-    expect(ed.changeSummary()).toBe('added 1 label; moved 1');
+    expect(ed.changeSummary()).toBe('added 1 label; moved 1 widget');
   });
 });
 
@@ -414,7 +414,7 @@ describe('a draft names its changes', () => {
     ed.open('', { title: 'New', widgets: [] }, 0);
     ed.apply((d) => addWidgets(d, [label, label]).doc);
     const draft = loadDraft(storage, '')!;
-    expect(draft.summary).toBe('added 2 label');
+    expect(draft.summary).toBe('added 2 labels');
     const again = new ScreenEditor({ store: new MemoryStore(), storage, size, draftDelayMs: 0 });
     again.open('', draft.screen, 0, draft);
     expect(again.dirty).toBe(true);
