@@ -177,7 +177,7 @@ test('a viewer without the grant sees no edit controls and a forged save is refu
   await expect(page.getByRole('alert')).toContainText('You may not edit');
   await expect(page.getByRole('toolbar', { name: 'editor' })).toHaveCount(0);
   await page.goto(`${stack.baseUrl}/#/`);
-  await expect(page.getByRole('link', { name: 'EPICS simulated IOC' })).toBeVisible();
+  await expect(page.locator('ul.screens').getByRole('link', { name: 'EPICS simulated IOC' })).toBeVisible(); // in the list (not the recently opened)
   await expect(page.getByRole('link', { name: '+ New screen' })).toHaveCount(0);
   const forged = await page.request.put(`${stack.baseUrl}/api/screens/epics-demo`, {
     data: { screen: { title: 'forged', widgets: [] }, base_revision: 1, summary: 'forged' },
@@ -220,11 +220,14 @@ test('canvas gestures: drag to move, the corner to resize, rubber band, align, c
   await page.mouse.move(h.x + 4 + 2 * pitch, h.y + 4, { steps: 4 });
   await page.mouse.up();
   await expect(page.locator('input[data-prop="w"]')).toHaveValue('4');
+  // now over the third LED (row 5, columns 8-9): said in a banner above the canvas, which moves it down
+  await expect(page.getByTestId('overlap')).toContainText('2 widgets overlap');
 
   // a rubber band over all three from empty space, then align their tops
-  await page.mouse.move(cb.x + 11.5 * pitch, cb.y + 2);
+  const band = (await canvas.boundingBox())!; // where the canvas is now
+  await page.mouse.move(band.x + 11.5 * pitch, band.y + 2);
   await page.mouse.down();
-  await page.mouse.move(cb.x + 2, cb.y + 8 * 34, { steps: 8 });
+  await page.mouse.move(band.x + 2, band.y + 8 * 34, { steps: 8 });
   await page.mouse.up();
   await expect(page.locator('.ed-item.selected')).toHaveCount(3);
   await page.getByRole('button', { name: '⤒ top' }).click();

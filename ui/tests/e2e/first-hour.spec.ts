@@ -51,14 +51,18 @@ test('widgets dropped, bound, resized and deleted: no banner, no overlap, lamps 
   await noErrorBanner(page);
 
   // an input dropped left of a label is cut at the label, not laid over it
+  // (each bound as it is dropped: a label, an input or a bar without a channel is not saved)
   await drop(page, 'label', 9, 4);
+  await bind(page, 'DEMO:SIN', stack.pv('SINE'));
   await drop(page, 'input', 7, 4);
   await expect(item('input')).toHaveAttribute('data-x', '7');
   await expect(field('w')).toHaveValue('2');
+  await bind(page, 'DEMO:MOD', stack.pv('MODE'));
   await noOverlap(page);
 
   // a bar made one row taller by its corner keeps its width
   await drop(page, 'bar', 1, 7);
+  await bind(page, 'DEMO:SIN', stack.pv('SINE'));
   const bar = item('bar');
   const wide = (await bar.boundingBox())!.width;
   const h = (await bar.locator('.ed-handle').boundingBox())!;
@@ -89,10 +93,13 @@ test('widgets dropped, bound, resized and deleted: no banner, no overlap, lamps 
   await expect(page).toHaveURL(/#\/edit\/first-hour$/);
 
   // selecting a widget while the history is open shows the widget
-  await page.getByRole('button', { name: 'History' }).click();
-  await expect(page.getByRole('button', { name: 'History' })).toHaveAttribute('aria-pressed', 'true');
+  const history = page.getByRole('button', { name: 'History', exact: true }); // not the panel's 'close history'
+  await history.click();
+  await expect(history).toHaveAttribute('aria-pressed', 'true');
+  await expect(page.getByRole('button', { name: 'close history' })).toBeVisible();
   await item('led').click();
-  await expect(page.getByRole('button', { name: 'History' })).toHaveAttribute('aria-pressed', 'false');
+  await expect(history).toHaveAttribute('aria-pressed', 'false');
+  await expect(page.getByRole('button', { name: 'close history' })).toHaveCount(0);
   await noErrorBanner(page);
 });
 

@@ -22,6 +22,12 @@ describe('dropBox: a palette item dropped on a cell', () => {
     expect(dropBox(firstRow, 12, { x: 2, y: 1 }, 2, 2)).toEqual({ x: 2, y: 3, w: 2, h: 2 });
   });
 
+  it('dropped on a section, goes inside it (a section takes no cells), still clear of the widgets in it', () => {
+    const section = { x: 1, y: 1, w: 6, h: 4, section: true };
+    expect(dropBox([section], 12, { x: 2, y: 2 }, 2, 2)).toEqual({ x: 2, y: 2, w: 2, h: 2 });
+    expect(dropBox([section, { x: 2, y: 2, w: 2, h: 2 }], 12, { x: 2, y: 2 }, 2, 2)).toEqual({ x: 2, y: 4, w: 2, h: 2 });
+  });
+
   it('keeps its default size where there is room', () => {
     expect(dropBox(firstRow, 12, { x: 5, y: 1 }, 3, 5)).toEqual({ x: 5, y: 1, w: 3, h: 5 });
   });

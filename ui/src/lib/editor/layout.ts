@@ -114,11 +114,12 @@ export function firstFree(boxes: readonly Box[], columns: number, w: number, h: 
  * Where a widget of default size w × h dropped on cell `at` goes: its left column is
  * the one dropped on, its size the default cut to the columns and to the free cells
  * right of and below it (never over another widget); dropped on a widget, it goes
- * to the first free row below, in the same column.
+ * to the first free row below, in the same column. A section takes no cells: what is
+ * dropped on it goes inside it.
  */
-export function dropBox(boxes: readonly Box[], columns: number, at: { x: number; y: number }, w: number, h: number): Box {
+export function dropBox(boxes: readonly (Box & { section?: boolean })[], columns: number, at: { x: number; y: number }, w: number, h: number): Box {
   const grid = new Occupancy(columns);
-  for (const b of boxes) grid.take(b);
+  for (const b of boxes) if (!b.section) grid.take(b);
   const x = Math.min(columns, Math.max(1, at.x));
   const maxW = Math.max(1, Math.min(w, columns - x + 1));
   for (let y = Math.max(1, at.y); ; y++) {
