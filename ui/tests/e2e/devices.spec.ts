@@ -5,7 +5,8 @@
  * scrolls sideways. Chart and gauge labels are drawn on canvas: read from each
  * chart (its element's `textBoxes()`), no two overlap and none is cut by the chart's
  * edge (axes drop overlapping ones, ECharts hideOverlap; gauges get as many ticks as
- * their dial has room for, charts/ticks.ts). A canvas screen scales to the width.
+ * their dial has room for, a trend's value axis as many as its plot's height has,
+ * charts/ticks.ts). A canvas screen scales to the width.
  */
 import { devices, type Page } from '@playwright/test';
 import type { TextBox } from '../../src/lib/charts/echarts';

@@ -16,6 +16,21 @@ export function gaugeSplits(r: number): number {
   return NICE_SPLITS.find((n) => n <= room) ?? 2;
 }
 
+/** Height of a value axis's interval per interval asked for (px): room for a 10 px label and its gap. */
+const VALUE_SPLIT_PX = 40;
+
+/**
+ * The number of intervals (`splitNumber`) to ask of a value axis `h` px long (the
+ * plot's height): one per 40 px, 1 to 5 (ECharts' default). ECharts rounds the
+ * interval to 1, 2, 3 or 5 × 10ⁿ, down by up to 1.5×, and widens a `scale` axis to
+ * whole intervals, so it draws up to about 1.5 × n + 1 of them: ticks stay ≥ 16 px
+ * apart, clear of each other's 10 px labels, where the default 5 put the labels of
+ * a small chart (a canvas screen's 40 px plot) on top of each other.
+ */
+export function valueSplits(h: number): number {
+  return Math.min(5, Math.max(1, Math.floor(h / VALUE_SPLIT_PX)));
+}
+
 /** A tick label: at most 3 significant digits (no `1.4285714`). */
 export function tickLabel(v: number): string {
   return String(Number(v.toPrecision(3)));
