@@ -3,7 +3,9 @@
  * a moment, stepped, or played back at a speed. While not live every channel the
  * tab subscribes shows its value and metadata of the moment in place of the
  * live ones (`ChannelState.showPast`), and writes are off (`gateway.rewound`).
- * The live subscriptions stay open meanwhile: back to live is immediate.
+ * The live subscriptions stay open meanwhile: back to live is immediate. Channels
+ * subscribed while a moment is shown (the widgets of a screen opened at a link's
+ * moment, a tab shown later) are asked for at that moment too.
  */
 import { getContext, setContext } from 'svelte';
 import type { Gateway } from './transport/gateway.svelte';
@@ -30,9 +32,21 @@ export class TimeMachine {
   /** the channels and metadata of the playback running, by index */
   #playing: { uris: string[]; metas: (MetaMsg | null)[] } | null = null;
   #seq = 0;
+  /** channels asked for at the moment shown (by the request that showed it, or since) */
+  #asked = new Set<string>();
+  /** channels subscribed since, not asked for yet */
+  #late = new Set<string>();
+  readonly #unlisten: () => void;
 
   constructor(gateway: Gateway) {
     this.#gateway = gateway;
+    this.#unlisten = gateway.onSubscribe((uris) => this.#subscribed(uris));
+  }
+
+  /** The screen goes: live again, and no longer told of subscriptions. */
+  close(): void {
+    this.#unlisten();
+    this.goLive();
   }
 
   get live(): boolean {
@@ -47,8 +61,10 @@ export class TimeMachine {
     this.moment = t;
     this.#gateway.rewound = true;
     this.loading = true;
+    const uris = this.#gateway.subscribedUris();
+    this.#asked = new Set(uris);
     try {
-      const answer = await this.#gateway.at(this.#gateway.subscribedUris(), t);
+      const answer = await this.#gateway.at(uris, t);
       if (seq === this.#seq) this.#show(answer);
     } catch (e) {
       if (seq === this.#seq) this.error = e instanceof Error ? e.message : String(e);
@@ -79,6 +95,7 @@ export class TimeMachine {
     this.#halt();
     const seq = ++this.#seq;
     const uris = this.#gateway.subscribedUris();
+    this.#asked = new Set(uris);
     this.moment = from;
     this.speed = speed;
     this.#gateway.rewound = true;
@@ -118,6 +135,31 @@ export class TimeMachine {
     this.#gateway.rewound = false;
   }
 
+  /** New subscriptions while a moment is shown: asked for at it (together, once the widgets mounting now are in). */
+  #subscribed(uris: string[]): void {
+    if (this.moment === null) return;
+    const first = this.#late.size === 0;
+    for (const u of uris) if (!this.#asked.has(u)) this.#late.add(u);
+    if (!this.#late.size) return; // a widget subscribing again (its points changed): shown already
+    if (first) setTimeout(() => void this.#catchUp(), 0);
+  }
+
+  async #catchUp(): Promise<void> {
+    const uris = [...this.#late];
+    this.#late.clear();
+    const t = this.moment;
+    if (t === null || !uris.length) return;
+    // (during a playback: the moment it shows now, until the next play)
+    for (const u of uris) this.#asked.add(u);
+    const seq = this.#seq;
+    try {
+      const answer = await this.#gateway.at(uris, t);
+      if (seq === this.#seq) this.#show(answer, true);
+    } catch (e) {
+      if (seq === this.#seq) this.error = e instanceof Error ? e.message : String(e);
+    }
+  }
+
   #halt(): void {
     if (this.#play !== null) this.#gateway.halt(this.#play);
     this.#play = null;
@@ -125,10 +167,11 @@ export class TimeMachine {
     this.speed = null;
   }
 
-  #show(answer: AtFrame): void {
-    this.error = null;
-    let notKept = 0;
-    let since: number | null = null;
+  /** Show an `at` answer: every channel of the screen, or (`more`) channels added to those shown. */
+  #show(answer: AtFrame, more = false): void {
+    if (!more) this.error = null;
+    let notKept = more ? this.notKept : 0;
+    let since: number | null = more ? this.since : null;
     answer.ch.forEach((uri, k) => {
       const err = answer.err[k];
       if (err?.code === 'not_kept') {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { parseAt, withAt } from './rewind.svelte';
+import { parseAt, TimeMachine, withAt } from './rewind.svelte';
+import type { Gateway } from './transport/gateway.svelte';
 import { RewindRequests } from './transport/rewind';
 import type { ClientFrame, PbFrame } from './transport/protocol';
 
@@ -62,5 +63,60 @@ describe('rewind requests', () => {
     const none = r.step('ca://A', 10, 1);
     r.answer((sent[1] as { id: number }).id, { op: 'step', t: null });
     expect(await none).toBeNull();
+  });
+});
+
+describe('the time control', () => {
+  /** A gateway's rewind side: subscriptions made by hand, `at` answered at once with each channel's name as its value. */
+  function gateway() {
+    const told = new Set<(uris: string[]) => void>();
+    const subscribed: string[] = [];
+    const asked: [string[], number][] = [];
+    const shown = new Map<string, unknown>();
+    const fake = {
+      rewound: false,
+      channels: new Map(),
+      subscribedUris: () => [...subscribed],
+      onSubscribe: (fn: (uris: string[]) => void) => (told.add(fn), () => void told.delete(fn)),
+      at: async (ch: string[], t: number) => {
+        asked.push([ch, t]);
+        return { op: 'at', id: 1, t, ch, val: ch.map((u) => ({ v: u, t, sev: 0, c: true })), meta: ch.map(() => null), src: ch.map(() => 'raw'), err: ch.map(() => null) };
+      },
+      channel: (uri: string) => ({ showPast: (value: { v: unknown } | null) => shown.set(uri, value?.v) }),
+    };
+    const subscribe = (...uris: string[]) => {
+      subscribed.push(...uris);
+      for (const fn of told) fn(uris);
+    };
+    return { gw: fake as unknown as Gateway, subscribe, asked, shown, told };
+  }
+  const settled = () => new Promise((resolve) => setTimeout(resolve, 0));
+
+  it('shows channels subscribed after the moment was asked for (a screen opened at a link) at that moment', async () => {
+    const { gw, subscribe, asked, shown } = gateway();
+    const time = new TimeMachine(gw);
+    await time.goTo(1000); // the link's moment, before the widgets subscribe
+    expect(asked).toEqual([[[], 1000]]);
+    subscribe('ca://A');
+    subscribe('ca://B', 'ca://C');
+    await settled();
+    await settled();
+    // one request for the widgets mounted together, at the moment shown
+    expect(asked.slice(1)).toEqual([[['ca://A', 'ca://B', 'ca://C'], 1000]]);
+    expect([...shown]).toEqual([['ca://A', 'ca://A'], ['ca://B', 'ca://B'], ['ca://C', 'ca://C']]);
+    // a widget subscribing again (its points changed) is shown already: nothing asked
+    subscribe('ca://A');
+    await settled();
+    expect(asked.length).toBe(2);
+  });
+
+  it('leaves channels subscribed while live, or after the screen went, alone', async () => {
+    const { gw, subscribe, asked, told } = gateway();
+    const time = new TimeMachine(gw);
+    subscribe('ca://A');
+    await settled();
+    expect(asked).toEqual([]);
+    time.close();
+    expect(told.size).toBe(0);
   });
 });

@@ -60,6 +60,8 @@ export class Gateway implements Liveness {
   #opts: Required<Omit<GatewayOptions, 'url' | 'WebSocket' | 'token'>> & Pick<GatewayOptions, 'url' | 'WebSocket' | 'token'>;
   #ws: WebSocket | null = null;
   #subs = new Set<Subscription>();
+  /** told the gateway channels of each new subscription (a rewound screen shows them at its moment) */
+  #onSubscribe = new Set<(uris: string[]) => void>();
   #byRequest = new Map<number, Subscription>();
   /** per sid, the subscription its frames are applied through (its `held` is the shift base) */
   #bySid = new Map<number, Subscription>();
@@ -192,7 +194,14 @@ export class Gateway implements Liveness {
     }
     this.#subs.add(sub);
     if (this.#subsFlow) this.#sendSub(sub);
+    if (unique.length) for (const told of this.#onSubscribe) told(unique);
     return sub;
+  }
+
+  /** Tell `told` the gateway channels of every subscription made from now on; returns its removal. */
+  onSubscribe(told: (uris: string[]) => void): () => void {
+    this.#onSubscribe.add(told);
+    return () => void this.#onSubscribe.delete(told);
   }
 
   unsubscribe(sub: Subscription): void {
