@@ -97,8 +97,12 @@ class BusHistory:
         self.messages += read.messages
         out: dict[str, ChannelHistory] = {}
         for tail, uri in by_tail.items():
-            entry = ChannelHistory(read.columns.get(tail) or Columns.empty())
-            entry.missing = before(read.gaps.get(tail, []), raw_from)
+            cols = read.columns.get(tail) or Columns.empty()
+            entry = ChannelHistory(cols)
+            missing = before(read.gaps.get(tail, []), raw_from)
+            entry.missing = until_held(
+                missing, int(cols.t.min()) if len(cols) else None
+            )
             if read.truncated:
                 entry.error = _truncated(q)
             out[uri] = entry
@@ -147,6 +151,23 @@ def before(gaps: list[tuple[int, int]], raw_from: int | None) -> list[tuple[int,
     if raw_from is None:
         return list(gaps)
     return [(s, min(e, raw_from)) for s, e in gaps if s < raw_from]
+
+
+def until_held(
+    gaps: list[tuple[int, int]], first_held: int | None
+) -> list[tuple[int, int]]:
+    """``gaps`` cut where the bus's first value of the channel is: a value that
+    reached the rollup late sits in a block whose window starts after it, and the
+    archive is not asked for what the bus holds."""
+    if first_held is None:
+        return gaps
+    out = []
+    for s, e in gaps:
+        if s <= first_held:
+            e = min(e, first_held)
+        if e > s:
+            out.append((s, e))
+    return out
 
 
 def _timeout(q: HistoryRead) -> tuple[str, str]:
