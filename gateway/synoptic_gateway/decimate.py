@@ -13,14 +13,18 @@ the result is the **maximum** of an ``f × f`` block (per colour), in the same
 dtype; it gains ``bin`` (``f``) and ``n`` (the full image's shape).
 
 Any other value (a scalar, a string, an array that already fits) is sent as it
-is. Reduced once per (channel, points) and value, whatever the viewers.
+is. Reduced once per (channel, points) and value, whatever the viewers. Values
+shown at a moment or played back (``at.pts``, ``play.pts``) go through the same
+:func:`reduce_map`, in the history service.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
-from synoptic_gateway.history.reduce import extreme_indexes
+from synoptic_gateway.extremes import extreme_indexes
 from synoptic_schemas.codec import decode, encode
 
 
@@ -62,20 +66,22 @@ def reduce_value(raw: bytes, points: int) -> bytes:
         msg = decode(raw)
     except Exception:  # not ours to judge: forwarded as it came
         return raw
-    v = msg.get("v") if isinstance(msg, dict) else None
+    reduced = reduce_map(msg, points) if isinstance(msg, dict) else None
+    return raw if reduced is None else encode(reduced)
+
+
+def reduce_map(msg: dict[str, Any], points: int) -> dict[str, Any] | None:
+    """A decoded value map reduced as :func:`reduce_value` does (a new map, its
+    other keys kept), or ``None`` when it is sent as it is."""
+    v = msg.get("v")
     if not isinstance(v, np.ndarray) or v.dtype.kind not in "iuf":
-        return raw
+        return None
     image = v.ndim == 2 or (v.ndim == 3 and v.shape[2] == 3)
     if image and max(v.shape[:2]) > points:
         factor = -(-max(v.shape[:2]) // points)
-        msg["v"] = bin_max(v, factor)
-        msg["bin"] = factor
-        msg["n"] = list(v.shape)
-        return encode(msg)
+        return {**msg, "v": bin_max(v, factor), "bin": factor, "n": list(v.shape)}
     if v.ndim != 1 or len(v) <= points:
-        return raw
+        return None
     keep = envelope_indexes(v, points)
-    msg["v"] = np.ascontiguousarray(v[keep])
-    msg["x"] = keep.astype("<u4")
-    msg["n"] = len(v)
-    return encode(msg)
+    return {**msg, "v": np.ascontiguousarray(v[keep]), "x": keep.astype("<u4"),
+            "n": len(v)}  # fmt: skip

@@ -146,7 +146,8 @@ class Playback:
 
     async def _read(self, t0: float, t1: float, step: float) -> list[Any]:
         request = {"op": "pbread", "id": self.id, "ch": self._frame["ch"], "t0": t0,
-                   "t1": t1, "step": step, "json": self._json}  # fmt: skip
+                   "t1": t1, "step": step, "json": self._json,
+                   "pts": self._frame.get("pts")}  # fmt: skip
         body = await self._history.answer(
             request, self._principal(), json_mode=self._json
         )

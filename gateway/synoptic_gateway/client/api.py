@@ -317,22 +317,35 @@ class GatewayClient(Link):
         }  # fmt: skip
 
     async def at(
-        self, uris: Sequence[str], t_ms: float, timeout: float = 60.0
+        self,
+        uris: Sequence[str],
+        t_ms: float,
+        timeout: float = 60.0,
+        *,
+        points: Mapping[str, int] | None = None,
     ) -> dict[str, Any]:
         """The ``at`` answer: the channels' values and metadata as they were at
-        ``t_ms`` (ms since the epoch). Raises :class:`GatewayError` when the
+        ``t_ms`` (ms since the epoch); ``points`` as :meth:`subscribe`'s (arrays
+        of those channels reduced). Raises :class:`GatewayError` when the
         request is refused as a whole."""
         return await self._request(
-            frames.at(next(self._ids), list(uris), t_ms), timeout
+            frames.at(next(self._ids), list(uris), t_ms, points), timeout
         )
 
     async def play(
-        self, uris: Sequence[str], t_ms: float, speed: float, timeout: float = 60.0
+        self,
+        uris: Sequence[str],
+        t_ms: float,
+        speed: float,
+        timeout: float = 60.0,
+        *,
+        points: Mapping[str, int] | None = None,
     ) -> dict[str, Any]:
         """Play the channels back from ``t_ms`` at ``speed`` times real time:
         returns the ``at`` answer (its ``id`` is the playback's); the ``pb``
-        frames that follow reach ``on_frame``. Raises :class:`GatewayError`."""
-        frame = frames.play(next(self._ids), list(uris), t_ms, speed)
+        frames that follow reach ``on_frame``; ``points`` as :meth:`subscribe`'s.
+        Raises :class:`GatewayError`."""
+        frame = frames.play(next(self._ids), list(uris), t_ms, speed, points)
         return await self._request(frame, timeout)
 
     async def step(

@@ -14,6 +14,10 @@ A channel with nothing kept by the moment is answered ``not_kept`` with
 ``since``: when its oldest kept value is from (how far back its history goes;
 nil: none at all). A channel with no metadata kept by then gets its oldest kept
 metadata, and is listed in ``mlate``.
+
+A channel in the request's ``pts`` gets its array or image reduced as a live
+subscription's (:func:`synoptic_gateway.decimate.reduce_map`), here in the
+history service, off the live loop.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from synoptic_bus.metahistory import meta_stream_name
 from synoptic_bus.moment import Stored, first_kept, last_at, run_from
 from synoptic_bus.store import StoreError, history_stream_name
 from synoptic_gateway.auth import Principal
+from synoptic_gateway.decimate import reduce_map
 from synoptic_gateway.settings import Settings
 from synoptic_schemas import ChannelError, DecodeError, Subjects, frames, parse_channel
 from synoptic_schemas.channels import Channel
@@ -111,6 +116,7 @@ class MomentReader:
         at_ns, uris, channels, fixed = self._check(frame, principal)
         self.requests += 1
         found = await self.read(list(channels.values()), at_ns)
+        points = points_of(frame)
         values: list[Any] = []
         metas: list[Any] = []
         sources: list[str | None] = []
@@ -125,7 +131,7 @@ class MomentReader:
                 sources.append(None)
                 errors.append(fixed.get(uri) or _error(ErrorCode.INTERNAL, "not read"))
                 continue
-            values.append(got.value)
+            values.append(reduced(got.value, points.get(uri)))
             metas.append(got.meta)
             sources.append(got.source)
             errors.append(got.error)
@@ -284,6 +290,20 @@ class MomentReader:
                 jobs.append(meta_after(channel, past))
         if jobs:
             await asyncio.gather(*jobs)
+
+
+def points_of(frame: dict[str, Any]) -> dict[str, int]:
+    """A validated request's ``pts`` (URI as asked -> the most points drawn),
+    rounded up to the sizes live subscriptions get (``sub.pts``)."""
+    return {uri: frames.round_points(n) for uri, n in (frame.get("pts") or {}).items()}
+
+
+def reduced(value: dict[str, Any] | None, points: int | None) -> dict[str, Any] | None:
+    """A past value as a live subscription with ``points`` gets it (``None``:
+    the full value)."""
+    if value is None or points is None:
+        return value
+    return reduce_map(value, points) or value
 
 
 class Past:

@@ -6,8 +6,9 @@ wall time; this reads the span's values (``CS_HIST`` and the large values of
 ``CS_ARRAYS``) and metadata (``CS_META``) by store time, as ``at`` does, and cuts
 it into frames ``step`` ms of bus time apart. Each frame holds, per channel that
 changed within it, only its last value (what a viewer could see at that frame
-rate) and the metadata that changed. The frames come back encoded for the
-socket, with the moment each shows: ``[[t_ms, frame], …]`` as msgpack.
+rate) and the metadata that changed; a value of a channel in the playback's
+``pts`` reduced as a live subscription's, once. The frames come back encoded for
+the socket, with the moment each shows: ``[[t_ms, frame], …]`` as msgpack.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from synoptic_bus.history import read_range
 from synoptic_bus.metahistory import meta_stream_name
 from synoptic_bus.store import StoreError, history_stream_name
 from synoptic_gateway.auth import Principal
-from synoptic_gateway.history.moment import is_newer, ns_of_ms
+from synoptic_gateway.history.moment import is_newer, ns_of_ms, points_of, reduced
 from synoptic_gateway.settings import Settings
 from synoptic_schemas import ChannelError, DecodeError, Subjects, frames, parse_channel
 from synoptic_schemas.codec import decode
@@ -117,13 +118,16 @@ class StretchReader:
             newest[i] = order
             values[k][i] = data
         json_mode = bool(frame.get("json"))
+        points = points_of(frame)
+        at_points = [points.get(uri) for uri in frame["ch"]]
         out = []
         for k in range(n):
             t_ms = min(t0_ns + (k + 1) * step_ns, t1_ns) / _MS
             changed = sorted(values[k])
             meta_changed = sorted(metas[k])
+            shown = [reduced(_decoded(values[k][i]), at_points[i]) for i in changed]
             reply = frames.pb(
-                frame["id"], t_ms, changed, [_decoded(values[k][i]) for i in changed],
+                frame["id"], t_ms, changed, shown,
                 meta_indexes=meta_changed,
                 metas=[_decoded(metas[k][i]) for i in meta_changed],
             )  # fmt: skip

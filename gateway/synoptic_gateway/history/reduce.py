@@ -11,22 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from synoptic_gateway.extremes import extreme_indexes
 from synoptic_schemas.series import Columns
-
-
-def extreme_indexes(v: np.ndarray, starts: np.ndarray, seg: np.ndarray) -> np.ndarray:
-    """Per segment the index of its first minimum and first maximum (NaN ignored;
-    an all-NaN segment gives its first point)."""
-    finite = np.where(np.isnan(v), np.inf, v)
-    lo = np.minimum.reduceat(finite, starts)
-    finite_hi = np.where(np.isnan(v), -np.inf, v)
-    hi = np.maximum.reduceat(finite_hi, starts)
-    out = []
-    for target, values in ((lo, finite), (hi, finite_hi)):
-        hits = np.flatnonzero(values == target[seg])
-        _, first = np.unique(seg[hits], return_index=True)
-        out.append(hits[first])
-    return np.concatenate(out)
 
 
 def reduce_columns(cols: Columns, t0_ns: int, t1_ns: int, px: int) -> Columns:

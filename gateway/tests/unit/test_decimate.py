@@ -7,7 +7,13 @@ import numpy as np
 import pytest
 
 from synoptic_gateway.channel_state import ChannelState
-from synoptic_gateway.decimate import bin_max, envelope_indexes, reduce_value
+from synoptic_gateway.decimate import (
+    bin_max,
+    envelope_indexes,
+    reduce_map,
+    reduce_value,
+)
+from synoptic_gateway.history.moment import points_of, reduced
 from synoptic_schemas import frames, parse_channel
 from synoptic_schemas.codec import decode, encode
 
@@ -113,3 +119,34 @@ def test_a_value_is_reduced_once_per_size_whatever_the_groups_asking() -> None:
     for size in frames.POINT_SIZES:
         state.reduced_to(newer, size)
     assert len(state.reduced) == len(frames.POINT_SIZES)  # one kept per size at most
+
+
+@pytest.mark.parametrize(
+    "v",
+    [
+        RNG.random(10_000),
+        RNG.integers(0, 65535, (1024, 1024), dtype="<u2"),
+        2.5,
+        np.arange(100, dtype="<f8"),
+    ],
+    ids=["waveform", "image", "scalar", "fits"],
+)
+def test_a_past_value_is_reduced_as_a_live_one(v) -> None:
+    """``at`` and ``pb`` reduce decoded values (``reduced``): the same map the live
+    path sends, the value's other keys (``kt`` of a kept array) kept."""
+    raw = value(v)
+    past = {**decode(raw), "kt": 1.5e12}
+    got = reduced(past, 512)
+    live = decode(reduce_value(raw, 512))
+    assert got is past if reduce_map(past, 512) is None else got is not past
+    assert got["kt"] == 1.5e12 and got.keys() - {"kt"} == live.keys()
+    for key, want in live.items():
+        np.testing.assert_array_equal(got[key], want)
+    assert reduced(past, None) is past and reduced(None, 512) is None
+
+
+def test_rewind_point_counts_round_up_as_a_subscriptions_do() -> None:
+    frame = frames.at(1, ["ca://A", "ca://B", "ca://C"], 1.7e12,
+                      {"ca://A": 400, "ca://B": 1})  # fmt: skip
+    assert points_of(frame) == {"ca://A": 512, "ca://B": 256}
+    assert points_of(frames.at(1, ["ca://A"], 1.7e12)) == {}

@@ -60,7 +60,7 @@ def validate_client_frame(frame: Any) -> dict[str, Any]:
         raise FrameError(ErrorCode.BAD_FRAME, f"'{op}' needs an 'id'")
     if op == Op.SUB:
         _validate_channels(frame, op, req_id)
-        _validate_points(frame, req_id)
+        _validate_points(frame, op, req_id)
         if not isinstance(frame.get("shift", False), bool):
             raise FrameError(
                 ErrorCode.BAD_FRAME, "'sub.shift' must be true or false", req_id=req_id
@@ -75,7 +75,7 @@ def validate_client_frame(frame: Any) -> dict[str, Any]:
         _validate_hist(frame, req_id)
     elif op in (Op.AT, Op.PLAY):
         _validate_channels(frame, op, req_id)
-        _validate_points(frame, req_id)
+        _validate_points(frame, op, req_id)
         validate_rewind(frame, req_id)
     elif op in (Op.HALT, Op.STEP):
         validate_rewind(frame, req_id)
@@ -120,16 +120,17 @@ def round_points(n: int) -> int:
     raise ValueError(f"more than {POINT_SIZES[-1]} points")
 
 
-def _validate_points(frame: Mapping[str, Any], req_id: Any) -> None:
-    """``sub.pts`` (optional): a map of some of ``ch``'s URIs to the most points
-    the client draws of that channel's array (an image: the most pixels across)."""
+def _validate_points(frame: Mapping[str, Any], op: str, req_id: Any) -> None:
+    """``<op>.pts`` (optional, ``sub``, ``at`` and ``play``): a map of some of
+    ``ch``'s URIs to the most points the client draws of that channel's array (an
+    image: the most pixels across)."""
     pts = frame.get("pts")
     if pts is None:
         return
     if not isinstance(pts, dict):
         raise FrameError(
             ErrorCode.BAD_FRAME,
-            "'sub.pts' must be a map of channel URI to a number of points",
+            f"'{op}.pts' must be a map of channel URI to a number of points",
             req_id=req_id,
         )
     named = set(frame["ch"])
@@ -137,7 +138,7 @@ def _validate_points(frame: Mapping[str, Any], req_id: Any) -> None:
         if not isinstance(uri, str) or uri not in named:
             raise FrameError(
                 ErrorCode.BAD_FRAME,
-                f"'sub.pts' names {str(uri)[:200]!r}, which is not in 'sub.ch'",
+                f"'{op}.pts' names {str(uri)[:200]!r}, which is not in '{op}.ch'",
                 req_id=req_id,
             )
         if (
@@ -147,7 +148,7 @@ def _validate_points(frame: Mapping[str, Any], req_id: Any) -> None:
         ):
             raise FrameError(
                 ErrorCode.BAD_FRAME,
-                f"'sub.pts' of {uri[:200]!r} must be an integer from 1 to "
+                f"'{op}.pts' of {uri[:200]!r} must be an integer from 1 to "
                 f"{POINT_SIZES[-1]}, not {str(n)[:40]!r} (leave the channel out of "
                 "'pts' for its full array)",
                 req_id=req_id,

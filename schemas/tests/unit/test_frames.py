@@ -362,17 +362,62 @@ def test_value_order_fast_path_covers_the_adapters_payloads() -> None:
         ({"ca://A": 512.5}, "integer from 1 to 16384"),
         ({"ca://A": True}, "integer from 1 to 16384"),
         ({"ca://A": "800"}, "integer from 1 to 16384"),
-        ({"ca://B": 800}, "not in 'sub.ch'"),
-        ([800], "must be a map"),
+        ({"ca://B": 800}, "not in '{op}.ch'"),
+        ([800], "'{op}.pts' must be a map"),
     ],
 )
-def test_bad_point_counts_are_refused_clearly(pts, says) -> None:
-    with pytest.raises(frames.FrameError, match=says) as info:
-        frames.validate_client_frame(
-            {"op": "sub", "id": 3, "ch": ["ca://A"], "pts": pts}
-        )
+@pytest.mark.parametrize(
+    "request_of",
+    [
+        lambda pts: {"op": "sub", "id": 3, "ch": ["ca://A"], "pts": pts},
+        lambda pts: {"op": "at", "id": 3, "ch": ["ca://A"], "t": 1.7e12, "pts": pts},
+        lambda pts: {
+            "op": "play",
+            "id": 3,
+            "ch": ["ca://A"],
+            "t": 1.7e12,
+            "speed": 10,
+            "pts": pts,
+        },
+    ],
+    ids=["sub", "at", "play"],
+)
+def test_bad_point_counts_are_refused_clearly(pts, says, request_of) -> None:
+    frame = request_of(pts)
+    with pytest.raises(frames.FrameError, match=says.format(op=frame["op"])) as info:
+        frames.validate_client_frame(frame)
     assert info.value.code == ErrorCode.BAD_FRAME
     assert info.value.frame()["id"] == 3
+    validator("frames").validate(info.value.frame())
+
+
+@pytest.mark.parametrize(
+    "frame",
+    [
+        frames.at(1, ["ca://WF", "ca://IMG"], 1.7e12, {"ca://WF": 800, "ca://IMG": 1}),
+        frames.play(2, ["ca://WF"], 1.7e12, 60, {"ca://WF": 16384}),
+    ],
+)
+def test_rewind_requests_take_point_counts_as_sub_does(frame: dict) -> None:
+    assert frames.validate_client_frame(frame) == frame
+    validator("frames").validate(frame)
+
+
+@pytest.mark.parametrize("n", [0, 16385, 512.5])
+@pytest.mark.parametrize(
+    "frame",
+    [
+        frames.sub(1, ["ca://A"]),
+        frames.at(1, ["ca://A"], 1.7e12),
+        frames.play(1, ["ca://A"], 1.7e12, 10),
+    ],
+    ids=["sub", "at", "play"],
+)
+def test_the_schema_refuses_the_point_counts_the_gateway_refuses(frame, n) -> None:
+    frame = {**frame, "pts": {"ca://A": n}}
+    with pytest.raises(frames.FrameError):
+        frames.validate_client_frame(frame)
+    assert not validator("frames").is_valid(frame)
 
 
 def test_point_counts_round_up_to_a_few_sizes() -> None:

@@ -5,7 +5,10 @@
  * live ones (`ChannelState.showPast`), and writes are off (`gateway.rewound`).
  * The live subscriptions stay open meanwhile: back to live is immediate. Channels
  * subscribed while a moment is shown (the widgets of a screen opened at a link's
- * moment, a tab shown later) are asked for at that moment too.
+ * moment, a tab shown later) are asked for at that moment too. Arrays and images
+ * are asked for at the points their widgets draw (the `pts` of the live
+ * subscriptions), so they come reduced as live ones do; a widget that asks for
+ * other points (resized, zoomed in) gets its channel asked again at them.
  */
 import { getContext, setContext } from 'svelte';
 import type { Gateway } from './transport/gateway.svelte';
@@ -32,8 +35,8 @@ export class TimeMachine {
   /** the channels and metadata of the playback running, by index */
   #playing: { uris: string[]; metas: (MetaMsg | null)[] } | null = null;
   #seq = 0;
-  /** channels asked for at the moment shown (by the request that showed it, or since) */
-  #asked = new Set<string>();
+  /** channels asked for at the moment shown (by the request that showed it, or since), and the points asked of each */
+  #asked = new Map<string, number | undefined>();
   /** channels subscribed since, not asked for yet */
   #late = new Set<string>();
   readonly #unlisten: () => void;
@@ -62,9 +65,9 @@ export class TimeMachine {
     this.#gateway.rewound = true;
     this.loading = true;
     const uris = this.#gateway.subscribedUris();
-    this.#asked = new Set(uris);
+    const pts = this.#ask(uris, true);
     try {
-      const answer = await this.#gateway.at(uris, t);
+      const answer = await this.#gateway.at(uris, t, pts);
       if (seq === this.#seq) this.#show(answer);
     } catch (e) {
       if (seq === this.#seq) this.error = e instanceof Error ? e.message : String(e);
@@ -95,13 +98,13 @@ export class TimeMachine {
     this.#halt();
     const seq = ++this.#seq;
     const uris = this.#gateway.subscribedUris();
-    this.#asked = new Set(uris);
+    const pts = this.#ask(uris, true);
     this.moment = from;
     this.speed = speed;
     this.#gateway.rewound = true;
     this.loading = true;
     try {
-      const answer = await this.#gateway.play(uris, from, speed, (f) => seq === this.#seq && this.#frame(f));
+      const answer = await this.#gateway.play(uris, from, speed, (f) => seq === this.#seq && this.#frame(f), pts);
       if (seq !== this.#seq) return this.#gateway.halt(answer.id);
       this.#play = answer.id;
       this.#playing = { uris: answer.ch, metas: answer.meta.slice() };
@@ -135,12 +138,28 @@ export class TimeMachine {
     this.#gateway.rewound = false;
   }
 
-  /** New subscriptions while a moment is shown: asked for at it (together, once the widgets mounting now are in). */
+  /** The points to ask of `uris` (those drawn reduced), noted as asked (`all`: in place of every channel asked so far). */
+  #ask(uris: string[], all = false): Record<string, number> {
+    const drawn = this.#gateway.subscribedPoints();
+    const pts: Record<string, number> = {};
+    if (all) this.#asked = new Map();
+    for (const u of uris) {
+      if (drawn[u] !== undefined) pts[u] = drawn[u];
+      this.#asked.set(u, drawn[u]);
+    }
+    return pts;
+  }
+
+  /**
+   * New subscriptions while a moment is shown: asked for at it (together, once the widgets
+   * mounting now are in); a channel asked for already, again only if its points changed.
+   */
   #subscribed(uris: string[]): void {
     if (this.moment === null) return;
     const first = this.#late.size === 0;
-    for (const u of uris) if (!this.#asked.has(u)) this.#late.add(u);
-    if (!this.#late.size) return; // a widget subscribing again (its points changed): shown already
+    const drawn = this.#gateway.subscribedPoints();
+    for (const u of uris) if (!this.#asked.has(u) || this.#asked.get(u) !== drawn[u]) this.#late.add(u);
+    if (!this.#late.size) return; // a widget subscribing again at the same points: shown already
     if (first) setTimeout(() => void this.#catchUp(), 0);
   }
 
@@ -150,10 +169,10 @@ export class TimeMachine {
     const t = this.moment;
     if (t === null || !uris.length) return;
     // (during a playback: the moment it shows now, until the next play)
-    for (const u of uris) this.#asked.add(u);
+    const pts = this.#ask(uris);
     const seq = this.#seq;
     try {
-      const answer = await this.#gateway.at(uris, t);
+      const answer = await this.#gateway.at(uris, t, pts);
       if (seq === this.#seq) this.#show(answer, true);
     } catch (e) {
       if (seq === this.#seq) this.error = e instanceof Error ? e.message : String(e);

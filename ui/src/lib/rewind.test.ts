@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseAt, TimeMachine, withAt } from './rewind.svelte';
+import { gateway as startedGateway } from './testing/canvas';
+import { Socket } from './testing/socket';
 import type { Gateway } from './transport/gateway.svelte';
 import { RewindRequests } from './transport/rewind';
 import type { ClientFrame, PbFrame } from './transport/protocol';
@@ -77,6 +79,7 @@ describe('the time control', () => {
       rewound: false,
       channels: new Map(),
       subscribedUris: () => [...subscribed],
+      subscribedPoints: () => ({}),
       onSubscribe: (fn: (uris: string[]) => void) => (told.add(fn), () => void told.delete(fn)),
       at: async (ch: string[], t: number) => {
         asked.push([ch, t]);
@@ -104,7 +107,7 @@ describe('the time control', () => {
     // one request for the widgets mounted together, at the moment shown
     expect(asked.slice(1)).toEqual([[['ca://A', 'ca://B', 'ca://C'], 1000]]);
     expect([...shown]).toEqual([['ca://A', 'ca://A'], ['ca://B', 'ca://B'], ['ca://C', 'ca://C']]);
-    // a widget subscribing again (its points changed) is shown already: nothing asked
+    // a widget subscribing again at the same points is shown already: nothing asked
     subscribe('ca://A');
     await settled();
     expect(asked.length).toBe(2);
@@ -120,3 +123,59 @@ describe('the time control', () => {
     expect(told.size).toBe(0);
   });
 });
+
+describe('arrays at a moment', () => {
+  type Sent = { op: string; id: number; ch?: string[]; pts?: Record<string, number> };
+  const sent = (op: string) => (Socket.last.sent as Sent[]).filter((f) => f.op === op);
+  const settled = () => new Promise((resolve) => setTimeout(resolve, 0));
+
+  /** A screen's subscriptions as its widgets make them: scalars whole, a spectrum and an image at the points they draw. */
+  function screen() {
+    const gw = startedGateway();
+    gw.subscribe(['ca://SCALAR', 'ca://BOTH']);
+    gw.subscribe(['ca://WF', 'ca://BOTH'], { 'ca://WF': 1024, 'ca://BOTH': 512 }); // a spectrum 512 px wide
+    gw.subscribe(['ca://WF'], { 'ca://WF': 2048 }); // a wider one of the same channel
+    const image = gw.subscribe(['ca://IMG'], { 'ca://IMG': 256 });
+    return { gw, image, time: new TimeMachine(gw) };
+  }
+
+  it('asks at and play for the points the live subscriptions draw (the most; none where a widget takes the whole array)', async () => {
+    const { gw, time } = screen();
+    expect(gw.subscribedPoints()).toEqual({ 'ca://WF': 2048, 'ca://IMG': 256 });
+    const at = time.goTo(1000);
+    const [asked] = sent('at');
+    expect(asked.ch).toEqual(['ca://SCALAR', 'ca://BOTH', 'ca://WF', 'ca://IMG']);
+    expect(asked.pts).toEqual({ 'ca://WF': 2048, 'ca://IMG': 256 });
+    // the answer's reduced values are what the widgets draw, as live ones (x and n, bin and n)
+    const wf = { v: [0, 5, -5, 1], x: [0, 10, 20, 9999], n: 10000, t: 1, sev: 0, c: true };
+    const img = { v: { dtype: 'u2', shape: [2, 2], b64: 'AQACAAMABAA=' }, bin: 4, n: [8, 8], t: 1, sev: 0, c: true };
+    gw.handle({ op: 'at', id: asked.id, t: 1000, ch: asked.ch!, val: [null, null, wf, img], meta: [null, null, null, null], src: [null, null, 'arrays', 'arrays'], err: [null, null, null, null] } as never);
+    await at;
+    expect(gw.channel('ca://WF').current).toMatchObject({ x: [0, 10, 20, 9999], n: 10000 });
+    expect(gw.channel('ca://IMG').current).toMatchObject({ bin: 4, n: [8, 8] });
+    void time.play(10).catch(() => undefined);
+    expect(sent('play')[0].pts).toEqual({ 'ca://WF': 2048, 'ca://IMG': 256 });
+    time.close();
+  });
+
+  it('asks a channel again when its widget draws other points (zoomed in: the whole image), and only then', async () => {
+    const { gw, image, time } = screen();
+    const at = time.goTo(1000);
+    const [first] = sent('at');
+    gw.handle({ op: 'at', id: first.id, t: 1000, ch: first.ch!, val: first.ch!.map(() => null), meta: first.ch!.map(() => null), src: first.ch!.map(() => null), err: first.ch!.map(() => null) } as never);
+    await at;
+    gw.unsubscribe(image);
+    gw.subscribe(['ca://IMG'], { 'ca://IMG': 256 }); // the same points: shown already
+    await settled();
+    expect(sent('at').length).toBe(1);
+    const zoomed = gw.subscribe(['ca://IMG']);
+    await settled();
+    const again = sent('at');
+    expect(again.length).toBe(2);
+    expect(again[1].ch).toEqual(['ca://IMG']);
+    expect(again[1].pts).toBeUndefined(); // the whole image
+    gw.unsubscribe(zoomed);
+    time.close();
+  });
+});
+

@@ -3,7 +3,9 @@
  * then (what the page itself had shown at that moment), writes off and a banner;
  * a playback at 10× moves the moment ten times as fast, and once it reaches the
  * present the screen is live again; a link with `?at=` opens the screen at its
- * moment; back to live in one click.
+ * moment; back to live in one click. The 100 000-point waveform at the moment and
+ * in the playback comes reduced to the points its plot draws, as live (never the
+ * 800 KB array).
  */
 import { expect, openScreen, test, widget } from './fixtures';
 import { handToken } from './token';
@@ -11,6 +13,10 @@ import { handToken } from './token';
 test('a click on a trend shows the screen at that moment, plays it at 10x, and goes back to live', async ({ page, stack }) => {
   test.setTimeout(150_000); // half a minute of the page's own record first
   const token = stack.token();
+  // the size of every frame the page receives once rewinding begins
+  let counting = false;
+  const received: number[] = [];
+  page.on('websocket', (ws) => ws.on('framereceived', (f) => void (counting && received.push(f.payload.length))));
   await openScreen(page, stack, 'epics-demo', token);
   const press = page.locator('[data-widget="button"] button').first();
   await expect(press).toBeEnabled(); // an operator may write while live
@@ -28,6 +34,12 @@ test('a click on a trend shows the screen at that moment, plays it at 10x, and g
   // 29 s of it (the counter adds 10 a second): the moment clicked below, some 24 s ago, is
   // in it, and a playback at 10x from there takes some 3 s to catch up with live
   await expect.poll(async () => Number((await counter.textContent())!.replace(/[^\d.]/g, '')), { timeout: 60_000 }).toBeGreaterThan(start + 290);
+
+  // the spectrum of the 100 000-point waveform: the value it draws live, and every frame from now on
+  const wave = page.locator('[data-widget="spectrum"][data-channel="ca://DEMO:WF100K"] .w-spectrum');
+  await expect(wave).toHaveAttribute('data-points', /^(512|1024|2048)$/);
+  const liveSeq = Number(await wave.getAttribute('data-seq'));
+  counting = true;
 
   // a click in the trend's plot (its last 30 s), a fifth of the way in: that moment
   const trend = page.locator('[data-widget="trend"] .w-trend').first();
@@ -50,6 +62,10 @@ test('a click on a trend shows the screen at that moment, plays it at 10x, and g
     const shown = await page.evaluate(() => (window as unknown as { shown: [number, string][] }).shown);
     return shown.some(([t, v]) => v === text && Math.abs(t - moment) < 400) || `${text} not shown near ${moment} (the page's log covers ${shown[0][0]}…${shown[shown.length - 1][0]})`;
   }).toBe(true);
+  // the waveform then: an older value than the one drawn live, at the points its plot draws
+  await expect.poll(async () => Number(await wave.getAttribute('data-seq'))).toBeLessThan(liveSeq);
+  await expect(wave).toHaveAttribute('data-points', /^(512|1024|2048)$/);
+  await expect(wave).toHaveAttribute('data-extent', /^0,99999,/);
   // and stays there: the screen is not live
   const frozen = await counter.textContent();
   await page.waitForTimeout(600); // a live counter would move 6 times meanwhile
@@ -79,6 +95,9 @@ test('a click on a trend shows the screen at that moment, plays it at 10x, and g
 
   // the playback that reaches the present goes back to live by itself
   await expect(page.getByTestId('rewind-banner')).toHaveCount(0);
+  // the moment's answer and the playback's frames held the waveform reduced, as live frames do
+  expect(received.length).toBeGreaterThan(10);
+  expect(Math.max(...received)).toBeLessThan(100_000);
   await expect(page.getByTestId('live-mark')).toBeVisible();
   await expect(control).toHaveAttribute('data-speed', '');
   const now = Number((await counter.textContent())!.replace(/[^\d.]/g, ''));

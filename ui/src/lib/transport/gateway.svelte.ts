@@ -280,14 +280,33 @@ export class Gateway implements Liveness {
     return [...out];
   }
 
-  /** The channels' values and metadata at the moment `t` (ms); rejects with the gateway's reason. */
-  at(uris: string[], t: number): Promise<AtFrame> {
-    return this.#rewind.at(uris, t);
+  /**
+   * The points the tab's subscriptions draw of their channels' arrays (`sub.pts`): per
+   * channel the most any of them draws, none for a channel some subscription takes whole.
+   * A rewound screen asks for its arrays at these, as its live subscriptions get them.
+   */
+  subscribedPoints(): Record<string, number> {
+    const whole = new Set<string>();
+    const most: Record<string, number> = {};
+    for (const sub of this.#subs) {
+      for (const u of sub.uris) {
+        const n = sub.pts?.[u];
+        if (n === undefined) whole.add(u);
+        else most[u] = Math.max(most[u] ?? 0, n);
+      }
+    }
+    for (const u of whole) delete most[u];
+    return most;
   }
 
-  /** Play channels back from `t` at `speed`: the `at` answer, then each `pb` frame to `onFrame`. */
-  play(uris: string[], t: number, speed: number, onFrame: (f: PbFrame) => void): Promise<AtFrame> {
-    return this.#rewind.play(uris, t, speed, onFrame);
+  /** The channels' values and metadata at the moment `t` (ms), arrays at `pts`; rejects with the gateway's reason. */
+  at(uris: string[], t: number, pts?: Record<string, number>): Promise<AtFrame> {
+    return this.#rewind.at(uris, t, pts);
+  }
+
+  /** Play channels back from `t` at `speed` (arrays at `pts`): the `at` answer, then each `pb` frame to `onFrame`. */
+  play(uris: string[], t: number, speed: number, onFrame: (f: PbFrame) => void, pts?: Record<string, number>): Promise<AtFrame> {
+    return this.#rewind.play(uris, t, speed, onFrame, pts);
   }
 
   /** Stop a playback (the `id` of its `at` answer). */

@@ -284,7 +284,7 @@ export type ClientFrame =
   | { op: 'watch'; id: number; screens: string[] }
   | { op: 'auth'; id: number; token: string }
   | { op: 'alarms'; id: number; full?: boolean; off?: boolean }
-  | { op: 'at'; id: number; ch: string[]; t: number }
-  | { op: 'play'; id: number; ch: string[]; t: number; speed: number }
+  | { op: 'at'; id: number; ch: string[]; t: number; pts?: Record<string, number> }
+  | { op: 'play'; id: number; ch: string[]; t: number; speed: number; pts?: Record<string, number> }
   | { op: 'halt'; id: number; play: number }
   | { op: 'step'; id: number; ch: string; t: number; dir: -1 | 1 };

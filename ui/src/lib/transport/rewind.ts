@@ -36,22 +36,28 @@ export class RewindRequests {
     });
   }
 
-  /** The channels' values and metadata at `t` (ms since the epoch). */
-  at(uris: string[], t: number, timeoutMs = 30_000): Promise<AtFrame> {
+  /**
+   * The channels' values and metadata at `t` (ms since the epoch); `pts` as a
+   * subscription's (docs/protocol.md, `sub.pts`): those channels' arrays come reduced.
+   */
+  at(uris: string[], t: number, pts?: Record<string, number>, timeoutMs = 30_000): Promise<AtFrame> {
     const id = nextId();
     const ch = uris.map((u) => normaliseUri(u) ?? u);
-    return this.#ask(this.#at, id, () => this.#link.send({ op: 'at', id, ch, t }), timeoutMs);
+    const points = pointsOf(ch, pts);
+    return this.#ask(this.#at, id, () => this.#link.send(points ? { op: 'at', id, ch, t, pts: points } : { op: 'at', id, ch, t }), timeoutMs);
   }
 
   /**
    * Play the channels back from `t` at `speed`: resolves with the `at` answer (its
-   * `id` is the playback's, for `halt`); each `pb` frame goes to `onFrame`.
+   * `id` is the playback's, for `halt`); each `pb` frame goes to `onFrame`; `pts` as `at`'s.
    */
-  play(uris: string[], t: number, speed: number, onFrame: (f: PbFrame) => void, timeoutMs = 30_000): Promise<AtFrame> {
+  play(uris: string[], t: number, speed: number, onFrame: (f: PbFrame) => void, pts?: Record<string, number>, timeoutMs = 30_000): Promise<AtFrame> {
     const id = nextId();
     const ch = uris.map((u) => normaliseUri(u) ?? u);
+    const points = pointsOf(ch, pts);
     this.#plays.set(id, onFrame);
-    const answer = this.#ask(this.#at, id, () => this.#link.send({ op: 'play', id, ch, t, speed }), timeoutMs);
+    const frame = points ? { op: 'play' as const, id, ch, t, speed, pts: points } : { op: 'play' as const, id, ch, t, speed };
+    const answer = this.#ask(this.#at, id, () => this.#link.send(frame), timeoutMs);
     answer.catch(() => this.#plays.delete(id));
     return answer;
   }
@@ -102,4 +108,16 @@ export class RewindRequests {
     this.#steps.clear();
     this.#plays.clear();
   }
+}
+
+/** `pts` (normalised) for the channels of `ch` only (the gateway refuses others); undefined when none is left. */
+function pointsOf(ch: string[], pts?: Record<string, number>): Record<string, number> | undefined {
+  if (!pts) return undefined;
+  const asked = new Set(ch);
+  const out: Record<string, number> = {};
+  for (const [u, n] of Object.entries(pts)) {
+    const uri = normaliseUri(u) ?? u;
+    if (asked.has(uri)) out[uri] = n;
+  }
+  return Object.keys(out).length ? out : undefined;
 }
