@@ -98,6 +98,10 @@ bench-faults: install ## faults: SIGTERM to stopped per process, PVA/CA server r
 bench-alarms: install ui-build /usr/bin/chromium ## alarms: 100 000 channels in the tree at 1 Hz, 1 % crossing a limit each second (service CPU, memory), a storm of 10 000 entering alarm listed on 20 socket pages and a Chromium alarm page, acknowledgements to every page (JSON; BENCH_ARGS=--save)
 	$(PY) -m synoptic_benchmarks.alarms.bench $(BENCH_ARGS)
 
+.PHONY: bench-auth
+bench-auth: install ui-build idp /usr/bin/chromium ## sign-in: the round trip in Chromium against the demo's provider (<= 1 s), the gateway's token check per connection (<= 0.2 ms), a rotated key accepted on its first connection (JSON; BENCH_ARGS=--save)
+	$(PY) -m synoptic_benchmarks.auth.bench $(BENCH_ARGS)
+
 .PHONY: bench-tables
 bench-tables: install ## rewrite the tables of docs/benchmarks.md from benchmarks/results/*.json
 	$(PY) -m synoptic_benchmarks.tables
