@@ -88,18 +88,25 @@ class DisplayImporter:
         self.context = context
         self.stack = (*stack, file)  # the displays embedding this one, and it
         self.report = report or Report(file, kind)
-        self.top = top or self
+        self._top = top  # None: this is the top display (no cycle to itself)
         #: Referenced displays parsed in this run (shared by a set's imports).
         shared = getattr(context, "parsed", None)
         self.parsed: dict[str, Element] = (
             top.parsed if top else shared if shared is not None else {}
         )
         #: What is read from an element once, whatever the macros (an embedded
-        #: display's elements are met once per place it is embedded).
+        #: display's elements are met once per place it is embedded): the top
+        #: display's own elements in a memo of its own (gone with it, its tree
+        #: with it), the referenced displays' in the run's (a set's: shared).
         memo = getattr(context, "memo", None)
         self._memo: dict[tuple[int, str], tuple[Element, Any]] = (
-            top._memo if top else memo if memo is not None else {}
+            {} if top is None else memo if memo is not None else top._memo
         )
+
+    @property
+    def top(self) -> DisplayImporter:
+        """The display being imported (this one, or the one embedding it)."""
+        return self._top or self
 
     def memo(self, el: Element, what: str, make: Callable[[Element], T]) -> T:
         """``make(el)``, once per element of this run (``el`` kept alive with it,
@@ -464,10 +471,14 @@ def _grid_places(grid: Element, children: list[Element], kind: str
     return out
 
 
+def _key(data: bytes, file: str) -> str:
+    return f"{file}\0{len(data)}\0" + hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
 def parse_cached(cache: dict[str, Element], data: bytes, file: str) -> Element:
     """:func:`parse_xml`, each referenced file parsed once per import run
     (elements are only read, never changed)."""
-    key = f"{file}\0{len(data)}\0" + hashlib.blake2b(data, digest_size=16).hexdigest()
+    key = _key(data, file)
     root = cache.get(key)
     if root is None:
         root = cache[key] = parse_xml(data, file)
@@ -483,4 +494,8 @@ def import_display(data: bytes, file: str, kind: str, macros: dict[str, str],
     displays by name, ``siblings`` names the screens imported with it)."""
     importer = DisplayImporter(file, kind, dict(macros),
                                context or FolderContext(resolve, siblings))  # fmt: skip
-    return importer.convert(parse_xml(data, file)), importer.report
+    # a display another one of the run embedded is parsed already
+    root = importer.parsed.get(_key(data, file)) if importer.parsed else None
+    if root is None:
+        root = parse_xml(data, file)
+    return importer.convert(root), importer.report

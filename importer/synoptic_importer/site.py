@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from synoptic_importer import SUFFIXES, Imported, import_screen
+from synoptic_importer.collect import full_collections_deferred
 from synoptic_importer.common import ScreenImportError
 from synoptic_importer.paths import SetContext
 from synoptic_importer.sitereport import SiteReport, build_report
@@ -136,16 +137,17 @@ def import_site(
     names = screen_names(displays, set_)
     context = SetContext(files, names, name_rule=lambda p: name_for(p, set_))
     site = Site(set_)
-    for path in displays:
-        try:
-            imported = import_screen(files[path], path, macros=macros,
-                                     tango_host=tango_host, context=context)  # fmt: skip
-        except ScreenImportError as exc:
-            site.refused.append(Refused(path, exc.reason, exc.line))
-            continue
-        imported = Imported(names[path], imported.screen, imported.report)
-        site.screens.append(imported)
-        site.files[imported.name] = path
+    with full_collections_deferred():
+        for path in displays:
+            try:
+                imported = import_screen(files[path], path, macros=macros,
+                                         tango_host=tango_host, context=context)  # fmt: skip
+            except ScreenImportError as exc:
+                site.refused.append(Refused(path, exc.reason, exc.line))
+                continue
+            imported = Imported(names[path], imported.screen, imported.report)
+            site.screens.append(imported)
+            site.files[imported.name] = path
     site.home = names.get(home) if home else find_home(site)
     for imported in site.screens:
         source: dict[str, Any] = {"set": set_, "file": site.files[imported.name][:1000]}

@@ -181,7 +181,7 @@ def build_report(site: SiteLike) -> SiteReport:
             channels.update(_channels(widget))
         names = references(json.dumps(imported.screen.get("widgets", [])))
         names |= references(imported.screen.get("title", ""))
-        macros.update(names)
+        macros.update(sorted(names))  # ties in the report in name order
         report.screens.append({
             "name": imported.name, "file": site.files[imported.name],
             "title": imported.screen.get("title", ""), "widgets": r.widgets,

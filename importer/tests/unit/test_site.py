@@ -4,17 +4,30 @@ site report, and the digest that tells an edited screen."""
 
 from __future__ import annotations
 
+import gc
 import json
+import weakref
 from pathlib import Path
+from xml.etree.ElementTree import Element
 
+import pytest
+
+from synoptic_importer import display as display_module
+from synoptic_importer import import_screen
+from synoptic_importer.collect import DEFERRED, full_collections_deferred
+from synoptic_importer.display import DisplayImporter
 from synoptic_importer.paths import SetContext, combine
 from synoptic_importer.site import (
     digest,
     edited_since_import,
     import_site,
+    name_for,
     screen_names,
     set_name,
 )
+from synoptic_importer.xmlutil import parse_xml
+
+REALWORLD = Path(__file__).resolve().parents[1] / "realworld/sets"
 
 
 def display(body: str, macros: str = "", name: str = "D") -> bytes:
@@ -142,9 +155,77 @@ def test_an_edit_after_import_is_told_by_the_digest() -> None:
 
 def test_phoebus_s_own_swap_example_shows_what_phoebus_shows() -> None:
     """examples/macros/swap.bob, as Phoebus ships it: a group swaps A and B."""
-    root = Path(__file__).resolve().parents[1] / "realworld/sets/phoebus-examples"
+    root = REALWORLD / "phoebus-examples"
     files = {"macros/swap.bob": (root / "macros/swap.bob").read_bytes()}
     (screen,) = [s.screen for s in import_site(files, "examples").screens]
     texts = [w["options"]["text"] for w in screen["widgets"] if w["type"] == "text"]
     assert texts == ["Macro Swap Example", "On top level, A=a and B=b",
                      "Inside group, A=b and B=a\n..  and X=a"]  # fmt: skip
+
+
+@pytest.mark.parametrize("name", ["adcore-opi", "phoebus-examples"])
+def test_a_set_s_shared_parses_and_reads_change_nothing(name: str) -> None:
+    """A set shares parsed trees and what is read from them across its
+    displays: each display imported alone, with nothing shared, is the same
+    screen, byte for byte, with the same report."""
+    root = REALWORLD / name
+    files = {p.relative_to(root).as_posix(): p.read_bytes()
+             for p in sorted(root.rglob("*")) if p.is_file()}  # fmt: skip
+    site = import_site(files, name)
+    names = screen_names(list(site.files.values()), name)
+    for imported in site.screens:
+        path = site.files[imported.name]
+        alone = SetContext(files, names, name_rule=lambda p: name_for(p, name))
+        one = import_screen(files[path], path, context=alone)
+        shared = {k: v for k, v in imported.screen.items() if k != "source"}
+        assert json.dumps(one.screen) == json.dumps(shared), path
+        assert one.report.as_dict() == imported.report.as_dict(), path
+
+
+def test_a_display_embedded_before_its_own_import_is_parsed_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    parsed: list[str] = []
+
+    def counted(data: bytes, file: str) -> Element:
+        parsed.append(file)
+        return parse_xml(data, file)
+
+    monkeypatch.setattr(display_module, "parse_xml", counted)
+    files = {"a.bob": display('<widget type="embedded"><file>b.bob</file>'
+                              "<width>300</width><height>30</height></widget>"),
+             "b.bob": display(value("B"))}  # fmt: skip
+    site = import_site(files, "s")
+    assert parsed == ["a.bob", "b.bob"]  # b.bob's tree used again for its screen
+    assert [w["channels"] for w in site.screens[1].screen["widgets"]] == [["ca://B"]]
+
+
+def test_a_display_s_tree_is_freed_once_converted() -> None:
+    """No reference cycle keeps a converted display's elements: a set's
+    import does not wait for the collector to free each display's tree."""
+    data = display(value("A") + '<widget type="group">' + value("B") + "</widget>")
+    files = {"a.bob": data}
+    root = parse_xml(data, "a.bob")
+    importer = DisplayImporter("a.bob", "bob", {},
+                               SetContext(files, screen_names(list(files), "s")))  # fmt: skip
+    importer.convert(root)
+    elements = [weakref.ref(el) for el in root.iter()]
+    gc.disable()
+    try:
+        del root, importer
+        assert [el() for el in elements] == [None] * len(elements)
+    finally:
+        gc.enable()
+
+
+def test_full_collections_are_deferred_while_a_set_imports_and_restored() -> None:
+    saved = gc.get_threshold()
+    with full_collections_deferred():
+        assert gc.get_threshold()[2] >= DEFERRED
+        with full_collections_deferred():  # another import meanwhile
+            assert gc.get_threshold()[2] >= DEFERRED
+        assert gc.get_threshold()[2] >= DEFERRED
+    assert gc.get_threshold() == saved
+    with pytest.raises(ValueError), full_collections_deferred():
+        raise ValueError("a failed import")
+    assert gc.get_threshold() == saved
