@@ -1,15 +1,18 @@
 """The JSON Schema files of the contract (``synoptic_schemas/json/``), loaded and
-ready to validate, with cross-file ``$ref`` resolved locally (no network)."""
+ready to validate, with cross-file ``$ref`` resolved locally (no network).
+``jsonschema`` is imported by :func:`validator` alone (its import takes longer
+than most commands that only read a schema)."""
 
 from __future__ import annotations
 
 import json
 from functools import cache
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from jsonschema import Draft202012Validator
-from referencing import Registry, Resource
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
+    from referencing import Registry
 
 SCHEMA_DIR = resources.files("synoptic_schemas") / "json"
 
@@ -31,6 +34,8 @@ def load_schema(name: str) -> dict[str, Any]:
 
 @cache
 def _registry() -> Registry:
+    from referencing import Registry, Resource
+
     resources_ = []
     for name in schema_names():
         schema = load_schema(name)
@@ -41,6 +46,8 @@ def _registry() -> Registry:
 @cache
 def validator(name: str) -> Draft202012Validator:
     """A validator for one schema; ``$ref`` between the files resolves offline."""
+    from jsonschema import Draft202012Validator
+
     schema = load_schema(name)
     Draft202012Validator.check_schema(schema)
     return Draft202012Validator(schema, registry=_registry())
