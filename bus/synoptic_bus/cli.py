@@ -1,6 +1,8 @@
 """The ``synoptic`` command. Bus commands live here; other packages add theirs
 through the ``synoptic.commands`` entry point group (a ``register(subparsers)``
-function each), so this package imports none of them."""
+function each), so this package imports none of them. A bus command run
+imports its own module alone (``synoptic screens …`` starts without the
+archiver's database driver, the demo's or the other packages' commands)."""
 
 from __future__ import annotations
 
@@ -8,34 +10,54 @@ import argparse
 import asyncio
 import logging
 import sys
+from importlib import import_module
 from importlib.metadata import entry_points
 
 from nats.errors import NoServersError
 
-from synoptic_bus import archiver, buscmd, demo, rollup, screencmd
 from synoptic_bus.prereq import PrerequisiteError
 from synoptic_bus.store import StoreError
 
+#: The bus's own commands, by the module of this package that registers them.
+OWN: dict[str, str] = {
+    "bus": "buscmd",
+    "tail": "buscmd",
+    "get": "buscmd",
+    "put": "buscmd",
+    "command": "buscmd",
+    "screens": "screencmd",
+    "demo": "demo",
+    "archiver": "archiver",
+    "rollup": "rollup",
+}
 
-def build_parser() -> argparse.ArgumentParser:
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """Every command's parser; ``command`` (one of :data:`OWN`): that one's alone."""
     parser = argparse.ArgumentParser(
         prog="synoptic",
         description="Synoptic: control-system data on NATS and the web.",
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    buscmd.register(sub)
-    screencmd.register(sub)
-    demo.register(sub)
-    archiver.register(sub)
-    rollup.register(sub)
+    if command in OWN:
+        import_module(f"synoptic_bus.{OWN[command]}").register(sub)
+        return parser
+    for module in dict.fromkeys(OWN.values()):
+        import_module(f"synoptic_bus.{module}").register(sub)
     for ep in sorted(entry_points(group="synoptic.commands"), key=lambda e: e.name):
         ep.load()(sub)  # a missing extra fails loudly here
     return parser
 
 
+def command_of(argv: list[str]) -> str | None:
+    """The command ``argv`` names (its first word not an option), if any."""
+    return next((a for a in argv if not a.startswith("-")), None)
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    args = build_parser(command_of(argv)).parse_args(argv)
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.INFO,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
