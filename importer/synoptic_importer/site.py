@@ -23,6 +23,7 @@ from typing import Any
 from synoptic_importer import SUFFIXES, Imported, import_screen
 from synoptic_importer.collect import full_collections_deferred
 from synoptic_importer.common import ScreenImportError
+from synoptic_importer.macros import references
 from synoptic_importer.paths import SetContext
 from synoptic_importer.sitereport import SiteReport, build_report
 
@@ -55,6 +56,8 @@ class Site:
     files: dict[str, str] = field(default_factory=dict)  # screen name → file
     refused: list[Refused] = field(default_factory=list)
     home: str | None = None
+    #: The macros each screen's widgets and title still refer to, by name.
+    references: dict[str, set[str]] = field(default_factory=dict)
 
     def report(self) -> SiteReport:
         return build_report(self)
@@ -104,11 +107,26 @@ def screen_names(paths: list[str], set_: str) -> dict[str, str]:
     return out
 
 
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def _content(screen: dict[str, Any]) -> tuple[str, str]:
+    """A screen's content as canonical JSON (sorted keys, compact), its
+    ``source`` left out, and the part of it that is its widgets: the same
+    characters ``_canonical`` makes of the whole, one member at a time."""
+    parts = {k: _canonical(screen[k]) for k in sorted(screen) if k != "source"}
+    text = "{" + ",".join(f"{_canonical(k)}:{v}" for k, v in parts.items()) + "}"
+    return text, parts.get("widgets", "")
+
+
+def _digest_of(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
 def digest(screen: dict[str, Any]) -> str:
     """The digest of a screen's content, its ``source`` left out."""
-    body = {k: v for k, v in screen.items() if k != "source"}
-    text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(text.encode()).hexdigest()[:32]
+    return _digest_of(_content(screen)[0])
 
 
 def edited_since_import(screen: dict[str, Any]) -> bool:
@@ -154,8 +172,12 @@ def import_site(
         if imported.name == site.home:
             source["home"] = True
         imported.screen.pop("source", None)
-        source["digest"] = digest(imported.screen)
+        text, widgets = _content(imported.screen)
+        source["digest"] = _digest_of(text)
         imported.screen["source"] = source
+        site.references[imported.name] = references(widgets) | references(
+            imported.screen.get("title", "")
+        )
     return site
 
 

@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from synoptic_importer.common import Report
-from synoptic_importer.macros import references
 
 
 class _Imported(Protocol):
@@ -32,6 +31,8 @@ class SiteLike(Protocol):
     set: str
     home: str | None
     files: dict[str, str]
+    #: The macros each screen's widgets and title still refer to, by name.
+    references: dict[str, set[str]]
 
     @property
     def screens(self) -> Sequence[_Imported]: ...
@@ -179,8 +180,7 @@ def build_report(site: SiteLike) -> SiteReport:
         report.warnings += [f"{r.file}: {w}" for w in r.warnings]
         for _, widget in r.items:
             channels.update(_channels(widget))
-        names = references(json.dumps(imported.screen.get("widgets", [])))
-        names |= references(imported.screen.get("title", ""))
+        names = site.references[imported.name]
         macros.update(sorted(names))  # ties in the report in name order
         report.screens.append({
             "name": imported.name, "file": site.files[imported.name],

@@ -5,6 +5,7 @@ site report, and the digest that tells an edited screen."""
 from __future__ import annotations
 
 import gc
+import hashlib
 import json
 import weakref
 from pathlib import Path
@@ -229,3 +230,17 @@ def test_full_collections_are_deferred_while_a_set_imports_and_restored() -> Non
     with pytest.raises(ValueError), full_collections_deferred():
         raise ValueError("a failed import")
     assert gc.get_threshold() == saved
+
+
+def test_the_digest_is_of_the_content_s_canonical_json_as_stored_before() -> None:
+    """A screen imported earlier keeps its digest: sha256 of its content (its
+    source left out) as sorted, compact JSON, however the import computes it."""
+    root = REALWORLD / "phoebus-examples"
+    files = {p.relative_to(root).as_posix(): p.read_bytes()
+             for p in sorted(root.glob("*.bob"))}  # fmt: skip
+    for imported in import_site(files, "examples").screens:
+        body = {k: v for k, v in imported.screen.items() if k != "source"}
+        text = json.dumps(body, sort_keys=True, separators=(",", ":"),
+                          ensure_ascii=False)  # fmt: skip
+        expected = hashlib.sha256(text.encode()).hexdigest()[:32]
+        assert imported.screen["source"]["digest"] == expected == digest(body)
