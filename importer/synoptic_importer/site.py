@@ -166,9 +166,17 @@ def import_site(
             imported = Imported(names[path], imported.screen, imported.report)
             site.screens.append(imported)
             site.files[imported.name] = path
-    site.home = names.get(home) if home else find_home(site)
+        site.home = names.get(home) if home else find_home(site)
+        _add_sources(site)
+    return site
+
+
+def _add_sources(site: Site) -> None:
+    """Each screen's ``source`` (its set, file, home flag, digest) and the
+    macros it still refers to."""
     for imported in site.screens:
-        source: dict[str, Any] = {"set": set_, "file": site.files[imported.name][:1000]}
+        source: dict[str, Any] = {"set": site.set,
+                                  "file": site.files[imported.name][:1000]}  # fmt: skip
         if imported.name == site.home:
             source["home"] = True
         imported.screen.pop("source", None)
@@ -178,7 +186,6 @@ def import_site(
         site.references[imported.name] = references(widgets) | references(
             imported.screen.get("title", "")
         )
-    return site
 
 
 def find_home(site: Site) -> str | None:
