@@ -702,7 +702,25 @@ def import_real(r: Report) -> str:
                    for k, g in r["gaps"].items())  # fmt: skip
     header = ["screen", "widgets", "of mapped types", "live", "live share"]
     out = provenance(r) + _table(header, rows) + "\nGaps by source type:\n\n" + gaps
-    return out + (_import_sets(r["sets"]) if "sets" in r else "")
+    out += _import_sets(r["sets"]) if "sets" in r else ""
+    return out + (_whole_path(r["whole_path"]) if "whole_path" in r else "")
+
+
+def _whole_path(w: Report) -> str:
+    """The goal: a 500-display set through ``synoptic screens import FOLDER``."""
+    rows = []
+    for run, what in (("first", "into an empty bucket"), ("again", "again")):
+        x = w[run]
+        done = ", ".join(f"{n} {a}" for a, n in sorted(x["counts"].items()))
+        met = "met" if x["wall_s"] <= w["target_s"] else "**not met**"
+        rows.append([what, done, f"**{_num(x['wall_s'])} s**", f"{_num(x['cpu_s'])} s",
+                     _num(x["load_avg_1m"], 2),
+                     f"≤ {_num(w['target_s'], 0)} s wall: {met}"])  # fmt: skip
+    header = ["run", "screens", "wall", "CPU", "load at its start", "goal"]
+    return (f"\nThe goal, a 500-display set imported in ≤ {_num(w['target_s'], 0)} s: "
+            f"`synoptic screens import` of `{w['set']}` ({w['displays']} displays) "
+            "into a real nats-server, the whole command (Python start, conversion, "
+            "report, validation, writes):\n\n" + _table(header, rows))  # fmt: skip
 
 
 def _import_sets(s: Report) -> str:
