@@ -30,8 +30,11 @@ lint: install ## ruff, ruff format --check, import-linter
 fmt: install ## format and autofix Python
 	$(VENV)/bin/ruff format . && $(VENV)/bin/ruff check --fix .
 
-test-py: install ## Python unit and system tests (real nats-server, IOC, Tango)
-	$(VENV)/bin/pytest
+#: pytest processes for test-py (each test file runs whole in one of them; 0: one process)
+PYTEST_WORKERS ?= 2
+
+test-py: install ## Python unit and system tests (real nats-server, IOC, Tango); PYTEST_WORKERS=0 runs them in one process
+	$(VENV)/bin/pytest -n $(PYTEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 test: lint test-py test-ui ## everything CI runs: lint, then every test
 

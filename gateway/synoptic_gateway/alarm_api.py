@@ -25,8 +25,8 @@ from nats.errors import TimeoutError as NatsTimeoutError
 
 from synoptic_bus.alarmtree import TreeStore, TreeStoreConfig
 from synoptic_bus.screens import ConflictError, StoreUnavailableError
-from synoptic_gateway.auth import AuthError, Principal, bearer_token
-from synoptic_gateway.screen_api import ApiError
+from synoptic_gateway.auth import Principal
+from synoptic_gateway.screen_api import ApiError, request_principal
 from synoptic_gateway.screen_api import _read_raw as read_raw
 from synoptic_importer.phoebus_alarms import (
     MAX_ALARM_XML_BYTES,
@@ -61,13 +61,7 @@ def add_alarm_routes(app: FastAPI, gateway: Any) -> None:
     feed = gateway.alarms
 
     async def principal(request: Request) -> Principal:
-        token = bearer_token(request.headers)
-        try:
-            return await gateway.auth.principal(token)
-        except AuthError as exc:
-            peer = request.client.host if request.client else ""
-            await gateway.refused("http", str(exc), token, peer)
-            raise ApiError(401, "unauthorized", str(exc)) from None
+        return await request_principal(gateway, request)
 
     def store() -> TreeStore:
         if not gateway.bus.up:

@@ -71,6 +71,18 @@ class ApiError(Exception):
         return JSONResponse(self.body, status_code=self.status)
 
 
+async def request_principal(gateway: Any, request: Request) -> Principal:
+    """Who sent ``request`` (its bearer token, or anonymous); a refused token is
+    counted and logged by ``gateway`` and answered 401."""
+    token = bearer_token(request.headers)
+    try:
+        return await gateway.auth.principal(token)
+    except AuthError as exc:
+        peer = request.client.host if request.client else ""
+        await gateway.refused("http", str(exc), token, peer)
+        raise ApiError(401, "unauthorized", str(exc)) from None
+
+
 def _from_screen_error(exc: ScreenError) -> ApiError:
     if exc.status == 404:
         return ApiError(404, "not_found", str(exc))
@@ -153,13 +165,7 @@ def add_screen_routes(app: FastAPI, gateway: Any) -> None:
     catalog = gateway.screens
 
     async def principal(request: Request) -> Principal:
-        token = bearer_token(request.headers)
-        try:
-            return await gateway.auth.principal(token)
-        except AuthError as exc:
-            peer = request.client.host if request.client else ""
-            await gateway.refused("http", str(exc), token, peer)
-            raise ApiError(401, "unauthorized", str(exc)) from None
+        return await request_principal(gateway, request)
 
     async def editor(request: Request, name: str) -> Principal:
         who = await principal(request)

@@ -22,8 +22,8 @@ from fastapi.responses import JSONResponse, Response
 
 from synoptic_bus.screens import Entry
 from synoptic_bus.sitestore import counts, store_site
-from synoptic_gateway.auth import AuthError, Principal, bearer_token
-from synoptic_gateway.screen_api import AUDIT_TIMEOUT_S, ApiError
+from synoptic_gateway.auth import Principal
+from synoptic_gateway.screen_api import AUDIT_TIMEOUT_S, ApiError, request_principal
 from synoptic_gateway.screen_api import _read_raw as read_raw
 from synoptic_gateway.screen_api import _store_errors as store_errors
 from synoptic_importer import parse_macro_args
@@ -48,13 +48,7 @@ def add_site_routes(app: FastAPI, gateway: Any) -> None:
     busy = asyncio.Lock()
 
     async def principal(request: Request) -> Principal:
-        token = bearer_token(request.headers)
-        try:
-            return await gateway.auth.principal(token)
-        except AuthError as exc:
-            peer = request.client.host if request.client else ""
-            await gateway.refused("http", str(exc), token, peer)
-            raise ApiError(401, "unauthorized", str(exc)) from None
+        return await request_principal(gateway, request)
 
     async def audit(who: Principal, entry: Entry) -> None:
         record = audit_record(who.name, entry.name, "put", entry.revision,
