@@ -95,7 +95,9 @@ def provenance(report: Report) -> str:
     line = f"{when}, {cores}" + (f", load average {load}" if load is not None else "")
     if source := m.get("transcribed_from"):
         return f"*Transcribed from {source}; {cores}.*\n\n"
-    return f"*Measured {line} at the start.*\n\n"
+    end = report.get("load_avg_1m_end", m.get("load_avg_1m_end"))
+    at_end = f", {end} at the end" if end is not None else ""
+    return f"*Measured {line} at the start{at_end}.*\n\n"
 
 
 # -- one function per table -----------------------------------------------------------
@@ -603,19 +605,24 @@ def history_images(r: Report) -> str:
         row("blocks", "blocks and raw history (default)"),
         row("raw", "raw history only (--no-hist-blocks)"),
     ]
+
+    def n(k: int | float) -> str:  # thousands apart by a space
+        return f"{k:,.0f}".replace(",", " ")
+
     header = [
-        f"{x['values_stored']:,} values of 100 channels beside {x['images_published']} "
-        f"images ({image_mb:,.0f} MB, {image_mb * 1e6 / x['raw_max_bytes']:.1f} × the "
-        f"raw budget)".replace(",", " "),
+        f"{n(x['values_stored'])} values of 100 channels beside "
+        f"{n(x['images_published'])} images ({n(image_mb)} MB, "
+        f"{image_mb * 1e6 / x['raw_max_bytes']:.1f} × the raw budget)",
         "values read back (goal 100 %)", "read + reduce, px 1000",
     ]  # fmt: skip
     note = (
-        f"Raw history after the fill: {x['raw_messages']:,} messages, "
+        f"Raw history after the fill: {n(x['raw_messages'])} messages, "
         f"{x['raw_bytes'] / 2**20:.0f} MiB of {x['raw_max_bytes'] / 2**20:.0f} MiB "
         f"(messages up to {x['raw_max_msg']} B: no image); images kept, thinned, in "
-        f"CS_ARRAYS: {x['arrays_kept']}.\n\n"
-    ).replace(",", " ")
-    return provenance(r) + _table(header, rows) + "\n" + note
+        f"CS_ARRAYS: {n(x['arrays_kept'])}.\n\n"
+    )
+    # the case keeps the machine of its own run (it may run apart from the others)
+    return provenance(x if "machine" in x else r) + _table(header, rows) + "\n" + note
 
 
 def history_demo(r: Report) -> str:
@@ -1006,6 +1013,8 @@ TABLES: dict[str, tuple[str, Callable[[Report], str]]] = {
     "auth": ("auth", auth),
     "import-real": ("import-real", import_real),
     "history": ("history", history),
+    "history-images": ("history", history_images),
+    "history-demo": ("history-demo", history_demo),
     "store": ("store", store),
     "epics": ("epics", epics),
     "pva": ("pva", pva),

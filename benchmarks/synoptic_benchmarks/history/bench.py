@@ -24,8 +24,8 @@ child process (``--history-process``).
 
 - ``images``: the read and reduce again, on a bus whose streams have the
   defaults of ``synoptic bus init`` (1 GiB of raw history, values up to 4 KiB),
-  while a 2 MB image is published at 10 Hz beside the fill (several times the raw
-  budget): how much of the range each channel's answer covers (every value, from
+  while a 2 MB image is published at 10 Hz beside the fill (each image over the
+  raw history's message limit): how much of the range each channel's answer covers (every value, from
   the blocks and from the raw history alone), how many images the rollup kept in
   ``CS_ARRAYS`` and none in ``CS_HIST``.
 
@@ -353,7 +353,9 @@ async def _images(nc: NatsClient, stop: asyncio.Event) -> int:
 
 
 async def images_case(args: argparse.Namespace) -> dict:
-    """The read and reduce with images on the bus (see the module's docstring)."""
+    """The read and reduce with images on the bus (see the module's docstring),
+    with the machine's state (``machine``: the case may run apart)."""
+    started = machine()
     with NatsServer(max_payload=8 << 20) as server:
         nc = await connect(server.url, name="bench-history-images")
         history = HistoryConfig()  # the defaults of ``synoptic bus init``
@@ -384,6 +386,7 @@ async def images_case(args: argparse.Namespace) -> dict:
                 "raw_max_bytes": history.max_bytes,
                 "raw_max_msg": history.max_value_bytes,
                 "arrays_kept": arrays.state.messages,
+                "machine": started,
             }
             for key, blocks in (("blocks", True), ("raw", False)):
                 read = await read_reduce(server.url, uris, *t_range, blocks=blocks)
@@ -394,6 +397,7 @@ async def images_case(args: argparse.Namespace) -> dict:
             rollup.stop()
             with contextlib.suppress(Exception):
                 await nc.close()
+    started["load_avg_1m_end"] = machine()["load_avg_1m"]
     return out
 
 
