@@ -1,4 +1,9 @@
-/** Screenshots of signing in for docs/user-guide.md ("Sign in"; `make ui-screenshots`): the provider's sign-in page, and a screen signed in as the operator. */
+/**
+ * Screenshots of signing in for docs/user-guide.md ("Sign in"; `make ui-screenshots`):
+ * the top bar signed out (the Sign in control), the provider's sign-in page (the
+ * demo's Keycloak, a demo user typed in), the top bar signed in (the user's name,
+ * Sign out) and a screen signed in as the operator.
+ */
 import { join } from 'node:path';
 import { expect, widget } from '../e2e/fixtures';
 import { signIn, signinTest as test } from '../e2e/provider';
@@ -11,6 +16,9 @@ test('screenshots of signing in', async ({ page, stack, signed }) => {
   await page.setViewportSize({ width: 1200, height: 700 });
   await page.goto(`${signed.baseUrl}/#/screen/epics-demo`);
   await expect(page.getByTestId('connection')).toHaveAttribute('data-state', 'live');
+  const top = page.locator('nav.top');
+  await expect(top.getByRole('button', { name: 'Sign in' })).toBeVisible();
+  await top.screenshot({ path: out('guide-sign-in-control') });
   await page.getByRole('button', { name: 'Sign in' }).click();
   await page.locator('#username').fill('operator');
   await page.screenshot({ path: out('guide-sign-in') });
@@ -19,5 +27,7 @@ test('screenshots of signing in', async ({ page, stack, signed }) => {
   await signIn(page, 'operator');
   await expect(page.locator('.access')).toHaveText('values: can set');
   await expect(widget(page, 'input', stack.pv('SP')).locator('input')).toBeEnabled();
+  await expect(top.getByTestId('signed-in')).toHaveText('Otto Operator');
+  await top.screenshot({ path: out('guide-signed-in-header') });
   await page.screenshot({ path: out('guide-signed-in') });
 });
