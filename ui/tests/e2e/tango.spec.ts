@@ -5,6 +5,9 @@ test('the Tango screen shows live values, the DevState and a spectrum', async ({
   await openScreen(page, stack, 'tango-demo');
   const double = widget(page, 'label', stack.attr('double')).locator('[data-role=value]');
   await expect(double).toHaveAttribute('data-stale', 'false');
+  // the device's first connection: a device server started by the stack on a busy
+  // machine may answer the adapter only after some seconds
+  await expect(double).not.toHaveText(/disconnected/, { timeout: 45_000 });
   const first = await double.textContent();
   await expect.poll(() => double.textContent()).not.toBe(first);
   const state = widget(page, 'led', stack.attr('devstate'));
