@@ -37,6 +37,7 @@ from synoptic_bus.connect import NatsClient, connect
 from synoptic_bus.history import HistoryConfig, ensure_history
 from synoptic_bus.metahistory import MetaHistoryConfig, ensure_meta_history
 from synoptic_bus.natsserver import NatsServer
+from synoptic_bus.procs import die_with_parent
 from synoptic_bus.store import StoreConfig, ensure_store
 from synoptic_gateway.client import GatewayClient
 from synoptic_gateway.testing import start_gateway
@@ -219,7 +220,7 @@ async def viewers_case(
         proc = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "synoptic_benchmarks.rewind", "--rewinders",
             json.dumps({"url": url, "uris": hist, "t0": t0, "t1": t1, "s": window}),
-            stdout=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE, preexec_fn=die_with_parent(),
         )  # fmt: skip
         assert proc.stdout is not None
         await proc.stdout.readline()  # connected

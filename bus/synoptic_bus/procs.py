@@ -3,12 +3,22 @@
 Used by test fixtures, ``synoptic demo`` and benchmarks to start nats-server, soft
 IOCs, Tango device servers, adapters and gateways, wait for a readiness line (never a
 fixed sleep), and stop them by PID.
+
+A child never outlives this process: it gets SIGKILL from the kernel when this
+process ends, however it ends (SIGKILL, a pytest worker killed by pytest-timeout,
+a crash) (``PR_SET_PDEATHSIG``, see :func:`die_with_parent`). The kernel sends
+that signal when the *thread* that forked the child ends, so every child is forked
+by one thread that lives as long as the process (:func:`spawn`), never by the
+short-lived thread that asked for it (``asyncio.to_thread``, a start-up thread).
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import functools
 import os
+import queue
 import re
 import signal
 import socket
@@ -16,9 +26,13 @@ import subprocess
 import threading
 import time
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future
 from itertools import chain
 from pathlib import Path
+from typing import Any, TypeVar
+
+_T = TypeVar("_T")
 
 
 class ProcessError(RuntimeError):
@@ -61,6 +75,74 @@ def free_udp_tcp_port(host: str = "127.0.0.1") -> int:
     raise ProcessError("no port free for both TCP and UDP")
 
 
+#: prctl(2) option: the signal a process gets when its parent thread ends.
+_PR_SET_PDEATHSIG = 1
+#: prctl(2), looked up now: nothing is looked up between fork and exec.
+_prctl = ctypes.CDLL(None, use_errno=True).prctl
+
+
+def _die_with(parent: int) -> None:  # in the child, between fork and exec
+    _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent:  # the parent ended before prctl took effect
+        os._exit(1)
+
+
+def die_with_parent() -> Callable[[], None]:
+    """A ``preexec_fn`` for ``subprocess`` and ``asyncio.create_subprocess_exec``:
+    the child gets SIGKILL when the thread that forks it ends (its process ended,
+    killed included). Fork from a thread that lives as long as the process (the
+    event loop's, :func:`spawn`'s)."""
+    return functools.partial(_die_with, os.getpid())
+
+
+class _Spawner:
+    """The thread that forks every :class:`Process` child (started at the first
+    one; a daemon: it ends with the process, and so do the children)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._pid = 0
+        self._jobs: queue.SimpleQueue[tuple[Callable[[], Any], Future[Any]]]
+        self._thread: threading.Thread | None = None
+
+    def run(self, fn: Callable[[], _T]) -> _T:
+        """``fn()`` on the spawner thread; its result (or exception)."""
+        if threading.current_thread() is self._thread:
+            return fn()
+        with self._lock:
+            if self._pid != os.getpid() or self._thread is None:  # first, or forked
+                self._pid = os.getpid()
+                self._jobs = queue.SimpleQueue()
+                self._thread = threading.Thread(
+                    target=self._serve, args=(self._jobs,), daemon=True,
+                    name="synoptic-spawner",
+                )  # fmt: skip
+                self._thread.start()
+            done: Future[_T] = Future()
+            self._jobs.put((fn, done))
+        return done.result()
+
+    @staticmethod
+    def _serve(jobs: queue.SimpleQueue[tuple[Callable[[], Any], Future[Any]]]) -> None:
+        while True:
+            fn, done = jobs.get()
+            try:
+                done.set_result(fn())
+            except BaseException as exc:  # handed to the caller
+                done.set_exception(exc)
+
+
+_spawner = _Spawner()
+
+
+def spawn(argv: Sequence[str], **popen: Any) -> subprocess.Popen[Any]:
+    """``subprocess.Popen(argv, **popen)`` forked by the spawner thread, the
+    child to get SIGKILL when this process ends (:func:`die_with_parent`)."""
+    return _spawner.run(
+        lambda: subprocess.Popen(argv, preexec_fn=die_with_parent(), **popen)
+    )
+
+
 class Process:
     """A child process whose combined output is kept (last lines) and scanned."""
 
@@ -87,7 +169,7 @@ class Process:
         self._count = 0
         self._cond = threading.Condition()
         full_env = {**os.environ, **(env or {})}
-        self.popen = subprocess.Popen(
+        self.popen = spawn(
             self.argv,
             stdin=subprocess.PIPE if keep_stdin_open else subprocess.DEVNULL,
             stdout=subprocess.PIPE,

@@ -40,7 +40,7 @@ from synoptic_bus.alarmstore import AlarmStreams, ensure_stream
 from synoptic_bus.alarmtree import TreeStore, TreeStoreConfig
 from synoptic_bus.connect import connect
 from synoptic_bus.natsserver import NatsServer
-from synoptic_bus.procs import Process, free_port
+from synoptic_bus.procs import Process, die_with_parent, free_port
 from synoptic_gateway.testing import GatewayProc, start_gateway
 from synoptic_schemas import Subjects
 from synoptic_schemas.alarms import decode_alarm
@@ -103,6 +103,7 @@ class BrowserPage:
         self.proc = await asyncio.create_subprocess_exec(
             "node", "bench/alarms-page.mjs", self.url, cwd=UI,
             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+            preexec_fn=die_with_parent(),
         )  # fmt: skip
         return await self.read(180)
 

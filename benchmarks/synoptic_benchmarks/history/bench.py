@@ -50,6 +50,7 @@ from synoptic_bus.arrays import ArraysConfig, ensure_arrays
 from synoptic_bus.connect import NatsClient, connect
 from synoptic_bus.history import HistoryConfig, ensure_history
 from synoptic_bus.natsserver import NatsServer
+from synoptic_bus.procs import die_with_parent
 from synoptic_bus.rollup import ensure_rollup, start_rollup
 from synoptic_bus.store import StoreConfig, ensure_store, fetch_last
 from synoptic_gateway.auth import Principal
@@ -264,7 +265,7 @@ async def storm(
         proc = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "synoptic_benchmarks.history.bench", "--storm-client",
             json.dumps({"url": ws_url, "uris": hist_uris, "t0": t0_ms, "t1": t1_ms}),
-            stdout=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE, preexec_fn=die_with_parent(),
         )  # fmt: skip
         assert proc.stdout is not None
         await proc.stdout.readline()  # connected
