@@ -209,7 +209,11 @@ async def test_a_stream_without_the_barrier_subject_still_serves_snapshots(
     publisher = Publisher(nc, subjects=Subjects("old"))
     for uri in names[:3]:
         await publisher.value(uri)
-    await nc.flush()
+    # stored, not only sent: without a barrier the gateway reads what the
+    # stream holds by then, and JetStream stores asynchronously
+    async with asyncio.timeout(30):
+        while (await nc.jetstream().stream_info(layout.name)).state.messages < 3:  # noqa: ASYNC110 - no event for a stream count
+            await asyncio.sleep(0.05)
     gw = start_gateway(nats_server.url, "--prefix", "old")
     try:
         async with GatewayClient(gw.ws_url) as client:
