@@ -5,8 +5,9 @@ The gateway subscribes to ``cs.alarm.st.>`` once and reads the latest state of
 every alarm from ``CS_ALARM`` (again after NATS comes back), keeping the alarms
 that are listed (active or shelved) and each alarm's newest revision ``n`` (a
 state not newer than it is dropped: the alarm service may publish one twice).
-Changes are gathered for :data:`FLUSH_S` and sent as one ``alarms`` frame,
-encoded once per mode (msgpack, JSON) for every socket that follows the list;
+Changes are gathered for :data:`FLUSH_S` and sent as one ``alarms`` frame (an
+operator's acknowledge or shelve within :data:`URGENT_S`: every open page shows
+it at once), encoded once per mode (msgpack, JSON) for every socket that follows the list;
 sockets that follow only the counts (every screen's header) get a frame when a
 count changes. The alarm service's heartbeat says whether it runs.
 """
@@ -25,13 +26,18 @@ from synoptic_bus.alarmstore import AlarmStreams
 from synoptic_bus.store import StoreError, fetch_last, stream_subjects
 from synoptic_gateway.bus import Bus
 from synoptic_schemas import DecodeError, Subjects, frames
-from synoptic_schemas.alarms import decode_alarm, is_active, is_unacknowledged
+from synoptic_schemas.alarms import OPS, decode_alarm, is_active, is_unacknowledged
 from synoptic_schemas.codec import decode
 
 log = logging.getLogger(__name__)
 
 #: Seconds changes are gathered before they are sent (one frame per window).
 FLUSH_S = 0.05
+#: Seconds an operator's change (acknowledge, shelve and their undoing) waits: the
+#: frame then carries every change gathered so far.
+URGENT_S = 0.002
+#: Events sent within :data:`URGENT_S`.
+URGENT_EVENTS = frozenset(OPS)
 #: The alarm service is called gone after this many seconds without a heartbeat.
 SERVICE_SILENT_S = 5.0
 
@@ -181,7 +187,7 @@ class AlarmFeed:
         self._count(before, -1)
         self._count(self.listed.get(ch), +1)
         self._changed[ch] = dict(state)
-        self._schedule()
+        self._schedule(URGENT_S if state["ev"] in URGENT_EVENTS else FLUSH_S)
 
     def _count(self, state: dict[str, Any] | None, sign: int) -> None:
         if state is None:
@@ -211,9 +217,15 @@ class AlarmFeed:
 
     # -- sending -----------------------------------------------------------------------
 
-    def _schedule(self) -> None:
-        if self._flush is None:
-            self._flush = asyncio.get_running_loop().call_later(FLUSH_S, self.flush)
+    def _schedule(self, delay: float = FLUSH_S) -> None:
+        """Flush within ``delay`` (sooner if a flush is due sooner already)."""
+        loop = asyncio.get_running_loop()
+        due = loop.time() + delay
+        if self._flush is not None:
+            if self._flush.when() <= due:
+                return
+            self._flush.cancel()
+        self._flush = loop.call_at(due, self.flush)
 
     @property
     def counts(self) -> Counts:

@@ -6,6 +6,7 @@
  */
 import type { Gateway } from '../transport/gateway.svelte';
 import type { AlarmsFrame, AlarmState } from '../transport/protocol';
+import { SortedList } from './sorted';
 
 export const SEVERITY_NAMES = ['NONE', 'MINOR', 'MAJOR', 'INVALID'] as const;
 
@@ -47,6 +48,56 @@ export function inArea(area: string, under: string): boolean {
   return !under || area === under || area.startsWith(under + '/');
 }
 
+/** What the alarm page's tree shows of an area: unacknowledged, active, worst latched severity. */
+export type AreaCount = { unack: number; active: number; worst: number };
+
+/** Counts per area node, kept as alarms come and go (every prefix of each alarm's area). */
+export class AreaCounts {
+  /** per node: unacknowledged, and active per latched severity (0 unused) */
+  #nodes = new Map<string, { unack: number; bySev: number[] }>();
+  /** each area's nodes, from everything ('') down (`Plant/Power` → '', `Plant`, `Plant/Power`) */
+  #prefixes = new Map<string, string[]>();
+
+  clear(): void {
+    this.#nodes.clear();
+  }
+
+  /** Count `s` in (`sign` 1) or out (-1); only active, unshelved alarms count. */
+  add(s: AlarmState, sign: 1 | -1): void {
+    if (s.shelf !== undefined || s.lat <= 0) return;
+    let prefixes = this.#prefixes.get(s.area);
+    if (!prefixes) {
+      const parts = s.area.split('/');
+      prefixes = ['', ...parts.map((_, i) => parts.slice(0, i + 1).join('/'))];
+      if (this.#prefixes.size > 100_000) this.#prefixes.clear(); // bounded: areas come from the tree
+      this.#prefixes.set(s.area, prefixes);
+    }
+    const sev = Math.min(s.lat, 3);
+    for (const key of prefixes) {
+      let node = this.#nodes.get(key);
+      if (!node) this.#nodes.set(key, (node = { unack: 0, bySev: [0, 0, 0, 0] }));
+      node.bySev[sev] += sign;
+      if (!s.ackd) node.unack += sign;
+      if (sign < 0 && node.bySev[1] + node.bySev[2] + node.bySev[3] === 0) this.#nodes.delete(key);
+    }
+  }
+
+  /** The counts under `area` ('': everything; undefined: nothing active there). */
+  get(area: string): AreaCount | undefined {
+    const node = this.#nodes.get(area);
+    if (!node) return undefined;
+    const { unack, bySev } = node;
+    return { unack, active: bySev[1] + bySev[2] + bySev[3], worst: bySev[3] ? 3 : bySev[2] ? 2 : 1 };
+  }
+
+  /** A new map of every node of the tree with an active alarm. */
+  snapshot(): Map<string, AreaCount> {
+    const out = new Map<string, AreaCount>();
+    for (const key of this.#nodes.keys()) if (key) out.set(key, this.get(key)!);
+    return out;
+  }
+}
+
 export class AlarmStore {
   /** active, unacknowledged and not shelved; active; shelved */
   unack = $state(0);
@@ -56,13 +107,21 @@ export class AlarmStore {
   service = $state(true);
   /** whether the list is held (a page follows it) */
   loaded = $state(false);
-  /** bumped on every change of the list (the list itself is not reactive: it can hold 100 000) */
+  /**
+   * bumped when the list changed, at most once per animation frame (the list itself
+   * is not reactive: it can hold 100 000)
+   */
   version = $state(0);
   /** wall time (ms) of the frame that changed the list last */
   changedAt = 0;
 
   #byChannel = new Map<string, AlarmState>();
-  #sorted: AlarmState[] | null = null;
+  /** the listed alarms in page order, as of the last settle */
+  #sorted = new SortedList<AlarmState>(compareAlarms);
+  #counts = new AreaCounts();
+  /** channels changed since the last settle, with what the sorted list holds of them */
+  #pending = new Map<string, AlarmState | undefined>();
+  #bumpScheduled = false;
   #gateway: Gateway;
   #following = false;
   #listUsers = 0;
@@ -89,8 +148,7 @@ export class AlarmStore {
     return () => {
       if (--this.#listUsers === 0) {
         this.#gateway.followAlarms(false, this.#listener);
-        this.#byChannel.clear();
-        this.#sorted = null;
+        this.#reset([]);
         this.loaded = false;
         this.version++;
       }
@@ -103,7 +161,10 @@ export class AlarmStore {
     return () => this.#listeners.delete(listener);
   }
 
-  /** Apply one `alarms` frame. */
+  /**
+   * Apply one `alarms` frame: the counts at once; the list's changes are held by
+   * channel and placed in the sorted list once per animation frame (or when read).
+   */
   apply(frame: AlarmsFrame): void {
     this.unack = frame.unack;
     this.active = frame.act;
@@ -111,11 +172,12 @@ export class AlarmStore {
     this.service = frame.svc;
     let changed = false;
     if (frame.all && this.#listUsers > 0) {
-      this.#byChannel.clear();
+      const listed: AlarmState[] = [];
       for (const raw of frame.all) {
         const s = normalise(raw);
-        if (isListed(s)) this.#byChannel.set(s.ch, s);
+        if (isListed(s)) listed.push(s);
       }
+      this.#reset(listed);
       this.loaded = true;
       changed = true;
     }
@@ -124,15 +186,15 @@ export class AlarmStore {
         const s = normalise(raw);
         const held = this.#byChannel.get(s.ch);
         if (held && held.n >= s.n) continue;
+        if (!this.#pending.has(s.ch)) this.#pending.set(s.ch, held);
         if (isListed(s)) this.#byChannel.set(s.ch, s);
         else this.#byChannel.delete(s.ch);
         changed = true;
       }
     }
     if (changed) {
-      this.#sorted = null;
       this.changedAt = Date.now();
-      this.version++;
+      this.#bump();
     }
     for (const listener of this.#listeners) listener(frame);
   }
@@ -145,42 +207,99 @@ export class AlarmStore {
     return this.#byChannel.size;
   }
 
-  /** Every listed alarm, sorted (recomputed once per change). */
-  sorted(): AlarmState[] {
-    if (!this.#sorted) this.#sorted = [...this.#byChannel.values()].sort(compareAlarms);
-    return this.#sorted;
+  /** Every listed alarm, sorted (kept sorted as alarms change: read only). */
+  sorted(): readonly AlarmState[] {
+    this.#settle();
+    return this.#sorted.items;
   }
 
   /** The listed alarms under `area` (empty: all) whose channel, description, area or status contain `text`. */
   filtered(area: string, text: string, shelved: boolean): AlarmState[] {
+    this.#settle();
     const needle = text.trim().toLowerCase();
-    return this.sorted().filter(
-      (s) =>
-        (s.shelf !== undefined) === shelved &&
+    // shelved alarms sort last: the whole of either view is a slice
+    const cut = this.#sorted.partition((s) => s.shelf === undefined);
+    const items = this.#sorted.items;
+    if (!area && !needle) return shelved ? items.slice(cut) : items.slice(0, cut);
+    const out: AlarmState[] = [];
+    for (let i = shelved ? cut : 0, end = shelved ? items.length : cut; i < end; i++) {
+      const s = items[i];
+      if (
         inArea(s.area, area) &&
         (!needle ||
           s.ch.toLowerCase().includes(needle) ||
           (s.desc ?? '').toLowerCase().includes(needle) ||
           s.area.toLowerCase().includes(needle) ||
-          s.st.toLowerCase().includes(needle)),
-    );
-  }
-
-  /** Counts per area node (every prefix of each alarm's area): unacknowledged, active. */
-  countsByArea(): Map<string, { unack: number; active: number; worst: number }> {
-    const out = new Map<string, { unack: number; active: number; worst: number }>();
-    for (const s of this.#byChannel.values()) {
-      if (s.shelf !== undefined || s.lat === 0) continue;
-      const parts = s.area.split('/');
-      for (let i = 1; i <= parts.length; i++) {
-        const key = parts.slice(0, i).join('/');
-        let c = out.get(key);
-        if (!c) out.set(key, (c = { unack: 0, active: 0, worst: 0 }));
-        c.active++;
-        if (!s.ackd) c.unack++;
-        c.worst = Math.max(c.worst, s.lat);
-      }
+          s.st.toLowerCase().includes(needle))
+      )
+        out.push(s);
     }
     return out;
+  }
+
+  /** The first `count` active, unshelved alarms under `area`, most severe first. */
+  worst(area: string, count: number): AlarmState[] {
+    this.#settle();
+    const out: AlarmState[] = [];
+    for (const s of this.#sorted.items) {
+      if (out.length >= count || s.shelf !== undefined) break;
+      if (s.lat > 0 && inArea(s.area, area)) out.push(s);
+    }
+    return out;
+  }
+
+  /** The counts under `area` ('': everything), undefined when nothing is active there. */
+  countOf(area: string): AreaCount | undefined {
+    this.#settle();
+    return this.#counts.get(area);
+  }
+
+  /** Counts per area node (every prefix of each alarm's area): unacknowledged, active, worst. */
+  countsByArea(): Map<string, AreaCount> {
+    this.#settle();
+    return this.#counts.snapshot();
+  }
+
+  #reset(listed: AlarmState[]): void {
+    this.#byChannel.clear();
+    this.#pending.clear();
+    this.#counts.clear();
+    for (const s of listed) {
+      this.#byChannel.set(s.ch, s);
+      this.#counts.add(s, 1);
+    }
+    this.#sorted.reset(this.#byChannel.values());
+  }
+
+  /** Place the held changes in the sorted list and the counts. */
+  #settle(): void {
+    if (!this.#pending.size) return;
+    const removed: AlarmState[] = [];
+    const added: AlarmState[] = [];
+    for (const [ch, before] of this.#pending) {
+      const now = this.#byChannel.get(ch);
+      if (before === now) continue;
+      if (before) {
+        removed.push(before);
+        this.#counts.add(before, -1);
+      }
+      if (now) {
+        added.push(now);
+        this.#counts.add(now, 1);
+      }
+    }
+    this.#pending.clear();
+    this.#sorted.update(removed, added);
+  }
+
+  /** One `version` bump per animation frame, however many frames came. */
+  #bump(): void {
+    if (this.#bumpScheduled) return;
+    this.#bumpScheduled = true;
+    this.#gateway.schedule(() => {
+      this.#bumpScheduled = false;
+      this.#settle();
+      this.version++;
+    });
   }
 }

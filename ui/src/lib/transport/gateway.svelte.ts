@@ -124,6 +124,11 @@ export class Gateway implements Liveness {
     );
   }
 
+  /** Runs `cb` before the next render (requestAnimationFrame unless told otherwise). */
+  get schedule(): (cb: () => void) => void {
+    return this.#opts.schedule;
+  }
+
   get isLive(): boolean {
     return this.state === 'live';
   }

@@ -1,0 +1,60 @@
+"""The alarm feed's pace: value-driven changes gathered for FLUSH_S into one frame,
+an operator's acknowledge or shelve sent within URGENT_S with whatever was gathered."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from synoptic_gateway.alarm_feed import FLUSH_S, URGENT_S, AlarmFeed
+from synoptic_schemas import SCHEMA_VERSION, encode
+
+
+class Page:
+    """A follower of the whole list: each frame, when it came (loop time)."""
+
+    json = True
+
+    def __init__(self) -> None:
+        self.frames: list[tuple[float, str]] = []
+        self.came = asyncio.Event()
+
+    def push_control(self, frame: bytes | str) -> None:
+        self.frames.append((asyncio.get_running_loop().time(), str(frame)))
+        self.came.set()
+
+    async def next(self) -> tuple[float, str]:
+        async with asyncio.timeout(5):
+            while not self.frames:
+                self.came.clear()
+                await self.came.wait()
+        return self.frames.pop(0)
+
+
+def state(ch: str, n: int, ev: str = "sev", **over: Any) -> bytes:
+    body = {"ver": SCHEMA_VERSION, "ch": ch, "area": "Plant", "n": n, "ev": ev, "sev": 2, "st": "HIHI",
+            "c": True, "lat": 2, "ackd": False, "since": 1, "t": 1, "at": 1, **over}  # fmt: skip
+    return encode(body)
+
+
+async def test_changes_are_gathered_and_acknowledgements_sent_at_once() -> None:
+    feed = AlarmFeed(bus=None, prefix="cs")  # type: ignore[arg-type]
+    page = Page()
+    feed.follow(page, full=True)
+    loop = asyncio.get_running_loop()
+    t0 = loop.time()
+    feed._take(state("ca://A", 1))
+    feed._take(state("ca://B", 1))
+    at, frame = await page.next()
+    assert at - t0 >= FLUSH_S * 0.9  # gathered ...
+    assert '"ca://A"' in frame and '"ca://B"' in frame  # ... into one frame
+    t0 = loop.time()
+    feed._take(state("ca://C", 1))  # a value-driven change, then an operator's
+    feed._take(state("ca://A", 2, "ack", ackd=True, ack={"by": "alice", "t": 2}))
+    at, frame = await page.next()
+    assert at - t0 < FLUSH_S / 2, "the acknowledgement waited for the window"
+    assert at - t0 >= URGENT_S * 0.9
+    assert '"ca://C"' in frame and '"alice"' in frame  # what was gathered goes with it
+    await asyncio.sleep(FLUSH_S * 2)
+    assert page.frames == []  # nothing left behind, nothing sent twice
+    await feed.close()
