@@ -24,6 +24,7 @@ from typing import Any
 
 import jwt
 
+from synoptic_gateway.jws import DECODER
 from synoptic_gateway.keyset import ALGORITHMS, KeySet, KeySetError
 from synoptic_gateway.roles import Because, Grants, Identity, RoleFile, RoleMap
 from synoptic_gateway.settings import Settings
@@ -203,7 +204,7 @@ class Authenticator:
             audience, issuer = settings.jwt_audience, settings.jwt_issuer
             require = ["sub"]
         try:
-            claims: dict[str, Any] = jwt.decode(
+            claims: dict[str, Any] = DECODER.decode(
                 token, key, algorithms=algorithms, audience=audience, issuer=issuer,
                 leeway=LEEWAY,
                 options={"require": require, "verify_aud": audience is not None},
@@ -242,13 +243,6 @@ class Authenticator:
         exp = claims.get("exp")
         claimed = _claimed(claims)
         mapping = self.role_map
-        principal = Principal(
-            name, (), (),
-            float(exp) if isinstance(exp, int | float) else None,
-            subject=f"{claims.get('iss', '')} {sub}",
-            display=display if isinstance(display, str) else "",
-            claimed=claimed,
-        )  # fmt: skip
         if mapping is None:
             # hand-made tokens: reading everything unless 'read' says otherwise,
             # commands where writes are granted unless 'command' says otherwise
@@ -259,9 +253,19 @@ class Authenticator:
                 claimed.screens,
                 claimed.ack,
             )
-            return principal.with_grants(grants, ())
-        identity = mapping.identity(name, claims)
-        return self.regrant(replace(principal, identity=identity))
+            identity, because = None, ()
+        else:
+            identity = mapping.identity(name, claims)
+            mapped, because = mapping.grants(identity)
+            grants = mapped | claimed
+        return Principal(
+            name, grants.read, grants.write,
+            float(exp) if isinstance(exp, int | float) else None,
+            subject=f"{claims.get('iss', '')} {sub}",
+            display=display if isinstance(display, str) else "",
+            command=grants.command, screens=grants.screens, ack=grants.ack,
+            identity=identity, claimed=claimed, because=because,
+        )  # fmt: skip
 
     def regrant(self, principal: Principal) -> Principal:
         """``principal`` with the grants of the current role mapping (after a

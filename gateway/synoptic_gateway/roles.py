@@ -51,7 +51,12 @@ class Grants:
     ack: tuple[str, ...] = ()
 
     def __or__(self, other: Grants) -> Grants:
+        if not other:
+            return self
         return Grants(*(_merge(getattr(self, k), getattr(other, k)) for k in KINDS))
+
+    def __bool__(self) -> bool:
+        return bool(self.read or self.write or self.command or self.screens or self.ack)
 
     def patterns(self, kind: str) -> tuple[str, ...]:
         return tuple(getattr(self, kind))
@@ -96,6 +101,10 @@ class Identity:
     clients: tuple[str, ...] = ()
 
 
+#: identities whose grants a role map keeps worked out (memory stays bounded)
+MAX_KNOWN_IDENTITIES = 4096
+
+
 @dataclass(frozen=True)
 class Because:
     """One grant and the rule that gave it (``synoptic auth explain``)."""
@@ -114,6 +123,12 @@ class RoleMap:
     group_claims: tuple[str, ...] = DEFAULT_GROUP_CLAIMS
     role_claims: tuple[str, ...] = DEFAULT_ROLE_CLAIMS
     source: str = ""
+    #: grants already worked out per identity (a reconnect, another tab, a renewed
+    #: token of the same user: the rules are not matched again); a new map (a
+    #: reload) starts empty
+    _known: dict[Identity, tuple[Grants, tuple[Because, ...]]] = field(
+        default_factory=dict, init=False, repr=False, compare=False, hash=False
+    )
 
     def identity(self, user: str, claims: dict[str, Any]) -> Identity:
         """The groups, roles and client of a token's claims."""
@@ -126,6 +141,14 @@ class RoleMap:
 
     def grants(self, who: Identity) -> tuple[Grants, tuple[Because, ...]]:
         """The union of every matching rule's grants, and why each was given."""
+        known = self._known.get(who)
+        if known is None:
+            if len(self._known) >= MAX_KNOWN_IDENTITIES:
+                self._known.clear()
+            known = self._known[who] = self._match(who)
+        return known
+
+    def _match(self, who: Identity) -> tuple[Grants, tuple[Because, ...]]:
         total = Grants()
         because: list[Because] = []
         for rule in self.rules:
