@@ -14,9 +14,13 @@ from synoptic_identity.keycloak import KeycloakServer
 
 
 @pytest.fixture(scope="module")
-def nats_server() -> Iterator[NatsServer]:
-    """A nats-server with JetStream on a free loopback port, stopped by PID."""
-    server = NatsServer().start()
+def nats_server(request: pytest.FixtureRequest) -> Iterator[NatsServer]:
+    """A nats-server with JetStream on a free loopback port, stopped by PID. A
+    module that sets ``NATS_MAX_PAYLOAD`` gets a server with that payload limit
+    (the demo's images are several MB a message)."""
+    server = NatsServer(
+        max_payload=getattr(request.module, "NATS_MAX_PAYLOAD", None)
+    ).start()
     try:
         yield server
     finally:

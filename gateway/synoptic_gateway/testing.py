@@ -3,11 +3,13 @@ synthetic counting values straight onto NATS. Not used by the gateway itself."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -15,6 +17,24 @@ from typing import Any
 from synoptic_bus.connect import NatsClient
 from synoptic_bus.procs import Process, free_port
 from synoptic_schemas import Subjects, encode, parse_channel
+
+
+class Changes:
+    """What a recorder of messages shares: :meth:`note` on each message recorded,
+    :meth:`until` awaits a condition on what was recorded (checked after each)."""
+
+    def __init__(self) -> None:
+        self._changed = asyncio.Event()
+
+    def note(self) -> None:
+        self._changed.set()
+
+    async def until(self, predicate: Callable[[], Any], timeout: float = 60.0) -> None:
+        """Return once ``predicate()`` is true; :class:`TimeoutError` after ``timeout`` s."""
+        async with asyncio.timeout(timeout):
+            while not predicate():
+                self._changed.clear()
+                await self._changed.wait()
 
 
 @dataclass

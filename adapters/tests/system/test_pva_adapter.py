@@ -38,20 +38,13 @@ from synoptic_schemas.jsonschemas import validator
 
 pytestmark = pytest.mark.system
 SUBJECTS = Subjects()
+#: the root conftest's nats-server carries the demo's images (several MB a message)
+NATS_MAX_PAYLOAD = MAX_PAYLOAD
 EXTRAS = [
     "SINE", "WF1K", "WF100K", "WF:I16", "NAMES", "STATE", "MODE", "MSG", "MSG:SP", "SP", "SP:RO",
     "TABLE", "IMAGE", "MOTOR", "HISTOGRAM", "SWAP",
     *(f"IMAGE:{codec.upper()}" for codec in CODEC_IMAGES),
 ]  # fmt: skip
-
-
-@pytest.fixture(scope="module")
-def nats_server() -> Iterator[NatsServer]:
-    server = NatsServer(max_payload=MAX_PAYLOAD).start()
-    try:
-        yield server
-    finally:
-        server.close()
 
 
 @pytest.fixture(scope="module")

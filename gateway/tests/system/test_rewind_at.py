@@ -22,7 +22,7 @@ from synoptic_bus.connect import NatsClient
 from synoptic_bus.natsserver import NatsServer
 from synoptic_bus.procs import Process
 from synoptic_gateway.client import GatewayClient, GatewayError
-from synoptic_gateway.testing import GatewayProc
+from synoptic_gateway.testing import Changes, GatewayProc
 from synoptic_schemas import Subjects, decode
 
 pytestmark = [pytest.mark.system, pytest.mark.timeout(400)]
@@ -38,13 +38,13 @@ ARRAY_LAG = 6_000_000_000
 _SUBJECTS = Subjects()
 
 
-class Recorder:
+class Recorder(Changes):
     """Every value and metadata message on the bus, with when it arrived."""
 
     def __init__(self) -> None:
+        super().__init__()
         self.values: dict[str, list[tuple[int, dict[str, Any]]]] = defaultdict(list)
         self.metas: dict[str, list[tuple[int, dict[str, Any]]]] = defaultdict(list)
-        self.changed = asyncio.Event()
 
     async def start(self, nc: NatsClient) -> Recorder:
         async def on_msg(msg: Any) -> None:
@@ -52,18 +52,12 @@ class Recorder:
             kind, channel = _SUBJECTS.parse(msg.subject)
             book = self.values if kind == "val" else self.metas
             book[channel.uri].append((now, decode(msg.data)))
-            self.changed.set()
+            self.note()
 
         await nc.subscribe("cs.val.>", cb=on_msg)
         await nc.subscribe("cs.meta.>", cb=on_msg)
         await nc.flush()
         return self
-
-    async def until(self, predicate: Any, timeout: float = 60.0) -> None:
-        async with asyncio.timeout(timeout):
-            while not predicate():
-                self.changed.clear()
-                await self.changed.wait()
 
     def count(self, uri: str) -> int:
         return len(self.values[uri])

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -21,10 +20,9 @@ from nats.js.api import DeliverPolicy
 
 from synoptic_bus.arrays import arrays_stream_name
 from synoptic_bus.connect import NatsClient
-from synoptic_bus.natsserver import NatsServer
 from synoptic_bus.procs import Process
 from synoptic_gateway.client import GatewayClient
-from synoptic_gateway.testing import GatewayProc, Publisher
+from synoptic_gateway.testing import Changes, GatewayProc, Publisher
 from synoptic_schemas import Subjects, decode, parse_channel
 from synoptic_schemas.codec import MAX_PAYLOAD
 
@@ -36,16 +34,8 @@ POINTS = 512  # one of the sizes a count is rounded up to: the most points sent
 PIXELS = 256  # an image 1024 wide binned by 4
 SHORT = np.linspace(0.0, 1.0, 40)  # fits (and the raw history keeps it): as it is
 _SUBJECTS = Subjects()
-
-
-@pytest.fixture(scope="module")
-def nats_server() -> Iterator[NatsServer]:
-    """A nats-server that carries the demo's images (several MB a message)."""
-    server = NatsServer(max_payload=MAX_PAYLOAD).start()
-    try:
-        yield server
-    finally:
-        server.close()
+#: the root conftest's nats-server carries the demo's images (several MB a message)
+NATS_MAX_PAYLOAD = MAX_PAYLOAD
 
 
 def wave(k: int) -> np.ndarray:
@@ -86,32 +76,26 @@ def assert_binned(value: dict[str, Any], full: np.ndarray) -> None:
     np.testing.assert_array_equal(v, full.reshape(256, 4, 256, 4).max(axis=(1, 3)))
 
 
-class Kept:
+class Kept(Changes):
     """Every large value the rollup stores in ``CS_ARRAYS`` from now on: a
     JetStream consumer (stored messages only), with the store time of each."""
 
     def __init__(self) -> None:
+        super().__init__()
         self.stored: list[tuple[str, float, dict[str, Any]]] = []
-        self.changed = asyncio.Event()
 
     async def start(self, nc: NatsClient) -> Kept:
         async def on_msg(msg: Any) -> None:
             _, channel = _SUBJECTS.parse(msg.subject.replace(".hist.arr.", ".val.", 1))
             when = msg.metadata.timestamp.timestamp() * 1e3
             self.stored.append((channel.uri, when, decode(msg.data)))
-            self.changed.set()
+            self.note()
 
         self._sub = await nc.jetstream().subscribe(
             "cs.hist.arr.>", stream=arrays_stream_name("cs"), cb=on_msg,
             ordered_consumer=True, deliver_policy=DeliverPolicy.NEW,
         )  # fmt: skip
         return self
-
-    async def until(self, predicate: Any, timeout: float = 60.0) -> None:
-        async with asyncio.timeout(timeout):
-            while not predicate():
-                self.changed.clear()
-                await self.changed.wait()
 
     def of(self, uri: str) -> list[tuple[float, dict[str, Any]]]:
         return [(t, m) for u, t, m in self.stored if u == uri]

@@ -349,7 +349,12 @@ async def synoptic(*argv: str, env: dict[str, str] | None = None) -> tuple[int, 
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
         env={**clean, **(env or {})},
     )  # fmt: skip
-    out, _ = await asyncio.wait_for(proc.communicate(), 120)
+    try:
+        out, _ = await asyncio.wait_for(proc.communicate(), 120)
+    except TimeoutError:
+        proc.kill()  # never left running after the test
+        await proc.wait()
+        raise
     said = [ln for ln in out.decode().splitlines(keepends=True)
             if not re.match(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+ [A-Z]+ ", ln)]  # fmt: skip
     return proc.returncode or 0, "".join(said)
