@@ -26,7 +26,6 @@ from collections import deque
 from typing import Any
 
 import psycopg
-from nats.errors import TimeoutError as NatsTimeoutError
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 from nats.js.errors import Error as JetStreamError
 from nats.js.errors import NotFoundError
@@ -237,7 +236,7 @@ async def run(args: argparse.Namespace) -> int:
         while True:
             try:
                 msgs = await feed.fetch(BATCH, timeout=args.flush)
-            except NatsTimeoutError:
+            except TimeoutError:  # nats-py's own, or asyncio's from a batch cut short
                 msgs = []
             for msg in msgs:
                 archiver.add(msg.subject, msg.data)

@@ -21,11 +21,14 @@ def history_service(settings: Settings) -> HistoryService:
         f"synoptic-gateway-{settings.gateway_id}-hist",
         blocks=settings.hist_blocks,
     )
+    archive = (
+        HdbppArchive(settings.hist_archive_dsn) if settings.hist_archive_dsn else None
+    )
     return HistoryService(
         settings,
         bus,
-        HdbppArchive(settings.hist_archive_dsn) if settings.hist_archive_dsn else None,
-        MomentReader(settings, bus.connection),
+        archive,
+        MomentReader(settings, bus.connection, archive),
         StretchReader(settings, bus.connection),
     )
 

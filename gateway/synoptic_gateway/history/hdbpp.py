@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 from typing import Any
 
 import numpy as np
 import psycopg
 
-from synoptic_bus.hdbpp import SEV_OF_QUALITY
+from synoptic_bus.hdbpp import SEV_OF_QUALITY, data_time
 from synoptic_gateway.history.backend import ChannelHistory, HistoryRead
 from synoptic_schemas.frames import ErrorCode
 from synoptic_schemas.series import Columns
@@ -114,6 +115,56 @@ class HdbppArchive:
             out[uri] = ChannelHistory(
                 await self._buckets(conn, table, conf_id, bounds, 4 * q.px)
             )
+        return out
+
+    async def last_at(
+        self, uris: list[str], at_ns: int, timeout: float
+    ) -> dict[str, tuple[int, float, int]]:
+        """Each channel's last row at or before ``at_ns``: ``(t_ns, value,
+        severity)`` by URI (value NaN where the row has none); none for a channel
+        the archive holds nothing of by then. One query per data table. Raises
+        :class:`TimeoutError` and :class:`psycopg.Error`."""
+        if not uris:
+            return {}
+        async with asyncio.timeout(timeout), self._lock:
+            try:
+                return await self._last_at(uris, at_ns, timeout)
+            except psycopg.Error:
+                if self._conn is not None:
+                    await self._conn.close()
+                    self._conn = None
+                raise
+
+    async def _last_at(
+        self, uris: list[str], at_ns: int, timeout: float
+    ) -> dict[str, tuple[int, float, int]]:
+        conn = await self._connection(timeout)
+        confs = await (
+            await conn.execute(
+                "SELECT att_conf_id, table_name FROM att_conf WHERE att_name = ANY(%s)",
+                (uris,),
+            )
+        ).fetchall()
+        by_table: dict[str, list[int]] = {}
+        for conf_id, table in confs:
+            if str(table).replace("_", "").isalnum():  # never put a non-name in SQL
+                by_table.setdefault(str(table), []).append(int(conf_id))
+        out: dict[str, tuple[int, float, int]] = {}
+        when = data_time(at_ns)
+        for table, ids in by_table.items():
+            rows = await (
+                await conn.execute(
+                    f"SELECT c.att_name, d.t, d.v, d.s FROM att_conf c "
+                    f"CROSS JOIN LATERAL (SELECT {_NS} AS t, "
+                    f"value_r AS v, {_SEV} AS s FROM {table} "
+                    "WHERE att_conf_id = c.att_conf_id AND data_time <= %s "
+                    "ORDER BY data_time DESC LIMIT 1) d "
+                    "WHERE c.att_conf_id = ANY(%s)",
+                    (when, ids),
+                )
+            ).fetchall()
+            for name, t, v, sev in rows:
+                out[str(name)] = (int(t), math.nan if v is None else float(v), int(sev))
         return out
 
     async def _buckets(

@@ -10,6 +10,11 @@ NATS connection. "Stored" is the bus's time (when the value reached the bus), so
 a screen at a moment shows what a live viewer saw then, disconnections included
 (a source that was down was published as a value with ``c`` false).
 
+A channel the raw history no longer reaches back to at the moment (its byte
+budget or max age) gets the last value at or before it in the rollup's history
+blocks (``CS_ROLL``), else in the archive (HDB++, where the gateway has one):
+its number and severity then (:mod:`.older`), ``src`` ``blocks`` or ``archive``.
+
 A channel with nothing kept by the moment is answered ``not_kept`` with
 ``since``: when its oldest kept value is from (how far back its history goes;
 nil: none at all). A channel with no metadata kept by then gets its oldest kept
@@ -26,21 +31,31 @@ import asyncio
 import logging
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import psycopg
 
 from synoptic_bus.arrays import arrays_stream_name
 from synoptic_bus.connect import NatsClient
 from synoptic_bus.metahistory import meta_stream_name
 from synoptic_bus.moment import Stored, first_kept, last_at, run_from
+from synoptic_bus.rollup import rollup_stream_name
 from synoptic_bus.store import StoreError, history_stream_name
 from synoptic_gateway.auth import Principal
 from synoptic_gateway.decimate import reduce_map
+from synoptic_gateway.history.older import Point, is_number, last_in_blocks, value_map
 from synoptic_gateway.settings import Settings
 from synoptic_schemas import ChannelError, DecodeError, Subjects, frames, parse_channel
+from synoptic_schemas.blocks import decode_block
 from synoptic_schemas.channels import Channel
 from synoptic_schemas.codec import decode
+from synoptic_schemas.errors import ContractError
 from synoptic_schemas.frames import ErrorCode, FrameError
 from synoptic_schemas.frames.order import value_order
+from synoptic_schemas.subjects import subject_tail
+
+if TYPE_CHECKING:
+    from synoptic_gateway.history.hdbpp import HdbppArchive
 
 log = logging.getLogger(__name__)
 
@@ -59,14 +74,19 @@ _FIRST_KEPT_AT_ONCE = 32
 
 
 class MomentReader:
-    """Answers ``at`` requests from the bus's history streams."""
+    """Answers ``at`` requests from the bus's history streams and the archive."""
 
-    def __init__(self, settings: Settings, connection: Any) -> None:
+    def __init__(
+        self, settings: Settings, connection: Any, archive: HdbppArchive | None = None
+    ) -> None:
         """``connection()`` returns the connected NATS client (raises
-        :class:`StoreError` while the bus is down)."""
+        :class:`StoreError` while the bus is down); ``archive``: where values
+        older than the bus's blocks are read, if anywhere."""
         self._settings = settings
         self._connection = connection
+        self._archive = archive
         prefix = settings.prefix
+        self._roll = rollup_stream_name(prefix)
         self._subjects = Subjects(prefix)
         self._raw = history_stream_name(prefix)
         self._arrays = arrays_stream_name(prefix)
@@ -237,8 +257,89 @@ class MomentReader:
             if stored_meta is not None:
                 past.meta = _decoded(stored_meta)
             out[channel.uri] = past
+        older = [
+            c for c in channels if out[c.uri].value is None and not out[c.uri].error
+        ]
+        if older:
+            await self._older(nc, older, out, at_ns)
         await self._fill_edges(nc, channels, out, at_ns)
         return out
+
+    async def _older(
+        self,
+        nc: NatsClient,
+        channels: Sequence[Channel],
+        out: dict[str, Past],
+        at_ns: int,
+    ) -> None:
+        """Channels with nothing in the raw history by the moment: the blocks'
+        last value then, else the archive's."""
+        timeout = self._settings.hist_timeout
+        tails = {subject_tail(c): c for c in channels}
+        try:
+            async with asyncio.timeout(timeout):
+                found = await last_in_blocks(
+                    nc, self._roll, self._settings.prefix, list(tails), at_ns,
+                    timeout=timeout,
+                )  # fmt: skip
+        except (StoreError, TimeoutError) as exc:
+            log.debug("at: blocks: %s", exc)
+            found = {}
+        picked: dict[str, tuple[Point, str]] = {}
+        rest: list[Channel] = []
+        for tail, channel in tails.items():
+            point = found.get(tail)
+            if point is None:
+                rest.append(channel)
+            else:
+                picked[channel.uri] = (point, "blocks")
+        if rest and self._archive is not None:
+            try:
+                rows = await self._archive.last_at(
+                    [c.uri for c in rest], at_ns, timeout
+                )
+            except (TimeoutError, psycopg.Error) as exc:
+                log.info("at: the archive: %s", str(exc).strip()[:200])
+                rows = {}
+            for channel in rest:
+                row = rows.get(channel.uri)
+                if row is not None:
+                    picked[channel.uri] = (Point(*row), "archive")
+        if not picked:
+            return
+        starts = await self._raw_starts(nc, [c for c in channels if c.uri in picked])
+        for uri, (point, source) in picked.items():
+            # a value the raw history still holds was stored after the moment
+            # (its source time may be older: an IOC's record processed long ago)
+            start = starts.get(uri)
+            if start is None or point.t < start:
+                _place(out[uri], point, source)
+
+    async def _raw_starts(
+        self, nc: NatsClient, channels: Sequence[Channel]
+    ) -> dict[str, int]:
+        """The source time of each channel's oldest value in the raw history (by
+        URI; none where it holds none)."""
+        slots = asyncio.Semaphore(_FIRST_KEPT_AT_ONCE)
+        timeout = self._settings.hist_timeout
+
+        async def one(channel: Channel) -> int | None:
+            async with slots:
+                try:
+                    first = await first_kept(
+                        nc, self._raw, self._subjects.hist(channel), timeout=timeout
+                    )
+                except (StoreError, TimeoutError):
+                    return None
+            if first is None:
+                return None
+            try:
+                return value_order(first.data)[2]
+            except DecodeError:
+                return None
+
+        got = await asyncio.gather(*(one(c) for c in channels))
+        return {c.uri: t for c, t in zip(channels, got, strict=True) if t is not None}
 
     async def _fill_edges(
         self,
@@ -262,17 +363,27 @@ class MomentReader:
                     return None
 
         async def since(channel: Channel, past: Past) -> None:
-            raw, arr = await asyncio.gather(
+            raw, arr, block = await asyncio.gather(
                 oldest(self._raw, s.hist(channel)),
                 oldest(self._arrays, s.hist_large(channel)),
+                oldest(self._roll, f"{s.prefix}.roll.0.{subject_tail(channel)}"),
             )
             first = [m.stored_ns for m in (raw, arr) if m is not None]
+            if block is not None and _reaches_further(block, raw):
+                first.append(_first_t(block))
             when = min(first) / _MS if first else None
             said = (
                 f"nothing of this channel is kept from before {_iso(when)}"
                 if when is not None
                 else "nothing of this channel is kept"
             )
+            if past.source is not None:  # a value then, but not a number
+                said = (
+                    f"its value then (in the {past.source}) was not a number: a "
+                    "string, or its source disconnected; only numbers are kept "
+                    "that far back"
+                )
+                past.source = None
             past.error = {**_error(ErrorCode.NOT_KEPT, said), "since": when}
 
         async def meta_after(channel: Channel, past: Past) -> None:
@@ -290,6 +401,35 @@ class MomentReader:
                 jobs.append(meta_after(channel, past))
         if jobs:
             await asyncio.gather(*jobs)
+
+
+def _place(past: Past, point: Point, source: str) -> None:
+    """A value from the blocks or the archive into a channel's answer (a value
+    not a number: its source only, answered ``not_kept``)."""
+    past.source = source
+    if is_number(point):
+        past.value = value_map(point, past.meta)
+
+
+def _reaches_further(block: Stored, raw: Stored | None) -> bool:
+    """Whether a channel's oldest block holds values older (by source time) than
+    its oldest in the raw history: values the raw history no longer keeps."""
+    if raw is None:
+        return True
+    try:
+        return _first_t(block) < value_order(raw.data)[2]
+    except DecodeError:
+        return False
+
+
+def _first_t(block: Stored) -> int:
+    """The first value's source time in a stored block (its store time if
+    unreadable)."""
+    try:
+        cols = decode_block(block.data).cols
+    except ContractError:
+        return block.stored_ns
+    return int(cols.t[0]) if len(cols.t) else block.stored_ns
 
 
 def points_of(frame: dict[str, Any]) -> dict[str, int]:

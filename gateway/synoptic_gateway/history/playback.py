@@ -9,6 +9,10 @@ changed within it, only its last value (what a viewer could see at that frame
 rate) and the metadata that changed; a value of a channel in the playback's
 ``pts`` reduced as a live subscription's, once. The frames come back encoded for
 the socket, with the moment each shows: ``[[t_ms, frame], …]`` as msgpack.
+
+The part of a span older than the raw history's oldest value (its byte budget or
+max age) is read from the rollup's history blocks instead (``CS_ROLL``: numbers
+and severities by source time, as an ``at`` of such a moment answers).
 """
 
 from __future__ import annotations
@@ -22,13 +26,18 @@ from synoptic_bus.arrays import arrays_stream_name
 from synoptic_bus.connect import NatsClient
 from synoptic_bus.history import read_range
 from synoptic_bus.metahistory import meta_stream_name
+from synoptic_bus.moment import first_kept
+from synoptic_bus.rollup import rollup_stream_name
 from synoptic_bus.store import StoreError, history_stream_name
 from synoptic_gateway.auth import Principal
+from synoptic_gateway.history.blocks import read_blocks
 from synoptic_gateway.history.moment import is_newer, ns_of_ms, points_of, reduced
+from synoptic_gateway.history.older import Point, value_map
 from synoptic_gateway.settings import Settings
 from synoptic_schemas import ChannelError, DecodeError, Subjects, frames, parse_channel
-from synoptic_schemas.codec import decode
+from synoptic_schemas.codec import decode, encode
 from synoptic_schemas.frames.order import value_order
+from synoptic_schemas.subjects import subject_tail
 
 _MS = 1_000_000
 #: Large values (arrays, images) read per stretch at most: a second of wall time
@@ -46,6 +55,7 @@ class StretchReader:
         self._raw = history_stream_name(settings.prefix)
         self._arrays = arrays_stream_name(settings.prefix)
         self._meta = meta_stream_name(settings.prefix)
+        self._roll = rollup_stream_name(settings.prefix)
         #: values read, in all
         self.values_in = 0
 
@@ -57,6 +67,7 @@ class StretchReader:
         t1_ns = min(t1_ns, time.time_ns())
         step_ns = max(ns_of_ms(frame["step"]), 1)
         index: dict[str, int] = {}
+        tails: dict[str, int] = {}
         s = self._subjects
         for i, uri in enumerate(frame["ch"]):
             try:
@@ -67,6 +78,7 @@ class StretchReader:
                 for subject in (s.hist(channel), s.hist_large(channel),
                                 s.hist_meta(channel)):  # fmt: skip
                     index[subject] = i
+                tails[subject_tail(channel)] = i
         n = max((t1_ns - t0_ns + step_ns - 1) // step_ns, 1)
         values: list[dict[int, bytes]] = [{} for _ in range(n)]
         metas: list[dict[int, bytes]] = [{} for _ in range(n)]
@@ -100,6 +112,7 @@ class StretchReader:
                     raise
                 continue  # no rollup (no large values) or no metadata history
             self.values_in += read.count
+        await self._older(nc, tails, t0_ns, t1_ns, step_ns, values)
         # in store order; a large value stored (by the rollup, at its tick) after
         # a newer value of its channel is not shown after it
         found.sort(key=lambda x: x[0])
@@ -135,6 +148,47 @@ class StretchReader:
                 [t_ms, frames.to_json(reply) if json_mode else frames.pack(reply)]
             )
         return msgpack.packb(out, use_bin_type=True)
+
+    async def _older(
+        self,
+        nc: NatsClient,
+        tails: dict[str, int],
+        t0_ns: int,
+        t1_ns: int,
+        step_ns: int,
+        values: list[dict[int, bytes]],
+    ) -> None:
+        """The part of the span older than the raw history's oldest value, from
+        the blocks: per frame and channel its last value (a frame the raw history
+        also has values in takes those after)."""
+        timeout = self._settings.hist_timeout
+        try:
+            first = await first_kept(
+                nc, self._raw, f"{self._settings.prefix}.hist.val.>", timeout=timeout
+            )
+        except (StoreError, TimeoutError):
+            return
+        end = min(t1_ns, first.stored_ns - 1) if first is not None else t1_ns
+        if end <= t0_ns or not tails:
+            return
+        try:
+            read = await read_blocks(
+                nc, self._roll, self._raw, self._settings.prefix, list(tails),
+                t0_ns + 1, end, max_values=self._settings.hist_max_points,
+                timeout=timeout,
+            )  # fmt: skip
+        except (StoreError, TimeoutError):
+            return  # no rollup: nothing older than the raw history
+        n = len(values)
+        for tail, cols in read.columns.items():
+            i = tails[tail]
+            self.values_in += len(cols)
+            for t, v, sev in zip(
+                cols.t.tolist(), cols.v.tolist(), cols.sev.tolist(), strict=True
+            ):
+                if t0_ns < t <= end and v == v:  # NaN: not a number, not shown
+                    k = min((t - t0_ns - 1) // step_ns, n - 1)
+                    values[k][i] = encode(value_map(Point(t, v, sev), None))
 
 
 def _decoded(data: bytes) -> dict[str, Any] | None:
