@@ -28,6 +28,9 @@ class AttrState:
     generation: int = 0  # bumped at each (re)connection; stale events are dropped
     exists: bool = False
     confirm_read: bool = False  # read once more: subscription just confirmed
+    #: its subscription failed before its first event (an error event, or a
+    #: failed first read): the read lane reads it until an event comes
+    unconfirmed: bool = False
     proven: bool = False  # read fast on its own: may join the device's group
     strikes: int = 0  # slow or timed-out reads in a row (> 0: backing off)
     cost: float = 0.0  # seconds the device spent on its last read alone

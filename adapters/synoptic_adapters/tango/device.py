@@ -31,6 +31,12 @@ Guarantees:
   timed-out attribute's status says the device is still busy with it).
 - A device or attribute that does not exist is published as disconnected with a
   ``never connected: …`` status, and retried every ``retry_period``.
+- Every call of a connection (names, polling status, configuration) is waited
+  for :data:`CALL_MARGIN` beyond ``read_timeout`` at most: a call that does not return by then (a
+  reconnection hung inside cppTango: on a host that accepts and never answers
+  it waits for a reply with no timeout) fails the try, which is published; the
+  next try makes no call while one of an earlier try still runs (a thread is
+  never added behind a call that hangs).
 """
 
 from __future__ import annotations
@@ -81,6 +87,9 @@ CONFIG_PAUSE = 0.05
 BUSY_MAX = 60.0
 #: Seconds between two log lines about event errors of one device.
 ERROR_LOG_PERIOD = 5.0
+#: Seconds a call of a connection may run beyond ``read_timeout`` (its own
+#: timeout: late only when the machine is busy) before the try gives up on it.
+CALL_MARGIN = 5.0
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -116,6 +125,11 @@ def _polled_attributes(polling_status: Iterable[str]) -> dict[str, float]:
 
 async def _none() -> None:
     return None
+
+
+class UnansweredError(TimeoutError):
+    """A call of a connection did not return in time (or one of an earlier try
+    still has not)."""
 
 
 def _take_ids(state: AttrState) -> list[int]:
@@ -188,6 +202,8 @@ class DeviceLink:
         self._config_tasks: set[asyncio.Task[None]] = set()
         self._error_logged_at = -ERROR_LOG_PERIOD  # monotonic
         self._errors_unlogged = 0
+        #: calls of a connection try that did not return in time, still running
+        self._hung: set[asyncio.Future[Any]] = set()
 
     # -- public -------------------------------------------------------------------
 
@@ -234,10 +250,12 @@ class DeviceLink:
         if item.kind == "value":
             self.events_received += 1
             state.events = Events.LIVE
+            state.unconfirmed = False
             self._publish(state, item.payload, polled=False)
         elif item.kind == "live":
             if state.events is not Events.LIVE:
                 state.events = Events.LIVE
+                state.unconfirmed = False
                 state.confirm_read = state.name in self.polled
                 self._wake_reads()
         elif item.kind == "meta":
@@ -253,7 +271,12 @@ class DeviceLink:
                 self._wake_reads()
         elif item.kind == "error" and state.events is not Events.NONE:
             # cppTango keeps the subscription and resubscribes by itself; the
-            # value is unknown until the next event (never polled meanwhile)
+            # value is unknown until the next event (never polled meanwhile),
+            # unless no event came yet: a subscription that failed at once is
+            # retried by cppTango's keep-alive thread, a minute or more later,
+            # and meanwhile the read lane reads the attribute
+            if state.events is Events.PENDING:
+                state.unconfirmed = True
             self.event_errors += 1
             self._log_event_error(state, item.payload)
             first = (item.payload or "?").strip().splitlines()[0]
@@ -313,14 +336,18 @@ class DeviceLink:
                 # not from the hardware (Tango's default, stated)
                 proxy.set_source(tango.DevSource.CACHE_DEV)
                 self.proxy = proxy
-            events = await self.proxies.proxy(f"{self.url} events", self.url, wait)
-            events.set_green_mode(tango.GreenMode.Synchronous)
-            self.events_proxy = events
+            self.events_proxy = await self.proxies.proxy(
+                f"{self.url} events", self.url, wait, tango.GreenMode.Synchronous
+            )
         stage("proxies", self.device)
+        if self._hung:
+            raise UnansweredError(
+                f"{len(self._hung)} calls to the device have not returned"
+            )
         async with self._lock:
             names, status, learned = await asyncio.gather(
-                self._blocking(self.proxy.get_attribute_list),
-                self._blocking(self.proxy.polling_status),
+                self._bounded(self.proxy.get_attribute_list),
+                self._bounded(self.proxy.polling_status),
                 self.memory.recall(self.key) if self._learned is None else _none(),
             )
             if self._learned is None:
@@ -334,7 +361,11 @@ class DeviceLink:
             self.ever_up = True
             self.connects += 1
             self.reads = Reads(self, self.device_time)
-            await self._attach(list(self.attrs.values()))
+            try:
+                await self._attach(list(self.attrs.values()))
+            except Exception as exc:
+                self._go_down(f"disconnected: {describe(exc)}")
+                raise
         self._poller = asyncio.create_task(self.reads.run(), name=f"read {self.url}")
 
     async def _watch(self) -> None:
@@ -409,21 +440,28 @@ class DeviceLink:
         if not present:
             return
         for state in present:
+            state.unconfirmed = False
             if state.events is not Events.NONE:
                 state.events = Events.PENDING
         real = [self.names[s.name] for s in present]
         assert self.reads is not None
-        subscribed, configs, _ = await asyncio.gather(
+        subscribed, configs, first = await asyncio.gather(
             self._subscribing(self._subscribe_changes, present),
-            self._blocking(self.proxy.get_attribute_config_ex, real),
+            self._bounded(self.proxy.get_attribute_config_ex, real),
             self.reads.first_reads(present),
+            return_exceptions=True,
         )
+        if isinstance(subscribed, BaseException):
+            raise subscribed
         stage("subscribe_calls", self.device)
         for state, change_id in zip(present, subscribed, strict=True):
             if state.events is Events.NONE and change_id is not None:
                 self._unsubscribe_later([change_id])  # said "no events" meanwhile
             else:
-                state.change_id = change_id
+                state.change_id = change_id  # undone by the caller on a failure
+        for failed in (configs, first):
+            if isinstance(failed, BaseException):
+                raise failed
         for state, info in zip(present, configs, strict=True):
             meta = metadata(info)
             if meta != state.meta:
@@ -595,22 +633,28 @@ class DeviceLink:
             self.memory.note(self.key, doc)
 
     def polls(self, state: AttrState) -> bool:
-        """Whether the read lane polls ``state``: it sends no events, or it is
-        not polled by Tango and its subscription is not confirmed (it may push
-        events from code; until it does, it is read)."""
+        """Whether the read lane polls ``state``: it sends no events; or its
+        subscription is not confirmed and either it is not polled by Tango (it
+        may push events from code; until it does, it is read) or the
+        subscription failed before its first event (:attr:`AttrState.unconfirmed`:
+        read from the polling buffer until an event comes)."""
         return state.exists and (
             state.events is Events.NONE
-            or (state.events is Events.PENDING and state.name not in self.polled)
+            or (
+                state.events is Events.PENDING
+                and (state.name not in self.polled or state.unconfirmed)
+            )
         )
 
     def awaits_subscription(self, state: AttrState) -> bool:
         """Whether ``state`` is polled by Tango and its change-event
-        subscription is not confirmed yet (the read lane waits for those: a
-        subscription's first read queues behind any read of ours)."""
+        subscription is not confirmed yet, nor failed (the read lane waits for
+        those: a subscription's first read queues behind any read of ours)."""
         return (
             state.exists
             and state.events is Events.PENDING
             and state.name in self.polled
+            and not state.unconfirmed
         )
 
     async def read_meta(self) -> None:
@@ -708,3 +752,23 @@ class DeviceLink:
 
     async def _blocking(self, fn: Any, *args: Any) -> Any:
         return await asyncio.get_running_loop().run_in_executor(self.pool, fn, *args)
+
+    async def _bounded(self, fn: Any, *args: Any) -> Any:
+        """``fn(*args)`` in a thread, waited for ``read_timeout`` +
+        :data:`CALL_MARGIN` at most (then :class:`UnansweredError`; the thread
+        goes on, kept in :attr:`_hung` until it returns)."""
+        limit = self.settings.read_timeout + CALL_MARGIN
+        call = asyncio.get_running_loop().run_in_executor(self.pool, fn, *args)
+        done, _ = await asyncio.wait({call}, timeout=limit)
+        if not done:
+            self._hung.add(call)
+            call.add_done_callback(self._returned)
+            name = getattr(fn, "__name__", "a call")
+            log.warning("%s: %s did not return in %g s", self.url, name, limit)
+            raise UnansweredError(f"{name} did not return in {limit:g} s")
+        return call.result()
+
+    def _returned(self, call: asyncio.Future[Any]) -> None:
+        self._hung.discard(call)
+        if not call.cancelled():
+            call.exception()  # retrieved: nobody waits for it any more

@@ -39,11 +39,13 @@ def keep(*proxies: Any) -> None:
     _KEPT.extend(p for p in proxies if p is not None)
 
 
-def _new_proxy(url: str) -> Any:
-    """A DeviceProxy in asyncio mode (runs in a thread: creation blocks)."""
-    proxy = tango.DeviceProxy(url)
-    proxy.set_green_mode(tango.GreenMode.Asyncio)
-    return proxy
+def _new_proxy(url: str, green_mode: tango.GreenMode) -> Any:
+    """A DeviceProxy in ``green_mode`` (runs in a thread: creation blocks). The
+    mode is given to the constructor: pytango's ``set_green_mode`` sets an
+    attribute of the proxy, and every attribute set asks the device for its
+    command and attribute lists first (two calls to the device, which hang with
+    the device)."""
+    return tango.DeviceProxy(url, green_mode=green_mode)
 
 
 class ProxyMaker:
@@ -56,15 +58,21 @@ class ProxyMaker:
         #: creations in flight by key
         self._creating: dict[str, asyncio.Future[Any]] = {}
 
-    async def proxy(self, key: str, url: str, wait: float | None = None) -> Any:
-        """A proxy of ``url`` for ``key``: the one made for an earlier caller
-        that gave up, the creation in flight, or a new one. Raises
-        :class:`TimeoutError` after ``wait`` seconds (the creation goes on), or
-        what the creation raised."""
+    async def proxy(
+        self,
+        key: str,
+        url: str,
+        wait: float | None = None,
+        green_mode: tango.GreenMode = tango.GreenMode.Asyncio,
+    ) -> Any:
+        """A proxy of ``url`` in ``green_mode`` for ``key``: the one made for an
+        earlier caller that gave up, the creation in flight, or a new one.
+        Raises :class:`TimeoutError` after ``wait`` seconds (the creation goes
+        on), or what the creation raised."""
         future = self._creating.get(key)
         if future is None:
             future = asyncio.get_running_loop().run_in_executor(
-                self._pool, _new_proxy, url
+                self._pool, _new_proxy, url, green_mode
             )
             self._creating[key] = future
             future.add_done_callback(self._settled)

@@ -302,7 +302,10 @@ class Reads:
         self.link.remember()
 
     async def _cached(self, states: list[AttrState]) -> None:
-        """Read attributes Tango polls, from its polling buffer (never judged)."""
+        """Read attributes Tango polls, from its polling buffer (never judged).
+        A failed read of attributes whose subscription has brought nothing yet
+        leaves them to the lane (:attr:`AttrState.unconfirmed`): read again
+        every ``poll_period`` until their first event."""
         size = self.settings.first_read_chunk
         for first in range(0, len(states), size):
             chunk = states[first : first + size]
@@ -313,6 +316,16 @@ class Reads:
             if error is None:
                 for state, one in zip(chunk, result, strict=True):
                     self.link.take(state, one)
+                continue
+            waiting = [s for s in chunk if self.link.awaits_subscription(s)]
+            for state in waiting:
+                state.unconfirmed = True
+            if waiting:
+                log.info(
+                    "%s: a read of %d attributes from the polling buffer failed "
+                    "before their first events (%s): read until those come",
+                    self.link.url, len(waiting), describe(error),
+                )  # fmt: skip
 
     async def _group(self, states: list[AttrState]) -> None:
         """One read of every attribute that read fast alone; split when slow."""

@@ -6,7 +6,8 @@ drops packets looks the same to omniORB), named first in the adapter's
 configuration as a device server without a database. ``synoptic adapter tango``
 monitors two attributes of each of the eleven devices: seconds from its ready
 line to the first value of each healthy device (p50 and max), and what the
-silent device's channels said.
+silent device's channels said (and what a healthy device without a value said,
+if any).
 """
 
 from __future__ import annotations
@@ -85,6 +86,11 @@ async def hanging_host(devices: int = DEVICES) -> dict[str, Any]:
                 await asyncio.sleep(3.0)  # what the silent device says meanwhile
                 times = sorted(first[d] - ready for d in wanted if d in first)
                 said = {uri: last.get(uri, {}).get("st") for uri in hanging[:1]}
+                not_valued = {  # what a healthy device without a value said
+                    uri: last.get(uri, {}).get("st")
+                    for uri in healthy
+                    if uri.rsplit("/", 1)[0].removeprefix("tango://") not in first
+                }
             finally:
                 adapter.stop()
                 await nc.close()
@@ -100,4 +106,5 @@ async def hanging_host(devices: int = DEVICES) -> dict[str, Any]:
         "first_values_p50_s": round(statistics.median(times), 2) if times else None,
         "first_values_max_s": round(times[-1], 2) if times else None,
         "hanging_device_status": said,
+        "not_valued_status": not_valued,
     }

@@ -76,4 +76,4 @@ def test_faults() -> None:
     assert {r["process"] for r in report["sigterm"]} >= {"sim pva", "gateway"}
     assert all(r["tries_left_running"] == 0 for r in report["sigterm"])
     assert [r["restarts"] for r in report["restarts"]] == [1, 1]
-    assert report["hanging_host"]["valued_devices"] == 10
+    assert report["hanging_host"]["valued_devices"] == 10, report["hanging_host"]
