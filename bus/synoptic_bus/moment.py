@@ -21,7 +21,6 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from nats.aio.client import Client as NatsClient
 from nats.protocol.command import sub_cmd, unsub_cmd
@@ -47,14 +46,28 @@ def _answer_header(headers: bytes, name: bytes) -> bytes | None:
     return headers[start : end if end >= 0 else len(headers)].strip()
 
 
-@dataclass(frozen=True)
 class Stored:
-    """One stored message: its payload, stream sequence and store time (ns)."""
+    """One stored message: its payload, stream sequence and store time (ns; read
+    from the answer's RFC 3339 stamp when first asked: a screen's answer holds
+    thousands of messages whose store time is rarely needed)."""
 
-    subject: str
-    data: bytes
-    seq: int
-    stored_ns: int
+    __slots__ = ("_ns", "_stamp", "data", "seq", "subject")
+
+    def __init__(self, subject: str, data: bytes, seq: int, stamp: str | int) -> None:
+        self.subject = subject
+        self.data = data
+        self.seq = seq
+        self._stamp = stamp
+        self._ns: int | None = stamp if isinstance(stamp, int) else None
+
+    @property
+    def stored_ns(self) -> int:
+        if self._ns is None:
+            self._ns = parse_rfc3339(str(self._stamp))
+        return self._ns
+
+    def __repr__(self) -> str:
+        return f"Stored({self.subject!r}, seq={self.seq}, stored_ns={self.stored_ns})"
 
 
 async def _direct(
@@ -75,11 +88,7 @@ async def _direct(
             seq = _answer_header(headers, b"Nats-Sequence")
             stamp = _answer_header(headers, b"Nats-Time-Stamp")
             if subject is not None and seq is not None and stamp is not None:
-                out.append(
-                    Stored(
-                        subject.decode(), data, int(seq), parse_rfc3339(stamp.decode())
-                    )
-                )
+                out.append(Stored(subject.decode(), data, int(seq), stamp.decode()))
         elif not done.done():
             done.set_result((status, headers))
 
