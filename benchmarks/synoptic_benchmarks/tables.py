@@ -1016,6 +1016,7 @@ TABLES: dict[str, tuple[str, Callable[[Report], str]]] = {
     "history": ("history", history),
     "history-images": ("history", history_images),
     "history-demo": ("history-demo", history_demo),
+    "rewind": ("rewind", rewind),
     "store": ("store", store),
     "epics": ("epics", epics),
     "pva": ("pva", pva),
