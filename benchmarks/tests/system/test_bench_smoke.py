@@ -66,12 +66,13 @@ def test_tango_adapter() -> None:
         assert sub[client]["subscribed_s"] > 0, client
 
 
-@pytest.mark.timeout(420)
+@pytest.mark.timeout(620)
 def test_faults() -> None:
+    # about 50 s on a quiet machine, 260 s at load 15: bounded well beyond that
     report = run(
         "faults.bench", "--parts", "sigterm,restarts,hang", "--tries", "1",
         "--demo-tries", "0", "--cluster-tries", "0", "--restarts", "1",
-        "--outage", "0", timeout=400,
+        "--outage", "0", timeout=600,
     )  # fmt: skip
     assert {r["process"] for r in report["sigterm"]} >= {"sim pva", "gateway"}
     assert all(r["tries_left_running"] == 0 for r in report["sigterm"])
