@@ -39,8 +39,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 #: Frames that are never conflated (snapshots, replies) may exceed the mailbox
-#: bound, up to this many times ``mailbox_bytes``; beyond it the socket is closed
-#: as a slow consumer (4001).
+#: bound, up to this many times ``mailbox_bytes`` (not counting one queued frame
+#: that alone is above the bound); beyond it the socket is closed as a slow
+#: consumer (4001).
 HARD_LIMIT_FACTOR = 4
 #: Seconds between two looks at a behind socket's in-flight data before catching up.
 INFLIGHT_POLL = 0.1
@@ -90,6 +91,7 @@ class Mailbox:
         # (frame, its update batch or None, loop time it was queued)
         self._queue: deque[tuple[bytes | str, Batch | None, float]] = deque()
         self._queued_bytes = 0
+        self._big_bytes = 0  # the one queued frame above the bound (not counted)
         self._conflating: dict[int, _Conflation] = {}
         self._wake = asyncio.Event()
         self._drained = asyncio.Event()  # set whenever the sender finds no work
@@ -115,10 +117,20 @@ class Mailbox:
         """Queue a frame that must not be dropped (hello, snap, replies, bus)."""
         if self.state is not State.OPEN:
             return
+        size = len(frame)
+        if size > self._settings.mailbox_bytes:
+            # a frame above the bound by itself (an alarm page's whole list of tens
+            # of thousands) is not counted, else it would close every socket that
+            # asks for it; one at a time: a second while one waits is not read
+            if self._big_bytes:
+                self.close_slow()
+                return
+            self._big_bytes = size
         self._queue.append((frame, None, self._loop.time()))
-        self._queued_bytes += len(frame)
+        self._queued_bytes += size
         self._wake.set()
-        if self._queued_bytes > HARD_LIMIT_FACTOR * self._settings.mailbox_bytes:
+        limit = HARD_LIMIT_FACTOR * self._settings.mailbox_bytes
+        if self._queued_bytes - self._big_bytes > limit:
             self.close_slow()  # e.g. asks for snapshots faster than it reads them
 
     def send_frame(self, frame: dict[str, Any]) -> None:
@@ -212,6 +224,8 @@ class Mailbox:
                 continue
             frame, batch, queued_at = self._queue.popleft()
             self._queued_bytes -= len(frame)
+            if len(frame) > self._settings.mailbox_bytes:
+                self._big_bytes = 0
             now = self._loop.time()
             if batch is not None and (
                 now - queued_at > max_age
