@@ -1,18 +1,20 @@
 """Alarm benchmark (``make bench-alarms``): JSON on stdout.
 
 A tree of 100 000 listed channels (100 areas of 1000); one process publishes
-them as an adapter does (:mod:`.source`): every value at 1 Hz, 1 % of the
-channels crossing an alarm limit each second and the previous second's going
-back. The alarm service (``synoptic alarms run``, its own process) follows them.
+them as an adapter does (:mod:`.source`): every value at ``--rate`` (0.1 Hz by
+default: :data:`DEFAULT_RATE_HZ`), 1 % of the channels crossing an alarm limit
+each second and the previous second's going back. The alarm service (``synoptic alarms run``, its own process) follows them.
 Measured: its start (100 000 channels' current states read), its CPU (% of one
 core) and memory at steady state, the latency from a transition to its alarm
 state on the bus (p50/p99), and a storm of 10 000 channels entering alarm
 within one second: the time until every one's state is on the bus.
 
 The pages' side: a gateway follows the alarms; ``--pages`` WebSocket clients
-follow the whole list as alarm pages do (JSON), and one Chromium page shows the
+follow the whole list as the alarm page does (msgpack, in a process of their own:
+:mod:`.pages`), and one Chromium page shows the
 alarm page (``ui/bench/alarms-page.mjs``). Measured there: the time until every
-storm alarm is listed on each page, the page's animation-frame gaps meanwhile,
+storm alarm is listed on each page, the page's animation-frame gaps meanwhile and
+its main thread's work per frame (from Chromium's trace),
 and the time from an acknowledgement's request to its arrival at every open page
 (``--acks`` of them, one at a time).
 """
@@ -32,7 +34,6 @@ from typing import Any
 
 import jwt
 import psutil
-from websockets.asyncio.client import connect as ws_connect
 
 from synoptic_benchmarks.alarms.source import channel_uri
 from synoptic_benchmarks.report import add_save_option, emit, machine
@@ -47,49 +48,56 @@ from synoptic_schemas.alarms import decode_alarm
 from synoptic_schemas.codec import MAX_PAYLOAD
 
 UI = Path(__file__).resolve().parents[3] / "ui"
+#: The steady state's value rate by default (per channel): the issue asks 1 Hz, but
+#: a shared two-core host does not publish 100 000 values/s beside the service,
+#: the gateway, the pages and Chromium it measures (the sources alone would take
+#: both cores). The tree, the crossings (1 % of the channels a second) and the
+#: storm keep the issue's size.
+DEFAULT_RATE_HZ = 0.1
+RATE_NOTE = ("steady state's values run below the issue's 1 Hz: a shared two-core host does not publish "
+             "100 000 values/s beside what it measures; the tree, the crossings and the "
+             "storm are the issue's size")  # fmt: skip
 SECRET = "bench-alarms-secret-of-at-least-32-bytes"
 
 
-class PageClient:
-    """One alarm page's socket (JSON): the list it holds, when each storm alarm
-    was listed, when each acknowledgement arrived (wall clock, s)."""
+class SocketPages:
+    """The socket pages' process (:mod:`.pages`), one JSON line per command."""
 
-    def __init__(self) -> None:
-        self.held: dict[str, dict[str, Any]] = {}
-        self.storm: set[str] = set()
-        self.storm_done_at: float | None = None
-        self.acked: dict[str, float] = {}
-        self.ready = asyncio.Event()
-        self.came = asyncio.Event()  # set on every frame
-        self.task: asyncio.Task[None] | None = None
+    def __init__(self, url: str, count: int) -> None:
+        self.url = url
+        self.count = count
+        self.proc: asyncio.subprocess.Process | None = None
 
-    async def run(self, url: str) -> None:
-        async with ws_connect(url, max_size=None) as ws:
-            await ws.send(json.dumps({"op": "alarms", "id": 1, "full": True}))
-            async for raw in ws:
-                frame = json.loads(raw)
-                if frame.get("op") != "alarms":
-                    continue
-                now = time.time()
-                for state in frame.get("all", []) + frame.get("up", []):
-                    self.held[state["ch"]] = state
-                    if state["ev"] == "ack" and state["ch"] not in self.acked:
-                        self.acked[state["ch"]] = now
-                if "all" in frame:
-                    self.ready.set()
-                self.came.set()
-                if (
-                    self.storm
-                    and self.storm_done_at is None
-                    and all(self.held.get(ch, {}).get("lat") == 2 for ch in self.storm)
-                ):
-                    self.storm_done_at = now
+    async def start(self) -> None:
+        self.proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "synoptic_benchmarks.alarms.pages", self.url,
+            "--count", str(self.count),
+            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+        )  # fmt: skip
+        await self.read(300)
 
-    async def until(self, done: Any) -> None:
-        """Until ``done()`` holds (checked on each frame)."""
-        while not done():
-            self.came.clear()
-            await self.came.wait()
+    async def ask(self, line: str, timeout: float = 120) -> dict[str, Any]:
+        assert self.proc is not None and self.proc.stdin is not None
+        self.proc.stdin.write(line.encode() + b"\n")
+        await self.proc.stdin.drain()
+        return await self.read(timeout)
+
+    async def read(self, timeout: float) -> dict[str, Any]:
+        assert self.proc is not None and self.proc.stdout is not None
+        line = await asyncio.wait_for(self.proc.stdout.readline(), timeout)
+        if not line:
+            raise RuntimeError("the socket pages' process ended")
+        return json.loads(line)
+
+    async def close(self) -> None:
+        if self.proc is None:
+            return
+        with contextlib.suppress(Exception):
+            assert self.proc.stdin is not None
+            self.proc.stdin.write(b"quit\n")
+            await asyncio.wait_for(self.proc.wait(), 30)
+        if self.proc.returncode is None:
+            self.proc.kill()
 
 
 class BrowserPage:
@@ -253,11 +261,11 @@ async def measure(
     ]
     service: Process | None = None
     gateway: GatewayProc | None = None
-    pages: list[PageClient] = []
+    pages: SocketPages | None = None
     browser: BrowserPage | None = None
     try:
         for source in sources:
-            source.wait_for("bench source ready", 60)
+            await asyncio.to_thread(source.wait_for, "bench source ready", 60)
         await asyncio.sleep(args.settle)  # every channel's first value is out
         tap = Tap()
         await nc.subscribe(Subjects().alarms(), cb=tap.on)
@@ -266,19 +274,16 @@ async def measure(
         service = Process("alarms", [py, "-m", "synoptic_bus.cli", "alarms", "run",
                                      "--nats", nats.url, "--metrics-port",
                                      str(metrics_port)])  # fmt: skip
-        service.wait_for(r"alarm service \S+ ready", 300)
+        # waited for in a thread: the tap's subscription is read meanwhile
+        await asyncio.to_thread(service.wait_for, r"alarm service \S+ ready", 300)
         start_s = time.monotonic() - t0
         proc = psutil.Process(service.pid)
         caught_up_s = await caught_up(nc, 180.0) + start_s
         gateway = start_gateway(nats.url, "--jwt-secret", SECRET, "--allow-anonymous",
                                 "--ui", str(UI / "dist"))  # fmt: skip
-        ws_url = gateway.http_url.replace("http:", "ws:") + "/ws?format=json"
-        pages = [PageClient() for _ in range(args.pages)]
-        for page in pages:
-            page.task = asyncio.create_task(page.run(ws_url))
-        async with asyncio.timeout(120):
-            for page in pages:
-                await page.ready.wait()
+        ws_url = gateway.http_url.replace("http:", "ws:") + "/ws"
+        pages = SocketPages(ws_url, args.pages)
+        await pages.start()
         if args.browser:
             browser = BrowserPage(gateway.http_url)
             await browser.start()
@@ -310,8 +315,6 @@ async def measure(
         }
         half = args.channels // 2
         tap.storm = {channel_uri(i) for i in range(half, half + args.storm)}
-        for page in pages:
-            page.storm = set(tap.storm)
         c0 = cpu_seconds(proc)
         g0 = cpu_seconds(psutil.Process(gateway.proc.pid))
         storm_t0 = time.time()
@@ -320,6 +323,7 @@ async def measure(
             if browser is not None
             else None
         )
+        on_sockets = asyncio.create_task(pages.ask(f"storm {half} {args.storm}"))
         await nc.publish("bench.alarms.storm", str(args.storm).encode())
         try:
             async with asyncio.timeout(120):
@@ -330,15 +334,14 @@ async def measure(
             ) from None
         last = max(tap.storm_seen.values())
         service_cpu_s = cpu_seconds(proc) - c0
-        async with asyncio.timeout(120):
-            for page in pages:
-                await page.until(lambda p=page: p.storm_done_at is not None)
-        listed = [page.storm_done_at - storm_t0 for page in pages if page.storm_done_at]
+        socket_side = await on_sockets
+        listed = [at - storm_t0 for at in socket_side["listed"]]
         page_side = await in_browser if in_browser is not None else None
         storm = {
             "channels": args.storm,
             "all_states_on_the_bus_s": round(last - storm_t0, 2),
             "listed_on_every_socket_page_s": round(max(listed), 2),
+            "socket_page_reconnects": socket_side["reconnects"],
             "listed_on_the_browser_page_s": page_side and page_side["listed_s"],
             "browser_page": page_side,
             "service_cpu_s": round(service_cpu_s, 2),
@@ -359,6 +362,7 @@ async def measure(
         return {
             "channels": args.channels,
             "value_rate_hz": args.rate,
+            "value_rate_note": RATE_NOTE if args.rate < 1.0 else "",
             "crossing_per_s": args.crossing,
             "source": {
                 "processes": args.procs,
@@ -387,9 +391,8 @@ async def measure(
     finally:
         if browser is not None:
             await browser.close()
-        for page in pages:
-            if page.task is not None:
-                page.task.cancel()
+        if pages is not None:
+            await pages.close()
         if gateway is not None:
             gateway.stop()
         if service is not None:
@@ -399,7 +402,7 @@ async def measure(
         await nc.close()
 
 
-async def acknowledge(gateway: GatewayProc, pages: list[PageClient],
+async def acknowledge(gateway: GatewayProc, pages: SocketPages,
                       browser: BrowserPage | None, channels: list[str]) -> dict[str, Any]:  # fmt: skip
     """Acknowledge ``channels`` one at a time as a signed-in user; from each request
     to its arrival at every page (ms)."""
@@ -417,10 +420,8 @@ async def acknowledge(gateway: GatewayProc, pages: list[PageClient],
         answers.append((time.time() - t0) * 1000)
         if status != 200 or not body.get("n"):
             raise RuntimeError(f"ack {ch}: {status} {body}")
-        async with asyncio.timeout(30):
-            for page in pages:
-                await page.until(lambda p=page, c=ch: c in p.acked)
-        at_sockets += [(page.acked[ch] - t0) * 1000 for page in pages]
+        arrived = (await pages.ask(f"ack {ch}", timeout=60))["acked"]
+        at_sockets += [(at - t0) * 1000 for at in arrived]
     in_browser: list[float] = []
     if browser is not None:
         acked = (await browser.ask("acks"))["acked"]
@@ -438,12 +439,13 @@ async def acknowledge(gateway: GatewayProc, pages: list[PageClient],
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--channels", type=int, default=100_000)
-    parser.add_argument("--rate", type=float, default=1.0)
+    parser.add_argument("--rate", type=float, default=DEFAULT_RATE_HZ,
+                        help="each channel's value rate, Hz (the issue: 1)")  # fmt: skip
     parser.add_argument("--crossing", type=float, default=0.01)
     parser.add_argument("--storm", type=int, default=10_000)
-    parser.add_argument("--procs", type=int, default=4, help="source processes")
-    parser.add_argument("--pages", type=int, default=20,
-                        help="alarm pages as WebSocket clients (JSON)")  # fmt: skip
+    parser.add_argument("--procs", type=int, default=2, help="source processes")
+    parser.add_argument("--pages", type=int, default=5,
+                        help="alarm pages as WebSocket clients (msgpack)")  # fmt: skip
     parser.add_argument("--acks", type=int, default=100,
                         help="acknowledgements timed, one at a time")  # fmt: skip
     parser.add_argument("--browser", action=argparse.BooleanOptionalAction,
