@@ -105,8 +105,9 @@ async def last_in_blocks(
                 take(subject[len(closed) :], data)
 
     subjects = [closed + t for t in tails]
-    before, _, open_blocks = await asyncio.gather(
-        last_at(nc, roll_stream, subjects, at_ns, timeout=timeout),
+    # first (alone): raises at once where no rollup made the stream
+    before = await last_at(nc, roll_stream, subjects, at_ns, timeout=timeout)
+    _, open_blocks = await asyncio.gather(
         read_range(
             nc, roll_stream, subjects, at_ns + 1,
             at_ns + int(MAX_SPAN_S * _S) + CLOSE_LAG_NS,
