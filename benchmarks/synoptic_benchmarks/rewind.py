@@ -143,7 +143,9 @@ async def play_case(url: str, uris: list[str], first: int, speed: float) -> dict
 
     async with GatewayClient([url], on_frame=on_frame) as client:
         span_s = (time.time_ns() - first) / 1e9
-        await client.play(uris, first / 1e6, speed)
+        # from the moment every channel has a value (a moment before a channel's
+        # first value costs nats-server a scan of the stream back to its start)
+        await client.play(uris, first / 1e6 + 1e3, speed)
         await asyncio.wait_for(ended.wait(), span_s / speed * 3 + 60)
     shown = [f for _, f in frames[:-1]]
     walls = [w for w, _ in frames[:-1]]
@@ -155,9 +157,11 @@ async def play_case(url: str, uris: list[str], first: int, speed: float) -> dict
         "frames_per_s": round((len(shown) - 1) / wall_s, 1) if wall_s else None,
         "bus_s_per_wall_s": round((shown[-1]["t"] - shown[0]["t"]) / 1e3 / wall_s, 1)
         if wall_s else None,
-        "values_per_frame": round(statistics.mean(len(f["i"]) for f in shown), 1),
+        "values_per_frame": round(statistics.mean(len(f["i"]) for f in shown), 1)
+        if shown else None,
         "max_gap_ms": round(max(gaps) * 1e3, 1) if gaps else None,
         "end": frames[-1][1].get("end") if frames else None,
+        "end_msg": frames[-1][1].get("msg") if frames else None,
         "target_frames_per_s": 30,
     }  # fmt: skip
 
