@@ -19,6 +19,7 @@ import ctypes
 import functools
 import os
 import queue
+import random
 import re
 import signal
 import socket
@@ -50,16 +51,47 @@ _given_lock = threading.Lock()
 
 def free_port(host: str = "127.0.0.1") -> int:
     """A TCP port that was free a moment ago on ``host`` and that this process
-    has not handed out lately."""
+    has not handed out lately. It lies below the kernel's ephemeral range where
+    there is room: the local port of an outgoing connection (taken from that range)
+    can then never take it before the server it is meant for binds it (a server
+    that starts slowly, Keycloak, lost it that way)."""
+    low, high = _quiet_ports()
     with _given_lock:
-        for _ in range(100):
-            with socket.socket() as sock:
-                sock.bind((host, 0))
-                port = sock.getsockname()[1]
+        for _ in range(200):
+            if high > low:
+                port = _random.randrange(low, high)
+                with socket.socket() as sock:
+                    try:
+                        sock.bind((host, port))
+                    except OSError:
+                        continue
+            else:
+                with socket.socket() as sock:
+                    sock.bind((host, 0))
+                    port = sock.getsockname()[1]
             if port not in _given_ports:
                 _given_ports.append(port)
                 return port
     raise ProcessError("no fresh free port")
+
+
+#: The lowest port :func:`free_port` hands out (above the well-known services and
+#: the demo's fixed ports).
+_QUIET_LOW = 20_000
+_random = random.SystemRandom()
+
+
+@functools.cache
+def _quiet_ports() -> tuple[int, int]:
+    """``[low, high)``: ports below the ephemeral range, or an empty range where
+    that range leaves no room (``free_port`` then asks the kernel)."""
+    try:
+        start = int(
+            Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0]
+        )
+    except (OSError, ValueError, IndexError):
+        return 0, 0
+    return (_QUIET_LOW, start) if start - _QUIET_LOW >= 4096 else (0, 0)
 
 
 def free_udp_tcp_port(host: str = "127.0.0.1") -> int:
