@@ -5,16 +5,32 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 
-/** A free TCP port on loopback. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/** Ports handed out lately (never twice). */
+const given = new Set<number>();
+
+/** Whether `port` can be bound on loopback now. */
+function bindable(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
+    srv.once('error', () => resolve(false));
+    srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
   });
+}
+
+/**
+ * A free TCP port on loopback, below the kernel's ephemeral range (32768 up, from
+ * which outgoing connections take their local ports: one could take the port of a
+ * server still starting, such as Keycloak). As synoptic_bus.procs.free_port.
+ */
+export async function freePort(): Promise<number> {
+  for (let k = 0; k < 200; k++) {
+    const port = 20_000 + Math.floor(Math.random() * 12_768);
+    if (!given.has(port) && (await bindable(port))) {
+      given.add(port);
+      return port;
+    }
+  }
+  throw new Error('no free port below the ephemeral range');
 }
 
 /** Children still running: killed by PID if this test process exits without stopping them. */
