@@ -270,10 +270,18 @@ def create_app(settings: Settings) -> FastAPI:
     async def auth_config() -> Response:
         """How the web UI signs people in (no secrets: a public client)."""
         keyset = gateway.auth.keyset
+        found = keyset.discovery if keyset else None
         return JSONResponse({
             "issuer": settings.oidc_issuer, "client_id": settings.oidc_client_id,
             "scope": settings.oidc_scope, "anonymous": settings.anonymous_allowed,
             "provider_ok": keyset.ready and keyset.error is None if keyset else None,
+            # the provider's endpoints as its discovery document names them: the
+            # browser goes to the provider without reading that document first
+            "endpoints": None if found is None else {
+                "authorization_endpoint": found.authorization_endpoint,
+                "token_endpoint": found.token_endpoint,
+                "end_session_endpoint": found.end_session_endpoint,
+            },
         })  # fmt: skip
 
     @app.get("/healthz")

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import shutil
 import time
+import urllib.request
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -452,3 +454,25 @@ async def test_auth_explain_and_token_against_the_provider(
     rc, out = await synoptic("auth", "token", *issuer, env={
         **SERVICE, "SYNOPTIC_CLIENT_SECRET": "not-the-secret"})  # fmt: skip
     assert rc == 1 and out.startswith("synoptic auth token: "), out
+
+
+def test_the_ui_learns_the_providers_endpoints_from_the_gateway(
+    signed: GatewayProc, keycloak: KeycloakServer
+) -> None:
+    """``GET /api/auth`` names the provider's endpoints as its discovery document
+    does: the browser goes to the sign-in page without reading that document."""
+
+    def read(url: str) -> dict:
+        with urllib.request.urlopen(url, timeout=30) as answer:
+            return json.load(answer)
+
+    found = read(f"{keycloak.issuer}/.well-known/openid-configuration")
+    deadline = time.monotonic() + 60
+    while (config := read(f"{signed.http_url}/api/auth"))["endpoints"] is None:
+        assert time.monotonic() < deadline, "the gateway never read the provider"
+        time.sleep(0.2)  # the gateway reads the provider in the background
+    assert config["issuer"] == keycloak.issuer and config["provider_ok"] is True
+    assert config["endpoints"] == {
+        k: found[k]
+        for k in ("authorization_endpoint", "token_endpoint", "end_session_endpoint")
+    }

@@ -29,9 +29,13 @@ for (const [user, may] of Object.entries({
     await page.goto(`${signed.baseUrl}/#/screen/epics-demo`);
     await expect(page.getByTestId('connection')).toHaveAttribute('data-state', 'live');
     await expect(page.locator('.access')).toHaveText('values: view only'); // signed out: reading only
+    // the provider's endpoints come from the gateway (GET /api/auth): the page never reads its discovery document
+    const discovery: string[] = [];
+    page.on('request', (r) => void (r.url().includes('/.well-known/openid-configuration') && discovery.push(r.url())));
     await signIn(page, user);
     await expect(page.getByTestId('signed-in')).toHaveText(NAMES[user]);
     expect(page.url()).toBe(`${signed.baseUrl}/#/screen/epics-demo`); // back where it was, no code in the address
+    expect(discovery).toEqual([]);
     await expect(page.getByTestId('connection')).toHaveAttribute('data-state', 'live');
     await expect(page.locator('.access')).toHaveText(may.write ? 'values: can set' : 'values: view only');
     const sp = widget(page, 'input', stack.pv('SP'));

@@ -20,6 +20,8 @@ export interface AuthConfig {
   scope: string;
   anonymous: boolean;
   provider_ok: boolean | null;
+  /** the provider's endpoints from its discovery document, as the gateway read it (null: not yet) */
+  endpoints?: { authorization_endpoint: string; token_endpoint: string; end_session_endpoint: string | null } | null;
 }
 
 /**
@@ -133,8 +135,12 @@ export class SignIn {
       if (answering) this.#clearAddress('#/');
       return;
     }
+    const found = this.config.endpoints;
     this.#manager = new UserManager({
       authority: this.config.issuer,
+      // the gateway's copy of the discovery document: no round trip to the provider
+      // before its sign-in page, nor before the code is exchanged on the way back
+      ...(found ? { metadata: { issuer: this.config.issuer, ...found, end_session_endpoint: found.end_session_endpoint ?? undefined } } : {}),
       client_id: this.config.client_id,
       scope: this.config.scope,
       redirect_uri: base(),
