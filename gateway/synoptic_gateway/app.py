@@ -50,6 +50,10 @@ from synoptic_schemas.frames import CloseCode, ErrorCode
 
 log = logging.getLogger(__name__)
 
+#: How long ``GET /api/auth`` waits for the provider's discovery document when the
+#: gateway has not read it yet (the page then reads it itself).
+AUTH_CONFIG_WAIT_S = 3.0
+
 
 class Gateway:
     """The parts of one gateway instance, reachable as ``app.state.gateway``."""
@@ -270,7 +274,8 @@ def create_app(settings: Settings) -> FastAPI:
     async def auth_config() -> Response:
         """How the web UI signs people in (no secrets: a public client)."""
         keyset = gateway.auth.keyset
-        found = keyset.discovery if keyset else None
+        # a page loaded as the gateway starts waits for its first read (briefly)
+        found = await keyset.discovered(AUTH_CONFIG_WAIT_S) if keyset else None
         return JSONResponse({
             "issuer": settings.oidc_issuer, "client_id": settings.oidc_client_id,
             "scope": settings.oidc_scope, "anonymous": settings.anonymous_allowed,

@@ -189,6 +189,18 @@ class KeySet:
         """Whether keys were read at least once."""
         return self.discovery is not None and bool(self.keys)
 
+    async def discovered(self, wait: float) -> Discovery | None:
+        """The provider's discovery document; not read yet, it is read now (the
+        read in flight shared, a new one at most every ``min_interval``) for at
+        most ``wait`` seconds. None: not read (yet)."""
+        if self.discovery is None and self._http is not None:
+            loop_time = asyncio.get_running_loop().time()
+            reading = self._read is not None and not self._read.done()
+            if reading or loop_time - self._last_read >= self.min_interval:
+                with contextlib.suppress(KeySetError, TimeoutError):
+                    await asyncio.wait_for(self._read_now(), wait)
+        return self.discovery
+
     async def key(self, kid: str) -> jwt.PyJWK:
         """The key ``kid``: cached, or after one JWKS read if the last read is
         older than ``min_interval``; raise :class:`KeySetError` otherwise."""
