@@ -15,8 +15,8 @@ child process (``--history-process``).
   values) answered by the gateway's history service in this process: wall and CPU
   time of the read, the decoding and the reduction (px 1000).
 - ``open_trends``: a screen of 20 trends, each 1 h of one channel at 10 Hz, opened
-  through a real gateway on one connection as the UI does (trends opened together
-  go as one request per slot, ``hist_in_flight`` of them): when each trend's
+  through a real gateway on one connection as the UI does (at most
+  ``hist_in_flight`` requests in flight, the rest queued): when each trend's
   history has arrived after the open.
 - ``storm``: live delivery latency (source stamp -> client) of 5 viewers of 100
   channels at 10 Hz, first alone, then while 50 history requests (25 connections
@@ -184,34 +184,23 @@ async def read_reduce(
 
 
 async def open_trends(ws_url: str, uris: list[str], t0_ms: float, t1_ms: float) -> dict:
-    """A screen of one trend per channel opened on one connection, asked as the UI
-    asks it: trends opened together for the same range go as one request per slot
-    the gateway allows (``hello.limits.hist_in_flight``), their channels shared out
-    in order (ui/src/lib/transport/histbatch.ts)."""
     async with GatewayClient([ws_url]) as client:
-        limits = (client.hello or {}).get("limits", {})
-        slots = int(limits.get("hist_in_flight", 2))
-        per_request = min(-(-len(uris) // slots), int(limits.get("hist_channels", 100)))
-        requests = [uris[k : k + per_request] for k in range(0, len(uris), per_request)]
-        gate = asyncio.Semaphore(slots)
+        limit = int((client.hello or {}).get("limits", {}).get("hist_in_flight", 2))
+        slots = asyncio.Semaphore(limit)
         opened = time.perf_counter()
 
-        async def one(batch: list[str]) -> list[tuple[float, int, Any]]:
-            async with gate:
-                traces = await client.history(batch, t0_ms, t1_ms, px=800)
-            drawn = (time.perf_counter() - opened) * 1e3
-            return [
-                (drawn, 0 if traces[u].t is None else len(traces[u].t), traces[u].err)
-                for u in batch
-            ]
+        async def one(uri: str) -> tuple[float, int, Any]:
+            async with slots:
+                traces = await client.history([uri], t0_ms, t1_ms, px=800)
+            trace = traces[uri]
+            n = 0 if trace.t is None else len(trace.t)
+            return (time.perf_counter() - opened) * 1e3, n, trace.err
 
-        answered = await asyncio.gather(*(one(b) for b in requests))
-    results = [r for batch in answered for r in batch]
+        results = await asyncio.gather(*(one(u) for u in uris))
     drawn = sorted(r[0] for r in results)
     return {
         "trends": len(uris),
-        "hist_in_flight": slots,
-        "requests": len(requests),
+        "hist_in_flight": limit,
         "drawn_after_open_ms": [round(x, 1) for x in drawn],
         "last_drawn_ms": round(drawn[-1], 1),
         "points_per_trend": statistics.median(r[1] for r in results),

@@ -321,19 +321,18 @@ describe('Gateway history requests', () => {
     const ws = FakeSocket.made[0];
     ws.open();
     ws.receive({ op: 'hello', ver: 1, gw: 'g', user: 'u', write: false, limits: { hist_in_flight: 2 } });
-    // three ranges of their own: one request each, the third waits for a slot
-    const answers = [1, 2, 3].map((k) => gw.history([`ca://H${k}`], k * 100_000, k * 100_000 + 50_000, 100));
+    const answers = [1, 2, 3].map((k) => gw.history([`ca://H${k}`], 1000, 2000, 100));
     await Promise.resolve();
-    expect(hists(ws).map((f) => f.ch[0])).toEqual(['ca://H1', 'ca://H2']);
+    expect(hists(ws).map((f) => f.ch[0])).toEqual(['ca://H1', 'ca://H2']); // the third waits
     const [first, second] = hists(ws);
-    const t = new Float64Array([100_000, 110_000]);
+    const t = new Float64Array([1000, 1500]);
     ws.receive({
-      op: 'hist', id: first.id, t0: 100_000, t1: 150_000, px: 100, ch: ['ca://H1'],
+      op: 'hist', id: first.id, t0: 1000, t1: 2000, px: 100, ch: ['ca://H1'],
       t: [{ dtype: 'f8', shape: [2], b64: b64(t) }], v: [{ dtype: 'f8', shape: [2], b64: b64(new Float64Array([3, 4])) }],
       sev: [{ dtype: 'u1', shape: [2], b64: b64(new Uint8Array([0, 2])) }], err: [null], src: ['bus'],
     });
     const [trace] = await answers[0];
-    expect([...trace.t]).toEqual([100_000, 110_000]);
+    expect([...trace.t]).toEqual([1000, 1500]);
     expect([...trace.v]).toEqual([3, 4]);
     expect([...trace.sev]).toEqual([0, 2]);
     expect(trace.src).toBe('bus');
@@ -342,40 +341,6 @@ describe('Gateway history requests', () => {
     await expect(answers[1]).rejects.toThrow('bad_range: reversed');
     gw.close();
     await expect(answers[2]).rejects.toThrow(/not connected|disconnected/);
-  });
-
-  it('sends twenty trends opened together as one request per slot, each answered its own channels', async () => {
-    FakeSocket.made = [];
-    const gw = new Gateway(opts);
-    gw.start();
-    const ws = FakeSocket.made[0];
-    ws.open();
-    ws.receive({ op: 'hello', ver: 1, gw: 'g', user: 'u', write: false, limits: { hist_in_flight: 2, hist_channels: 100 } });
-    const now = 1_764_000_000_000;
-    // each trend takes its own `now`, a few ms apart; two of them show the same channel
-    const asked = Array.from({ length: 20 }, (_, k) => [`ca://T${k === 1 ? 0 : k}`, `ca://U${k}`]);
-    const answers = asked.map((uris, k) => gw.history(uris, now + k - 1_800_000, now + k, 800));
-    await Promise.resolve();
-    const sent = hists(ws);
-    expect(sent).toHaveLength(2);
-    expect(sent.map((f) => f.ch.length)).toEqual([19, 20]); // ca://T0 asked once
-    for (const f of sent) {
-      expect(f.t0).toBe(now - 1_800_000 + (f === sent[0] ? 0 : 10));
-      expect(f.px).toBe(800);
-    }
-    const value = (uri: string) => Number(uri.slice(6)) + (uri[5] === 'U' ? 1000 : 0);
-    for (const f of sent) {
-      const one = (x: number) => ({ dtype: 'f8', shape: [1], b64: b64(new Float64Array([x])) });
-      ws.receive({
-        op: 'hist', id: f.id, t0: f.t0, t1: f.t1, px: 800, ch: f.ch,
-        t: f.ch.map(() => one(now)), v: f.ch.map((u: string) => one(value(u))),
-        sev: f.ch.map(() => ({ dtype: 'u1', shape: [1], b64: b64(new Uint8Array([0])) })),
-        err: f.ch.map(() => null), src: f.ch.map(() => 'bus'),
-      });
-    }
-    const traces = await Promise.all(answers);
-    traces.forEach((pair, k) => expect(pair.map((tr) => tr.v[0])).toEqual(asked[k].map(value)));
-    gw.close();
   });
 });
 
