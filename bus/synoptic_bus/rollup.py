@@ -81,6 +81,8 @@ ROLLUP_HEADER = {"Nats-Rollup": "sub"}
 HEADER_ROOM = 512
 #: Payload size from which a value is a large value (with the default raw limit).
 LARGE_FROM = DEFAULT_MAX_VALUE_BYTES - HEADER_ROOM
+#: A dropped stretch of the raw history is logged at most this often (seconds).
+GAP_LOG_EVERY_S = 10.0
 #: Large values waiting for the next tick at most (bytes); beyond, dropped and
 #: counted.
 MAX_LARGE_BYTES = 64 << 20
@@ -183,6 +185,7 @@ class Rollup:
         self._pending_bytes = 0
         #: when (stream time) the stream dropped values before they were read
         self._dropped_at: int | None = None
+        self._gap_logged = -GAP_LOG_EVERY_S
         self._live: NatsClient | None = None
         #: the consumer of the raw history, once :meth:`tap` made it
         self.stored: StreamTap | None = None
@@ -226,6 +229,16 @@ class Rollup:
         self.dropped += 1
         if self._dropped_at is None:
             self._dropped_at = stream_ns
+        now = time.monotonic()
+        if now - self._gap_logged >= GAP_LOG_EVERY_S:
+            self._gap_logged = now
+            behind = max(time.time_ns() - stream_ns, 0) / 1e9
+            log.warning(
+                "the raw history dropped values before the rollup read them "
+                "(gap %d so far; reading %.1f s behind): blocks leave a gap there. "
+                "Give the raw history a larger budget or the rollup more CPU",
+                self.dropped, behind,
+            )  # fmt: skip
 
     def tap(self, subjects: list[str]) -> StreamTap:
         """The consumer of the raw history for the value ``subjects`` (``start``

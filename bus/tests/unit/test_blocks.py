@@ -110,7 +110,9 @@ def test_a_lost_connection_closes_blocks_and_coverage_starts_again() -> None:
     assert got == {"ca.X": 31 * S, "ca.Y": 41 * S}
 
 
-def test_values_the_stream_dropped_end_what_blocks_promise() -> None:
+def test_values_the_stream_dropped_end_what_blocks_promise(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     rollup = rollup_module.Rollup(None, span=60.0)  # type: ignore[arg-type]  # (no I/O here)
     now = time.time_ns()
     for i in range(3):
@@ -119,7 +121,10 @@ def test_values_the_stream_dropped_end_what_blocks_promise() -> None:
         )
         rollup.on_stored(b"cs.hist.val.ca.X", payload)
     rollup.gap(now - 2_000_000)  # the stream lost what came after this
-    assert rollup.dropped == 1
+    rollup.gap(now - 1_000_000)  # (said once: at most every GAP_LOG_EVERY_S)
+    assert rollup.dropped == 2
+    (said,) = [r.getMessage() for r in caplog.records if "dropped" in r.getMessage()]
+    assert "larger budget" in said and "gap 1 " in said
     (closed,) = rollup.take()  # the block closes where the stream lost values
     assert closed.cols.v.tolist() == [0.0, 1.0, 2.0]
     assert closed.b == now - 3_000_000 + 1  # up to its last value, no further

@@ -30,10 +30,12 @@ from synoptic_schemas import decode_value
 pytestmark = [pytest.mark.system, pytest.mark.timeout(900)]
 
 S = 1_000_000_000
-#: the raw history's byte budget during the test: ~10 s of the demo's scalars
-RAW_BYTES = 2_000_000
-#: how long values are recorded (the raw budget fills ~4 times over)
-RECORD_S = 45.0
+#: the raw history's byte budget during the test: ~20 s of the demo's scalars (the
+#: rollup may fall that far behind on a busy machine before the stream drops values
+#: it has not read: it says so in its log)
+RAW_BYTES = 4_000_000
+#: how long values are recorded (the raw budget fills ~3 times over)
+RECORD_S = 60.0
 PX = 400
 
 
@@ -69,7 +71,7 @@ async def test_trends_of_every_numeric_demo_channel_cover_the_window(
         await asyncio.sleep(RECORD_S)  # the workload runs: nothing to await
         info = await js.stream_info("CS_HIST")
         # the raw budget filled several times over since recording began
-        assert info.state.last_seq - raw_seq > 3 * info.state.messages
+        assert info.state.last_seq - raw_seq > 2 * info.state.messages
         assert info.config.max_msg_size == 4096
         with pytest.raises(NotFoundError):  # no image ever entered the raw history
             await js.get_last_msg("CS_HIST", "cs.hist.val.pva.DEMO:IMAGE")
