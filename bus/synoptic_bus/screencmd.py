@@ -21,7 +21,7 @@ from synoptic_bus.screens import (
     ScreensConfig,
     StoreUnavailableError,
 )
-from synoptic_bus.sitestore import counts, store_site
+from synoptic_bus.sitestore import counts, store_site, unchanged_set
 from synoptic_bus.viagateway import add_option as add_gateway_option
 from synoptic_bus.viagateway import function as gateway_function
 from synoptic_importer import (
@@ -40,7 +40,7 @@ from synoptic_importer.archive import (
     keeps,
     read_zip,
 )
-from synoptic_importer.site import import_site
+from synoptic_importer.site import import_site, plan_set
 from synoptic_schemas.errors import ContractError
 from synoptic_schemas.screens import (
     DEFAULT_BUCKET,
@@ -341,10 +341,25 @@ async def _import_set(
     """A folder or zip imported as one linked site: its report, then what was
     written. Exit 1 when a file was refused or a write failed."""
     found = await asyncio.to_thread(_read_set, path)
+    options: dict[str, Any] = {"macros": parse_macro_args(args.macro),
+                               "tango_host": args.tango_host, "home": args.home}  # fmt: skip
+    plan = await asyncio.to_thread(
+        plan_set, found.files, args.set_name or found.name, **options
+    )
+    same = await unchanged_set(bucket, plan)
+    if same is not None:  # every screen as converting it again would make it
+        if args.report == "json":
+            print(json.dumps({"report": None, "counts": counts(same),
+                              "dry_run": args.dry_run, "converted": False,
+                              "screens": [o.as_dict() for o in same]}))  # fmt: skip
+        else:
+            print(f"set {plan.set}: {len(same)} screens unchanged since their import "
+                  "(the same files, options and importer): nothing converted or "
+                  "written")  # fmt: skip
+        return 0
     site = await asyncio.to_thread(
-        import_site, found.files, args.set_name or found.name,
-        macros=parse_macro_args(args.macro), tango_host=args.tango_host, home=args.home,
-    )  # fmt: skip
+        import_site, found.files, args.set_name or found.name, **options
+    )
     report = site.report()
     by = args.by or default_user()
     outcomes = await store_site(bucket, site, by, overwrite=args.overwrite,
@@ -352,7 +367,7 @@ async def _import_set(
     done = counts(outcomes)
     if args.report == "json":
         print(json.dumps({"report": report.as_dict(), "counts": done,
-                          "dry_run": args.dry_run,
+                          "dry_run": args.dry_run, "converted": True,
                           "screens": [o.as_dict() for o in outcomes]}))  # fmt: skip
     else:
         print(report.text())

@@ -42,6 +42,7 @@ from synoptic_schemas.screens import (
     check_name,
     decode_stored,
     encode_stored,
+    encode_valid,
     make_rev,
     parse_json,
     validate_screen,
@@ -212,6 +213,20 @@ class ScreenBucket:
             raise StoreUnavailableError(f"reading {name!r}: {exc}") from None
         return entry_from(name, msg.seq or 0, msg.data or b"", _is_delete(msg.headers))
 
+    async def latest_stored(self, name: str) -> tuple[int, bytes] | None:
+        """The newest revision of ``name`` as stored (its bytes undecoded), or
+        None when there is none or it is a delete marker."""
+        subject = self._subject(name)
+        try:
+            msg = await self._js.get_msg(self.config.stream, subject=subject)
+        except NotFoundError:
+            return None
+        except (NoRespondersError, NatsTimeoutError, ConnectionClosedError) as exc:
+            raise StoreUnavailableError(f"reading {name!r}: {exc}") from None
+        if _is_delete(msg.headers):
+            return None
+        return msg.seq or 0, msg.data or b""
+
     async def get(self, name: str, revision: int | None = None) -> Entry:
         """The current screen ``name``, or one revision of it; :class:`ScreenNotFoundError`."""
         if revision is None:
@@ -296,15 +311,24 @@ class ScreenBucket:
         summary: str = "",
         *,
         recreate: bool = True,
+        valid_json: str | None = None,
     ) -> Entry:
         """Write ``screen`` as the next revision of ``name`` if the key's current
         revision is ``base_revision`` (0: the key holds no screen: never written,
         or deleted unless ``recreate`` is false). Raises :class:`ScreenInvalidError` (nothing written),
-        :class:`ScreenTooLargeError`, :class:`ConflictError` or :class:`StoreUnavailableError`."""
+        :class:`ScreenTooLargeError`, :class:`ConflictError` or :class:`StoreUnavailableError`.
+
+        ``valid_json``: ``screen`` as compact JSON text made by a caller that has
+        just validated it (the importer: every converted screen is validated
+        once, as it is made); stored as it is, neither validated nor encoded
+        again. Every other write is validated here."""
         check_name(name)
-        validate_screen(screen)
         rev = make_rev(by, summary)
-        data = encode_stored(screen, rev)
+        if valid_json is None:
+            validate_screen(screen)
+            data = encode_stored(screen, rev)
+        else:
+            data = encode_valid(valid_json, rev)
         if len(data) > self.limit:
             raise ScreenTooLargeError(len(data), self.limit)
         revision = await self._write(

@@ -3,7 +3,9 @@
 browser since its import (its content no longer matches the digest the import
 wrote), or one of that name that no import of this set wrote, is kept unless
 ``overwrite``. Used by ``synoptic screens import FOLDER`` and the gateway's
-set upload."""
+set upload. Screens are written as the import encoded and validated them
+(never validated twice); :func:`unchanged_set` tells a set whose every screen
+is stored as converting it again would make it, without converting it."""
 
 from __future__ import annotations
 
@@ -19,7 +21,13 @@ from synoptic_bus.screens import (
     ScreenBucket,
     StoreUnavailableError,
 )
-from synoptic_importer.site import Site, edited_since_import
+from synoptic_importer.site import (
+    SetPlan,
+    Site,
+    edited_since_import,
+    stored_source,
+    unchanged,
+)
 from synoptic_schemas.errors import ContractError
 
 Action = Literal["created", "updated", "unchanged", "kept", "forbidden", "failed"]
@@ -50,13 +58,31 @@ class Outcome:
         return out
 
 
+#: What a screen's ``source`` says of its conversion, not of its content.
+_INPUTS = ("inputs", "reads")
+
+
+def _without_inputs(screen: dict[str, Any]) -> dict[str, Any]:
+    source = screen.get("source")
+    if not isinstance(source, dict):
+        return screen
+    return {**screen, "source": {k: v for k, v in source.items() if k not in _INPUTS}}
+
+
+def same_content(stored: dict[str, Any], screen: dict[str, Any]) -> bool:
+    """Whether a stored screen is ``screen``, what its conversion read aside
+    (a screen whose file is unchanged gets no revision for an input of its
+    conversion that changed nothing)."""
+    return stored == screen or _without_inputs(stored) == _without_inputs(screen)
+
+
 def plan(screen: dict[str, Any], current: Entry | None, set_: str,
          overwrite: bool) -> tuple[Action, int, str]:  # fmt: skip
     """What to do with one imported screen given the stored one: the action,
     the revision a write is based on, and why a screen is kept."""
     if current is None or current.deleted or current.screen is None:
         return "created", 0, ""
-    if current.screen == screen:
+    if same_content(current.screen, screen):
         return "unchanged", current.revision, ""
     source = current.screen.get("source")
     if not overwrite:
@@ -104,7 +130,8 @@ async def store_site(
             if dry_run or action in ("unchanged", "kept"):
                 return Outcome(name, file, action, base, reason)
             try:
-                entry = await bucket.put(name, screen, base, by, f"{why}: {file}"[:500])
+                entry = await bucket.put(name, screen, base, by, f"{why}: {file}"[:500],
+                                         valid_json=site.encoded.get(name))  # fmt: skip
             except ConflictError as exc:  # saved meanwhile: theirs is kept
                 return Outcome(
                     name, file, "kept", exc.revision, f"saved meanwhile: {exc}"
@@ -116,6 +143,34 @@ async def store_site(
         return Outcome(name, file, action, entry.revision)
 
     return list(await asyncio.gather(*(one(s.name, s.screen) for s in site.screens)))
+
+
+async def unchanged_set(bucket: ScreenBucket, plan_: SetPlan) -> list[Outcome] | None:
+    """Each screen of the set ``unchanged`` when every one of them is stored
+    as its import wrote it (not edited since) from the same inputs: converting
+    the set again would change nothing. None when one is not (or there is no
+    display): the set is converted."""
+    gate = asyncio.Semaphore(CONCURRENCY)
+
+    async def one(path: str) -> Outcome | None:
+        name = plan_.names[path]
+        async with gate:
+            try:
+                stored = await bucket.latest_stored(name)
+            except StoreUnavailableError:
+                return None
+        if stored is None:
+            return None
+        source = stored_source(stored[1])
+        if source is None or not unchanged(plan_, path, source):
+            return None
+        return Outcome(name, path, "unchanged", stored[0])
+
+    if not plan_.displays:
+        return None
+    found = await asyncio.gather(*(one(p) for p in plan_.displays))
+    done = [o for o in found if o is not None]
+    return done if len(done) == len(found) else None
 
 
 def counts(outcomes: list[Outcome]) -> dict[str, int]:

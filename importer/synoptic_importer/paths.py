@@ -102,6 +102,9 @@ class SetContext:
     name_rule: Callable[[str], str] | None = None
     #: What is read from each element once (see DisplayImporter.memo).
     memo: dict[Any, Any] = field(default_factory=dict)
+    #: When a list: each file :meth:`read` returns is appended (the inputs of
+    #: the display being converted).
+    reads: list[str] | None = None
     _lower: dict[str, str] = field(default_factory=dict)
     _tails: dict[str, list[str]] = field(default_factory=dict)
 
@@ -160,6 +163,8 @@ class SetContext:
         if found is None:
             return None
         data = self.files[found]
+        if self.reads is not None:
+            self.reads.append(found)
         return (found, data) if len(data) <= MAX_SOURCE_BYTES else None
 
     def embed_screen(self, from_file: str, path: str) -> str | None:

@@ -165,6 +165,17 @@ def encode_stored(screen: dict[str, Any] | None, rev: RevInfo) -> bytes:
     return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
 
 
+def encode_valid(text: str, rev: RevInfo) -> bytes:
+    """What :func:`encode_stored` makes, from a screen already validated and
+    written as compact JSON text (an object) by its maker: ``_rev`` appended,
+    the text neither parsed nor encoded again."""
+    if not text.startswith("{") or not text.endswith("}"):
+        raise ScreenInvalidError("", "a screen is a JSON object")
+    record = json.dumps(rev.as_dict(), ensure_ascii=False, separators=(",", ":"))
+    sep = "" if text == "{}" else ","
+    return f'{text[:-1]}{sep}"{REV_KEY}":{record}}}'.encode()
+
+
 def decode_stored(data: bytes) -> tuple[Any, RevInfo]:
     """A stored value split into the screen and its save record. Raises
     :class:`ScreenInvalidError` for bytes that are not a UTF-8 JSON object; a value
@@ -204,6 +215,7 @@ __all__ = [
     "decode_stored",
     "dump_screen",
     "encode_stored",
+    "encode_valid",
     "first_error",
     "make_rev",
     "now_iso",

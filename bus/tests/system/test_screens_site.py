@@ -6,6 +6,7 @@ overwrite; a dry run writes nothing; a refused file does not stop the others."""
 from __future__ import annotations
 
 import json
+import secrets
 import shutil
 import zipfile
 from pathlib import Path
@@ -14,9 +15,13 @@ import pytest
 from test_cli import run_cli
 from test_screens_cli import fresh_bucket
 
-from synoptic_bus.connect import connect
+from synoptic_bus import screens as screens_module
+from synoptic_bus.connect import NatsClient, connect
 from synoptic_bus.natsserver import NatsServer
 from synoptic_bus.screens import ScreenBucket, ScreensConfig
+from synoptic_bus.sitestore import counts, store_site, unchanged_set
+from synoptic_importer.site import import_site, plan_set
+from synoptic_schemas.screens import ScreenInvalidError
 
 pytestmark = pytest.mark.system
 
@@ -76,14 +81,19 @@ async def test_a_folder_imports_as_linked_screens_and_again_only_what_changed(
     )
     assert dev["widgets"][0]["options"]["long_string"] is True
 
-    again = await run_cli(nats_server, "screens", "import", str(ring), *b)
-    assert "(3 unchanged)" in again.stdout, again.stdout
+    again = await run_cli(nats_server, "screens", "import", str(ring), "--report",
+                          "json", *b)  # fmt: skip
+    same = json.loads(again.stdout)
+    assert same["counts"] == {"unchanged": 3} and same["converted"] is False, same
+    text = await run_cli(nats_server, "screens", "import", str(ring), *b)
+    assert "3 screens unchanged since their import" in text.stdout, text.stdout
 
     sector = ring / "sect" / "sector.bob"
     sector.write_text(sector.read_text().replace("$(S):I", "$(S):CURRENT"))
     changed = await run_cli(nats_server, "screens", "import", str(ring), "--report",
                             "json", *b)  # fmt: skip
     result = json.loads(changed.stdout)
+    assert result["converted"] is True
     assert result["counts"] == {"updated": 1, "unchanged": 2}
     (updated,) = [s for s in result["screens"] if s["action"] == "updated"]
     assert (
@@ -153,3 +163,41 @@ async def test_a_zip_imports_as_a_set_and_a_refused_file_does_not_stop_the_other
         z.writestr("../escape.bob", "<display/>")
     refused = await run_cli(nats_server, "screens", "import", str(evil), *b)
     assert refused.returncode == 1 and "leaves the set" in refused.stderr
+
+
+async def test_an_imported_set_is_validated_once_and_an_unchanged_one_not_converted(
+    nc: NatsClient, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The store writes the screens the importer validated without validating
+    them again (any other write still is); a set stored as converting it again
+    would make it is told without converting it, and not once one of its
+    screens is edited."""
+    bucket = await ScreenBucket.ensure(nc, ScreensConfig(f"t{secrets.token_hex(4)}"))
+    files = {p.relative_to(tmp_path / "ring").as_posix(): p.read_bytes()
+             for p in write_set(tmp_path / "ring").rglob("*") if p.is_file()}  # fmt: skip
+    site = import_site(files, "ring")
+    calls: list[object] = []
+    real = screens_module.validate_screen
+
+    def counted(screen: object) -> object:
+        calls.append(screen)
+        return real(screen)
+
+    monkeypatch.setattr(screens_module, "validate_screen", counted)
+    plan = plan_set(files, "ring")
+    assert await unchanged_set(bucket, plan) is None  # nothing stored yet
+    assert counts(await store_site(bucket, site, "bob")) == {"created": 3}
+    assert calls == []
+    with pytest.raises(ScreenInvalidError):
+        await bucket.put("hand-made", {"widgets": "no"}, 0, "bob")
+    assert len(calls) == 1
+
+    same = await unchanged_set(bucket, plan)
+    assert same is not None and counts(same) == {"unchanged": 3}
+    stored = await bucket.get("ring--main")
+    assert stored.screen == next(s.screen for s in site.screens
+                                 if s.name == "ring--main")  # fmt: skip
+    assert stored.screen is not None
+    edited = {**stored.screen, "title": "Ring (edited)"}
+    await bucket.put("ring--main", edited, stored.revision, "alice")
+    assert await unchanged_set(bucket, plan) is None

@@ -23,10 +23,19 @@ from synoptic_importer.site import (
     edited_since_import,
     import_site,
     name_for,
+    plan_set,
     screen_names,
     set_name,
+    stored_source,
+    unchanged,
 )
 from synoptic_importer.xmlutil import parse_xml
+from synoptic_schemas.screens import (
+    decode_stored,
+    encode_valid,
+    make_rev,
+    validate_screen,
+)
 
 REALWORLD = Path(__file__).resolve().parents[1] / "realworld/sets"
 
@@ -99,7 +108,8 @@ def test_a_set_becomes_linked_screens_passing_macros() -> None:
         "macros": {"P": "SR:", "S": "01"},
     }
     assert main["source"] == {"set": "ring", "file": "main.bob", "home": True,
-                              "digest": digest(main)}  # fmt: skip
+                              "digest": digest(main),
+                              "inputs": main["source"]["inputs"]}  # fmt: skip
     sector = by_file["sect/sector.bob"].screen
     assert sector["widgets"][1]["channels"] == ["ca://$(P)$(S):I"]  # from the opener
     device_link = sector["widgets"][0]["options"]
@@ -244,3 +254,58 @@ def test_the_digest_is_of_the_content_s_canonical_json_as_stored_before() -> Non
                           ensure_ascii=False)  # fmt: skip
         expected = hashlib.sha256(text.encode()).hexdigest()[:32]
         assert imported.screen["source"]["digest"] == expected == digest(body)
+
+
+def test_each_screen_names_its_inputs_and_is_stored_as_validated_once() -> None:
+    """A screen's ``source.inputs`` changes with its file or a file its
+    conversion read (an embedded display), the set's file names, the options;
+    not with another screen's file. Its stored JSON is the screen itself."""
+    files = {
+        "panel.bob": display('<widget type="embedded"><file>row.bob</file></widget>'),
+        "row.bob": display(value("R")),
+        "other.bob": display(value("O")),
+    }
+    site = import_site(files, "s")
+    by_file = {site.files[s.name]: s.screen for s in site.screens}
+    assert by_file["panel.bob"]["source"]["reads"] == ["row.bob"]
+    assert "reads" not in by_file["other.bob"]["source"]
+    for imported in site.screens:
+        text = site.encoded[imported.name]
+        assert json.loads(text) == imported.screen
+        validate_screen(json.loads(text))
+        data = encode_valid(text, make_rev("bob", "import"))
+        assert decode_stored(data)[0] == imported.screen
+        assert stored_source(data) == imported.screen["source"]
+        path = site.files[imported.name]
+        assert unchanged(plan_set(files, "s"), path, imported.screen["source"])
+
+    def inputs(changed: dict[str, bytes], **options: str) -> dict[str, bool]:
+        plan = plan_set({**files, **changed}, "s", **options)  # type: ignore[arg-type]
+        return {f: unchanged(plan, f, by_file[f]["source"]) for f in sorted(by_file)}
+
+    assert inputs({"row.bob": display(value("R2"))}) == {
+        "other.bob": True,
+        "panel.bob": False,
+        "row.bob": False,
+    }
+    assert inputs({"other.bob": display(value("O2"))}) == {
+        "other.bob": False,
+        "panel.bob": True,
+        "row.bob": True,
+    }
+    assert set(inputs({"new.bob": display("")}).values()) == {False}
+    assert set(inputs({}, tango_host="t:1").values()) == {False}
+    assert set(inputs({}).values()) == {True}
+
+
+def test_a_stored_screen_edited_or_written_otherwise_is_not_as_imported() -> None:
+    site = import_site({"a.bob": display(value("X"))}, "s")
+    (imported,) = site.screens
+    rev = make_rev("bob")
+    data = encode_valid(site.encoded[imported.name], rev)
+    assert stored_source(data) is not None
+    edited = data.replace(b'"ca://X"', b'"ca://Y"')
+    assert stored_source(edited) is None
+    other_order = json.dumps({**imported.screen, "_rev": rev.as_dict()}).encode()
+    assert stored_source(other_order) is None
+    assert stored_source(b"{}") is None and stored_source(b"not json") is None
