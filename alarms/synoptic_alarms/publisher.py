@@ -14,6 +14,10 @@ Guarantees:
 - A batch whose barrier fails (NATS away) is published again, unchanged, until
   one succeeds: the stream drops the copies it already holds by message id, so
   its history holds each state once (consumers drop a repeated ``n``).
+- People go first: a state added ``urgent`` (an acknowledge or shelve) is sent
+  ahead of the bulk of states still waiting (a storm's), in a batch and barrier
+  of its own, so its request waits for its own states only. A channel's states
+  still keep their order: the waiting states of the same channel go with it.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ import contextlib
 import logging
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,6 +48,10 @@ MSG_ID = "Nats-Msg-Id"
 #: The header block of a state: its message id and the source transition.
 _HEAD = (b"NATS/1.0\r\n" + MSG_ID.encode() + b": %s#%d\r\n"
          + SOURCE_HEADER.encode() + b": %d %d %d\r\n\r\n")  # fmt: skip
+
+
+#: A state to send: its generation, channel and HPUB command.
+_Command = tuple[int, str, bytes]
 
 
 @dataclass
@@ -68,17 +76,23 @@ class StatePublisher:
         self.subjects = subjects
         self.clock = clock
         self.stats = PublisherStats()
-        self._pending: list[bytes] = []  # HPUB commands
-        self._added = 0  # generations: states added so far
-        self._stored = 0  # states confirmed stored so far
+        self._pending: list[_Command] = []  # bulk states waiting to be sent
+        self._pending_chs: set[str] = set()  # their channels
+        self._urgent: list[_Command] = []  # people's states: sent first
+        self._added = 0  # states added so far (the next one's generation)
+        self._low = 0  # every state of a lower generation is stored
+        self._stored_above: set[int] = set()  # stored generations >= _low
         self._changed = asyncio.Condition()
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._sync = f"{subjects.prefix}.alarm.sync"
 
-    def add(self, alarm: Alarm, ev: str, who: str = "", why: str = "") -> None:
+    def add(
+        self, alarm: Alarm, ev: str, who: str = "", why: str = "", urgent: bool = False
+    ) -> int:
         """Queue ``alarm``'s state as its next revision (the alarm counts it as
-        published from now on: a later change is compared against it)."""
+        published from now on: a later change is compared against it); its
+        generation (for :meth:`commit`). ``urgent``: sent ahead of the bulk."""
         msg = alarm.message(ev, self.clock(), who, why)
         n = msg["n"]
         alarm.mark_published(n)
@@ -86,30 +100,56 @@ class StatePublisher:
         if not subject:
             subject = alarm.subject = self.subjects.alarm(parse_channel(alarm.ch))
         payload = encode(msg)
-        head = _HEAD % (alarm.ch.encode(), n, alarm.sseq, alarm.ep, alarm.seq)
-        self._pending.append(b"HPUB %s %d %d\r\n%s%s\r\n" % (
+        ch = alarm.ch
+        head = _HEAD % (ch.encode(), n, alarm.sseq, alarm.ep, alarm.seq)
+        gen = self._added
+        command = (gen, ch, b"HPUB %s %d %d\r\n%s%s\r\n" % (
             subject.encode(), len(head), len(head) + len(payload), head, payload,
         ))  # fmt: skip
-        self._added += 1
+        if urgent:
+            if ch in self._pending_chs:  # its earlier states go first, with it
+                self._urgent += [c for c in self._pending if c[1] == ch]
+                self._pending = [c for c in self._pending if c[1] != ch]
+                self._pending_chs.discard(ch)
+            self._urgent.append(command)
+        else:
+            self._pending.append(command)
+            self._pending_chs.add(ch)
+        self._added = gen + 1
         if not self._wake.is_set():
             self._wake.set()
+        return gen
 
     @property
     def pending(self) -> int:
-        return self._added - self._stored
+        """States added and not confirmed stored yet."""
+        return self._added - self._low - len(self._stored_above)
 
     @property
     def added(self) -> int:
         """States added so far (a position :meth:`commit` can wait for)."""
         return self._added
 
+    def is_stored(self, gen: int) -> bool:
+        return gen < self._low or gen in self._stored_above
+
     async def commit(
-        self, timeout: float | None = None, target: int | None = None
+        self,
+        timeout: float | None = None,
+        target: int | None = None,
+        gens: Iterable[int] | None = None,
     ) -> None:
-        """Return once everything added so far (or up to ``target``) is stored."""
-        target = self._added if target is None else target
+        """Return once every state added so far (or before ``target``, or the
+        states of generations ``gens``) is stored."""
         async with asyncio.timeout(timeout), self._changed:
-            await self._changed.wait_for(lambda: self._stored >= target)
+            if gens is not None:
+                wanted = list(gens)
+                await self._changed.wait_for(
+                    lambda: all(self.is_stored(g) for g in wanted)
+                )
+                return
+            target = self._added if target is None else target
+            await self._changed.wait_for(lambda: self._low >= target)
 
     def start(self) -> None:
         if self._task is None:
@@ -124,27 +164,29 @@ class StatePublisher:
 
     async def _run(self) -> None:
         """Send batches as they come, each followed by its barrier, without
-        waiting for the previous barrier (up to :data:`IN_FLIGHT` batches);
-        barriers are settled in order. A failed one sends its batch and every
-        later one again (the stream drops the copies by message id)."""
+        waiting for the previous barrier (up to :data:`IN_FLIGHT` batches, and
+        people's states beyond); barriers are settled in order. A failed one
+        sends its batch and every later one again (the stream drops the copies
+        by message id)."""
         inflight: deque[_Sent] = deque()
         delay = 0.1
         while True:
-            if not inflight or (self._pending and len(inflight) < IN_FLIGHT):
-                if not self._pending:
-                    await self._wake.wait()
-                self._wake.clear()
-                batch, self._pending = self._pending, []
-                if batch:
-                    inflight.append(await self._send(batch, again=False))
+            self._wake.clear()
+            if self._urgent or (self._pending and len(inflight) < IN_FLIGHT):
+                if self._urgent:
+                    batch, self._urgent = self._urgent, []
+                else:
+                    batch, self._pending = self._pending, []
+                    self._pending_chs.clear()
+                inflight.append(await self._send(batch, again=False))
                 continue
-            head = inflight[0]
-            waits = [head.barrier]
-            if len(inflight) < IN_FLIGHT:
-                waits.append(asyncio.ensure_future(self._wake.wait()))
-            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
-            for extra in waits[1:]:
-                extra.cancel()
+            if not inflight:
+                await self._wake.wait()
+                continue
+            woken = asyncio.ensure_future(self._wake.wait())
+            await asyncio.wait([inflight[0].barrier, woken],
+                               return_when=asyncio.FIRST_COMPLETED)  # fmt: skip
+            woken.cancel()
             while inflight and inflight[0].barrier.done():
                 done = inflight.popleft()
                 if done.barrier.cancelled() or done.barrier.exception() is not None:
@@ -164,9 +206,19 @@ class StatePublisher:
                     break
                 delay = 0.1
                 async with self._changed:
-                    self._stored += len(done.commands)
-                    self.stats.stored += len(done.commands)
+                    self._settle(done.commands)
                     self._changed.notify_all()
+
+    def _settle(self, commands: list[_Command]) -> None:
+        """``commands`` are stored: move the low mark past them."""
+        above = self._stored_above
+        above.update(gen for gen, _, _ in commands)
+        low = self._low
+        while low in above:
+            above.remove(low)
+            low += 1
+        self._low = low
+        self.stats.stored += len(commands)
 
     async def _resend(self, sent: _Sent) -> _Sent:
         try:
@@ -176,7 +228,7 @@ class StatePublisher:
             future.set_exception(ConnectionError(str(exc)))
             return _Sent(sent.commands, future)
 
-    async def _send(self, batch: list[bytes], again: bool) -> _Sent:
+    async def _send(self, batch: list[_Command], again: bool) -> _Sent:
         """Write a batch and its barrier request (not awaited)."""
         if not self.nc.is_connected:
             future: asyncio.Future[int] = asyncio.get_running_loop().create_future()
@@ -186,7 +238,7 @@ class StatePublisher:
         # message checks and header encoding (done once, in add); pinned to
         # nats-py 2.16 like synoptic_bus.store's raw reads
         send = self.nc._send_command
-        for i, command in enumerate(batch):
+        for i, (_, _, command) in enumerate(batch):
             await send(command)
             if i % 1000 == 999:
                 await self.nc._flush_pending()
@@ -204,7 +256,7 @@ class StatePublisher:
 class _Sent:
     """A batch written, and the barrier that confirms it stored."""
 
-    commands: list[bytes]
+    commands: list[_Command]
     barrier: asyncio.Future[int]
 
 

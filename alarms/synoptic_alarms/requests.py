@@ -17,7 +17,9 @@ from synoptic_schemas.alarms import AlarmFailure, AlarmRequestMsg
 
 class Alarms(Protocol):
     def alarm_for(self, uri: str) -> Alarm | None: ...
-    def changed(self, alarm: Alarm, ev: str, who: str = "", why: str = "") -> bool: ...
+    def changed(
+        self, alarm: Alarm, ev: str, who: str = "", why: str = "", urgent: bool = False
+    ) -> bool: ...
 
 
 def apply_request(request: AlarmRequestMsg, alarms: Alarms, now: int) -> dict[str, Any]:
@@ -45,7 +47,7 @@ def apply_request(request: AlarmRequestMsg, alarms: Alarms, now: int) -> dict[st
             code = alarm.unshelve()
         if code is not None:
             fail[uri] = code
-        elif alarms.changed(alarm, op, who, why if op == "shelve" else ""):
+        elif alarms.changed(alarm, op, who, why if op == "shelve" else "", True):
             changed += 1
     body: dict[str, Any] = {"ok": not fail, "n": changed}
     if fail:

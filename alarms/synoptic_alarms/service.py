@@ -59,6 +59,8 @@ COVER_RETRY_S = 5.0
 FETCH_AT_ONCE = 4096
 #: States not confirmed stored before reading more transitions waits for them.
 MAX_UNSTORED = 50_000
+#: Transitions applied between chances for requests to be served (a few ms).
+SLICE = 200
 
 
 @dataclass
@@ -110,6 +112,7 @@ class AlarmService:
         self._caught_up = False
         self._tasks: list[asyncio.Task[None]] = []
         self._acking: set[asyncio.Task[None]] = set()
+        self._answering: set[asyncio.Task[None]] = set()
         self._subs: list[Any] = []
         self._alarm_head = f"{settings.prefix}.alarm.st."
         self._sev_head_len = len(f"{settings.prefix}.sev.")
@@ -159,6 +162,9 @@ class AlarmService:
                 await sub.unsubscribe()
         with contextlib.suppress(Exception):
             await self.publisher.commit(timeout=5.0)
+        for task in list(self._answering):  # answered now, or asked again
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(task, 1.0)
         for task in list(self._acking):  # acknowledged now, or delivered again
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(task, 1.0)
@@ -282,8 +288,11 @@ class AlarmService:
                 await self.feed.reset()
                 await asyncio.sleep(0.5)
                 continue
-            for transition in batch:
-                self.apply(transition)
+            for start in range(0, len(batch), SLICE):
+                if start:  # people's requests are not kept waiting by a storm
+                    await asyncio.sleep(0)
+                for transition in batch[start : start + SLICE]:
+                    self.apply(transition)
             if batch:
                 # acknowledged once its states are stored; meanwhile the next
                 # batch is read (the stored states of the next wait their turn)
@@ -452,6 +461,8 @@ class AlarmService:
     # -- requests ----------------------------------------------------------------------
 
     async def _on_request(self, msg: Any) -> None:
+        """Apply a request at once; its states go ahead of the bulk, and it is
+        answered (from a task of its own) once they are stored."""
         self.stats.requests += 1
         now = self.clock()
         try:
@@ -461,9 +472,17 @@ class AlarmService:
             await self._reply(msg, {"ok": False, "n": 0, "err": "bad_request",
                                     "msg": str(exc)})  # fmt: skip
             return
+        first = self.publisher.added
         reply = apply_request(request, self, now)
+        task = asyncio.create_task(
+            self._answer(msg, reply, range(first, self.publisher.added))
+        )
+        self._answering.add(task)
+        task.add_done_callback(self._answering.discard)
+
+    async def _answer(self, msg: Any, reply: dict[str, Any], gens: range) -> None:
         try:
-            await self.publisher.commit(timeout=REQUEST_COMMIT_S)
+            await self.publisher.commit(timeout=REQUEST_COMMIT_S, gens=gens)
         except TimeoutError:
             reply = {"ok": False, "n": reply["n"], "err": "unavailable",
                      "msg": "the new states are not confirmed stored yet: NATS "
@@ -479,16 +498,19 @@ class AlarmService:
         entry = self.index.lookup(uri)
         return self._create(entry) if entry is not None else None
 
-    def changed(self, alarm: Alarm, ev: str, who: str = "", why: str = "") -> bool:
-        """Publish ``alarm``'s state if it changed (the one way states leave);
-        keep the shelved and active sets."""
+    def changed(
+        self, alarm: Alarm, ev: str, who: str = "", why: str = "", urgent: bool = False
+    ) -> bool:
+        """Publish ``alarm``'s state if it changed (the one way states leave;
+        ``urgent``: a person's change, sent ahead of the bulk); keep the shelved
+        and active sets."""
         if alarm.shelf is not None:
             self._shelved.add(alarm.ch)
         else:
             self._shelved.discard(alarm.ch)
         if not alarm.worth_publishing():
             return False
-        self.publisher.add(alarm, ev, who, why)
+        self.publisher.add(alarm, ev, who, why, urgent)
         if alarm.active:
             self._active.add(alarm.ch)
         else:

@@ -71,6 +71,7 @@ class StateTap:
 
     def __init__(self) -> None:
         self.states: dict[str, list[AlarmMsg]] = defaultdict(list)
+        self.order: list[tuple[str, int, str]] = []  # (ch, n, ev) as they came
         self.repeats = 0
         self._changed = asyncio.Event()
 
@@ -88,6 +89,7 @@ class StateTap:
             self.repeats += 1
             return
         kept.append(state)
+        self.order.append((state["ch"], state["n"], state["ev"]))
         self._changed.set()
 
     def latest(self, uri: str) -> AlarmMsg | None:

@@ -7,6 +7,7 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable
 
+from synoptic_alarms.requests import apply_request
 from synoptic_alarms.service import AlarmService
 from synoptic_alarms.testing import FakeAdapter, StateTap, request
 from synoptic_bus.alarmtree import TreeStore, TreeStoreConfig
@@ -157,3 +158,29 @@ async def test_a_storm_of_5000_transitions_is_stored_within_seconds(
     assert time.monotonic() - t0 < 30
     await service.publisher.commit(timeout=10)
     assert service.publisher.stats.stored >= 5000 and tap.repeats == 0
+
+
+async def test_a_persons_acknowledge_goes_ahead_of_a_storms_states_in_channel_order(
+    nc: NatsClient, alarm_service: Start
+) -> None:
+    service = await alarm_service({"name": "Storm", "patterns": ["ca://STORM:*"]})
+    tap = await StateTap().attach(nc, Subjects(service.settings.prefix))
+    publisher = service.publisher
+    await publisher.stop()  # the states wait here: a storm's, then a person's
+    storm = [service.alarm_for(f"ca://STORM:{i:04d}") for i in range(3000)]
+    for alarm in storm:
+        assert alarm is not None
+        alarm.source(2, "HIHI", True, time.time_ns())
+        service.changed(alarm, "sev")
+    first = publisher.added
+    request = {"ver": 1, "op": "ack", "ch": [storm[7].ch], "who": "alice", "by": "t"}
+    assert apply_request(request, service, time.time_ns())["n"] == 1  # type: ignore[arg-type,index]
+    publisher.start()
+    await publisher.commit(timeout=30, gens=range(first, publisher.added))
+    await tap.wait_count(3000)
+    # the acknowledged alarm's storm state went with it, ahead of the others
+    assert tap.order[:2] == [(storm[7].ch, 1, "sev"), (storm[7].ch, 2, "ack")]
+    await tap.wait(storm[-1].ch, lambda s: s["n"] == 1)
+    assert len(tap.order) == 3001 and tap.repeats == 0
+    await publisher.commit(timeout=30)
+    assert publisher.pending == 0 and publisher.stats.stored == 3001

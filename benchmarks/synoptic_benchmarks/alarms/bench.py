@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import jwt
+import nats.errors
 import psutil
 
 from synoptic_benchmarks.alarms.source import channel_uri
@@ -197,7 +198,10 @@ async def caught_up(nc: Any, timeout: float) -> float:
     t0 = time.monotonic()
     async with asyncio.timeout(timeout):
         while True:
-            info = await js.consumer_info(AlarmStreams().sev_stream, "alarms")
+            try:
+                info = await js.consumer_info(AlarmStreams().sev_stream, "alarms")
+            except nats.errors.TimeoutError:  # a busy host: ask again
+                continue
             if info.num_pending < 200 and (info.num_ack_pending or 0) < 5000:
                 return time.monotonic() - t0
             await asyncio.sleep(0.5)
