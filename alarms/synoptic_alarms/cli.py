@@ -13,6 +13,7 @@ import logging
 import signal
 import sys
 import time
+from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any
 
@@ -62,7 +63,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                      help="serve Prometheus /metrics on this port (0: none)")  # fmt: skip
     run.add_argument("--no-data-after", type=float, default=15.0,
                      help="seconds before a listed channel nothing is heard of shows no data")  # fmt: skip
-    run.set_defaults(func=cmd_run)
+    run.set_defaults(func=run_on_uvloop)
 
     tree = cmds.add_parser("tree", help="the alarm tree").add_subparsers(
         dest="tree_command", required=True, metavar="ACTION"
@@ -98,6 +99,14 @@ def register(sub: argparse._SubParsersAction) -> None:
             req.add_argument("--minutes", type=float, required=True,
                              help="how long it stays shelved")  # fmt: skip
         req.set_defaults(func=cmd_request, op=op)
+
+
+def run_on_uvloop(args: argparse.Namespace) -> Coroutine[Any, Any, int]:
+    """:func:`cmd_run` on uvloop (the ``synoptic`` command runs the coroutine)."""
+    import uvloop
+
+    asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())
+    return cmd_run(args)
 
 
 async def cmd_run(args: argparse.Namespace) -> int:

@@ -105,7 +105,8 @@ class AlarmService:
         self._shelved: set[str] = set()
         self._active: set[str] = set()
         self._unheard: dict[str, float] = {}  # listed channel -> loop time noticed
-        self._uri_of: dict[str, str] = {}
+        #: transition subject -> its alarm, None: not in the tree (until it changes)
+        self._alarm_of: dict[bytes, Alarm | None] = {}
         self._to_cover: set[str] = set()  # listed channels to read the state of
         self._cover_patterns = False
         self._cover_after = 0.0
@@ -229,6 +230,7 @@ class AlarmService:
         published gone, alarms that moved get their new area, listed channels not
         known yet get their current state read."""
         index = TreeIndex(entry.tree, entry.revision)
+        self._alarm_of.clear()
         patterns_changed = index.has_patterns and (
             self.index.tree is None
             or _patterns(index.tree) != _patterns(self.index.tree)
@@ -327,18 +329,10 @@ class AlarmService:
         """Apply one transition of the stream."""
         self.stats.transitions += 1
         subject, data, reply = transition
-        uri = self._uri_of.get(subject)
-        if uri is None:
-            try:
-                uri = parse_channel_of(self.subjects, subject.decode())
-            except (ContractError, UnicodeDecodeError):
-                self.stats.malformed += 1
-                return
-            if len(self._uri_of) > 2_000_000:
-                self._uri_of.clear()
-            self._uri_of[subject] = uri
-        entry = self.index.lookup(uri)
-        if entry is None:
+        alarm = self._alarm_of.get(subject, _UNSEEN)
+        if alarm is _UNSEEN:
+            alarm = self._alarm_of_subject(subject)
+        if alarm is None:
             return
         try:
             msg = decode_sev(data)
@@ -347,16 +341,30 @@ class AlarmService:
             self.stats.malformed += 1
             log.debug("transition on %r: %s", subject, exc)
             return
-        alarm = self.alarms.get(uri)
-        if alarm is None:
-            alarm = self._create(entry)
-            alarm.subject = self._alarm_head + subject[self._sev_head_len :].decode()
-        self._source(entry, msg, sseq, alarm)
+        self._source(msg, sseq, alarm)
 
-    def _source(
-        self, entry: Entry, msg: dict[str, Any], sseq: int, alarm: Alarm | None = None
-    ) -> None:
-        alarm = alarm or self.alarms.get(entry.uri) or self._create(entry)
+    def _alarm_of_subject(self, subject: bytes) -> Alarm | None:
+        """The alarm of a transition subject (made when the channel is in the
+        tree and has none yet), or None; remembered until the tree changes."""
+        try:
+            uri = parse_channel_of(self.subjects, subject.decode())
+        except (ContractError, UnicodeDecodeError):
+            self.stats.malformed += 1
+            return None  # not remembered: counted each time
+        entry = self.index.lookup(uri)
+        alarm = None
+        if entry is not None:
+            alarm = self.alarms.get(uri) or self._create(entry)
+            if not alarm.subject:
+                alarm.subject = (
+                    self._alarm_head + subject[self._sev_head_len :].decode()
+                )
+        if len(self._alarm_of) > 2_000_000:
+            self._alarm_of.clear()
+        self._alarm_of[subject] = alarm
+        return alarm
+
+    def _source(self, msg: dict[str, Any], sseq: int, alarm: Alarm) -> None:
         ep, seq = msg["ep"], msg["seq"]
         if sseq and sseq <= alarm.sseq:
             self.stats.replayed += 1
@@ -415,14 +423,12 @@ class AlarmService:
     def _cover_last(self, subject: str, data: bytes, _heads: bytes | None,
                     sseq: int) -> None:  # fmt: skip
         """One channel's last transition: its state, if nothing was heard of it."""
-        try:
-            uri = parse_channel_of(self.subjects, subject)
-        except ContractError:
-            return
-        alarm = self.alarms.get(uri)
-        if alarm is not None and alarm.known:
-            return
-        self._cover_one(uri, data, sseq, True)
+        key = subject.encode()
+        alarm = self._alarm_of.get(key, _UNSEEN)
+        if alarm is _UNSEEN:
+            alarm = self._alarm_of_subject(key)
+        if alarm is not None and not alarm.known:
+            self._cover_state(alarm, data, sseq, True)
 
     async def _cover_from_values(self, uris: list[str]) -> None:
         """The last values of channels without a transition in ``CS_SEV`` (an
@@ -446,9 +452,11 @@ class AlarmService:
         entry = self.index.lookup(uri) if uri else None
         if entry is None:
             return
-        alarm = self.alarms.get(entry.uri)
-        if alarm is not None and alarm.known:
-            return
+        alarm = self.alarms.get(entry.uri) or self._create(entry)
+        if not alarm.known:
+            self._cover_state(alarm, data, sseq, sev)
+
+    def _cover_state(self, alarm: Alarm, data: bytes, sseq: int, sev: bool) -> None:
         try:
             msg: dict[str, Any] = dict(decode_sev(data) if sev else decode_value(data))
         except DecodeError:
@@ -456,7 +464,7 @@ class AlarmService:
             return
         if not sev and not isinstance(msg.get("v"), int | float | bool | str):
             msg.pop("v", None)
-        self._source(entry, msg, sseq)
+        self._source(msg, sseq, alarm)
 
     # -- requests ----------------------------------------------------------------------
 
@@ -610,6 +618,9 @@ class AlarmService:
                     if i % 20 == 19:
                         await asyncio.sleep(0)
             await asyncio.sleep(lease / 3)
+
+
+_UNSEEN: Any = object()
 
 
 def parse_channel_of(subjects: Subjects, subject: str) -> str:
