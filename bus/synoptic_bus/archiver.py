@@ -34,6 +34,7 @@ from synoptic_bus import hdbpp
 from synoptic_bus.connect import NatsClient, connect
 from synoptic_bus.demo import DemoContext, DemoProcess
 from synoptic_bus.history import history_stream_name
+from synoptic_bus.procs import Process
 from synoptic_schemas import ContractError, Subjects, decode_value
 
 log = logging.getLogger(__name__)
@@ -301,3 +302,17 @@ def demo_components(ctx: DemoContext) -> list[DemoProcess]:
             "beyond the bus)",
         )
     ]
+
+
+def start_archiver(nats_url: str, dsn: str, *args: str) -> Process:
+    """``synoptic archiver`` as a child process (tests, benchmarks), writing every
+    0.2 s; returns once it reads the bus. Stop it with ``.stop()``."""
+    argv = [sys.executable, "-m", "synoptic_bus.cli", "archiver", "--dsn", dsn,
+            "--nats", nats_url, "--flush", "0.2", *args]  # fmt: skip
+    proc = Process(f"archiver-{time.monotonic_ns()}", argv)
+    try:
+        proc.wait_for(r"archiver ready", timeout=60)
+    except Exception:
+        proc.kill()
+        raise
+    return proc

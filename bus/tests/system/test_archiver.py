@@ -11,11 +11,11 @@ import time
 import numpy as np
 import psycopg
 
+from synoptic_bus.archiver import start_archiver
 from synoptic_bus.connect import NatsClient
 from synoptic_bus.history import HistoryConfig, ensure_history
 from synoptic_bus.natsserver import NatsServer
 from synoptic_bus.postgres import PostgresServer
-from synoptic_bus.procs import Process
 from synoptic_bus.store import StoreConfig, ensure_store
 from synoptic_schemas import Subjects, encode, parse_channel
 
@@ -36,28 +36,13 @@ async def row_count(dsn: str, table: str) -> int:
     return len(await rows(dsn, f"SELECT 1 FROM {table}"))
 
 
-def start_archiver(url: str, dsn: str) -> Process:
-    proc = Process(
-        "archiver",
-        [sys.executable, "-m", "synoptic_bus.cli", "archiver", "--dsn", dsn,
-         "--nats", url, "--flush", "0.2"],
-    )  # fmt: skip
-    proc.wait_for(r"archiver ready", timeout=60)
-    return proc
-
-
 async def test_archiver_writes_hdbpp_rows(
     nats_server: NatsServer, postgres: PostgresServer, nc: NatsClient
 ) -> None:
     await ensure_store(nc, StoreConfig())
     await ensure_history(nc, HistoryConfig())
-    archiver = Process(
-        "archiver",
-        [sys.executable, "-m", "synoptic_bus.cli", "archiver", "--dsn", postgres.dsn,
-         "--nats", nats_server.url, "--flush", "0.2"],
-    )  # fmt: skip
+    archiver = start_archiver(nats_server.url, postgres.dsn)
     try:
-        archiver.wait_for(r"archiver ready", timeout=60)
         double = parse_channel("tango://h:10000/sys/tg/1/double_scalar")
         count = parse_channel("tango://h:10000/sys/tg/1/long_scalar")
         t = time.time_ns()

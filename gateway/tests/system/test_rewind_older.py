@@ -21,6 +21,7 @@ import psycopg
 import pytest
 from nats.js.errors import NotFoundError
 
+from synoptic_bus.archiver import start_archiver
 from synoptic_bus.connect import NatsClient
 from synoptic_bus.moment import first_kept
 from synoptic_bus.natsserver import NatsServer
@@ -66,13 +67,8 @@ def small_history(nats_server: NatsServer) -> Iterator[Process]:
 
 @pytest.fixture(scope="module")
 def archiver(nats_server: NatsServer, postgres: PostgresServer) -> Iterator[Process]:
-    proc = Process(
-        "archiver",
-        [sys.executable, "-m", "synoptic_bus.cli", "archiver", "--dsn", postgres.dsn,
-         "--nats", nats_server.url, "--flush", "0.2"],
-    )  # fmt: skip
+    proc = start_archiver(nats_server.url, postgres.dsn)
     try:
-        proc.wait_for(r"archiver ready", timeout=60)
         yield proc
     finally:
         proc.stop()
