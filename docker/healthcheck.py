@@ -10,7 +10,7 @@ status 0 when healthy and 1 (with the reason on stderr) when not:
 - ``stream``: the last-value stream of ``SYNOPTIC_SUBJECT_PREFIX`` exists at
   ``SYNOPTIC_NATS_URL`` (an adapter's init container waits on it, so adapters
   never create it themselves with the wrong storage or replicas).
-- ``blocks``: the history-block stream (``synoptic rollup``) exists and, once it
+- ``blocks``: the growing-block stream (``synoptic rollup``) exists and, once it
   holds blocks, got one within the last 30 s (the rollup republishes every
   channel's growing block at least every 10 s).
 - ``alarms``: the alarm service (``synoptic alarms run``) publishes a valid
@@ -101,18 +101,19 @@ async def probe_stream(url: str, prefix: str, timeout: float) -> None:
 
 
 async def probe_blocks(url: str, prefix: str, timeout: float) -> None:
-    """Raise unless the block stream of ``prefix`` exists and is being written."""
+    """Raise unless the growing-block stream of ``prefix`` exists and is being
+    written."""
     import nats
 
     from synoptic_bus.history import parse_rfc3339
-    from synoptic_bus.rollup import rollup_stream_name
+    from synoptic_bus.rollup import open_stream_name
 
     nc = await nats.connect(
         url, connect_timeout=timeout, allow_reconnect=False, max_reconnect_attempts=0
     )
     try:
         reply = await nc.request(
-            f"$JS.API.STREAM.INFO.{rollup_stream_name(prefix)}", b"", timeout=timeout
+            f"$JS.API.STREAM.INFO.{open_stream_name(prefix)}", b"", timeout=timeout
         )
     finally:
         await nc.close()

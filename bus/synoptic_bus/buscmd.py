@@ -36,7 +36,12 @@ from synoptic_bus.metahistory import (
 )
 from synoptic_bus.prereq import insufficient_storage, storage_error
 from synoptic_bus.retention import describe, retention
-from synoptic_bus.rollup import DEFAULT_BLOCK_BYTES, ensure_rollup, rollup_stream_name
+from synoptic_bus.rollup import (
+    DEFAULT_BLOCK_BYTES,
+    ensure_rollup,
+    open_stream_name,
+    rollup_stream_name,
+)
 from synoptic_bus.screencmd import default_seed_dir
 from synoptic_bus.screens import ScreenBucket, ScreensConfig, StoreUnavailableError
 from synoptic_bus.store import StoreConfig, ensure_store, fetch_last
@@ -256,7 +261,10 @@ async def cmd_init(args: argparse.Namespace) -> int:
         blocks = rollup_stream_name(args.prefix)
         with reserving(nc, blocks, args.history_blocks_bytes):
             await ensure_rollup(nc, history, args.history_blocks_bytes)
-        print(f"stream {blocks} ready: history blocks (synoptic rollup)")
+        print(
+            f"streams {blocks} and {open_stream_name(args.prefix)} ready: history "
+            "blocks, closed and growing (synoptic rollup)"
+        )
         arrays = ArraysConfig(history, args.history_arrays_bytes)
         with reserving(nc, arrays.stream, arrays.budget):
             await ensure_arrays(nc, arrays)

@@ -3,10 +3,10 @@
 Reads every value the raw history stream ``CS_HIST`` stores (default all of
 ``cs.val.>``) through a consumer (:mod:`synoptic_bus.streamtap`: a rollup that
 falls behind catches up instead of being cut off and losing values), cuts each
-channel's values into blocks (:mod:`synoptic_bus.blockcut`) and publishes them to the
-``CS_ROLL`` stream (``docs/bus.md``): a closed block once on
-``cs.roll.0.<tail>``, the growing block every ``--tick`` seconds on
-``cs.roll.open.<tail>`` (the stream keeps the latest only). Trends read blocks
+channel's values into blocks (:mod:`synoptic_bus.blockcut`) and publishes them
+(``docs/bus.md``): a closed block once on ``cs.roll.0.<tail>`` (stream
+``CS_ROLL``), the growing block every ``--tick`` seconds on ``cs.roll.open.<tail>``
+(stream ``CS_ROLL_OPEN``, the latest of each channel only). Trends read blocks
 instead of one message per value (ADR 0027).
 
 It also keeps the large values (over :data:`LARGE_FROM` bytes: waveforms, spectra,
@@ -73,8 +73,6 @@ DEFAULT_BLOCK_BYTES = 256 << 20
 #: are kept as NaN points: a trend draws numbers only).
 MAX_PENDING = 500_000
 MAX_PENDING_BYTES = 256 << 20
-#: The header that makes the stream keep only this message of its subject.
-ROLLUP_HEADER = {"Nats-Rollup": "sub"}
 #: Room left for the republish headers (the source stream, subject, sequences and
 #: time) below the raw history's message limit: a value payload over the limit
 #: minus this is kept as a large value.
@@ -89,24 +87,47 @@ MAX_LARGE_BYTES = 64 << 20
 
 
 def rollup_stream_name(prefix: str) -> str:
-    """``cs`` → ``CS_ROLL``."""
+    """``cs`` → ``CS_ROLL``: the closed blocks."""
     return stream_name(prefix).removesuffix("_LAST") + "_ROLL"
+
+
+def open_stream_name(prefix: str) -> str:
+    """``cs`` → ``CS_ROLL_OPEN``: each channel's growing block, the latest only."""
+    return rollup_stream_name(prefix) + "_OPEN"
 
 
 def rollup_stream_config(
     history: HistoryConfig, max_bytes: int | None = None
 ) -> StreamConfig:
-    """The block stream beside ``history``'s: its window, storage and replicas,
-    and ``max_bytes`` (default :data:`DEFAULT_BLOCK_BYTES`: a block costs ~17
-    bytes a value, so ~15 million values, an hour of ~4 000 values/s)."""
+    """The closed-block stream beside ``history``'s: its window, storage and
+    replicas, and ``max_bytes`` (default :data:`DEFAULT_BLOCK_BYTES`: a block costs
+    ~17 bytes a value, so ~15 million values, an hour of ~4 000 values/s). Only
+    closed blocks go there, so it deletes nothing but its oldest messages (its
+    limits): nats-server's search by time is wrong on a file stream with messages
+    deleted inside it (ADR 0035)."""
     config = history.stream_config()
     config.name = rollup_stream_name(history.prefix)
     config.description = "Synoptic history blocks: many values of a channel a message"
-    config.subjects = [f"{history.prefix}.roll.>"]
+    config.subjects = [f"{history.prefix}.roll.0.>"]
     config.max_msgs_per_subject = -1
     config.max_msg_size = -1
     config.max_bytes = DEFAULT_BLOCK_BYTES if max_bytes is None else max_bytes
-    config.allow_rollup_hdrs = True
+    config.allow_rollup_hdrs = False
+    return config
+
+
+def open_stream_config(history: HistoryConfig) -> StreamConfig:
+    """The growing-block stream beside ``history``'s: the latest block of each
+    channel (rewritten every tick), with the history's storage and replicas."""
+    config = history.stream_config()
+    config.name = open_stream_name(history.prefix)
+    config.description = "Synoptic growing history blocks: the latest of each channel"
+    config.subjects = [f"{history.prefix}.roll.open.>"]
+    config.max_msgs_per_subject = 1
+    config.max_msg_size = -1
+    config.max_bytes = -1
+    config.max_msgs = -1
+    config.allow_rollup_hdrs = True  # (a rollup of an earlier layout sends them)
     return config
 
 
@@ -117,20 +138,29 @@ async def ensure_rollup(
     *,
     update: bool = True,
 ) -> None:
-    """Create the block stream beside ``history``'s or (``update``) apply its
-    limits (idempotent; storage is kept as it is)."""
+    """Create the closed- and growing-block streams beside ``history``'s or
+    (``update``) apply their limits (idempotent; storage is kept as it is). A
+    block stream of the earlier layout (both kinds in ``CS_ROLL``) keeps its closed
+    blocks and gives the growing ones up to their own stream, whatever ``update``."""
     js = nc.jetstream()
-    wanted = rollup_stream_config(history, max_bytes)
-    try:
-        info = await js.stream_info(wanted.name or "")
-    except NotFoundError:
-        await js.add_stream(wanted)
-        log.info("created block stream %s", wanted.name)
-        return
-    if not update:
-        return
-    wanted.storage = info.config.storage
-    await js.update_stream(wanted)
+    for wanted in (
+        rollup_stream_config(history, max_bytes),
+        open_stream_config(history),
+    ):
+        try:
+            info = await js.stream_info(wanted.name or "")
+        except NotFoundError:
+            await js.add_stream(wanted)
+            log.info("created block stream %s", wanted.name)
+            continue
+        if update:
+            wanted.storage = info.config.storage
+            await js.update_stream(wanted)
+        elif info.config.subjects != wanted.subjects:  # the earlier layout
+            current = info.config
+            current.subjects = wanted.subjects
+            await js.update_stream(current)
+            log.info("block stream %s now holds %s", wanted.name, wanted.subjects)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -313,11 +343,8 @@ class Rollup:
 
     async def publish(self, cuts: list[Cut], level: str) -> None:
         head = self._block_heads[0 if level == "0" else 1]
-        headers = ROLLUP_HEADER if level == "open" else None
         for c in cuts:
-            await self._nc.publish(
-                head + c.key, encode_block(c.a, c.b, c.cols), headers=headers
-            )
+            await self._nc.publish(head + c.key, encode_block(c.a, c.b, c.cols))
         self.published += len(cuts)
 
     async def publish_large(self) -> int:
@@ -451,7 +478,8 @@ def demo_components(ctx: DemoContext) -> list[DemoProcess]:
             argv=argv,
             ready=r"rollup ready",
             order=30,
-            banner="history blocks for trends (CS_ROLL), large values thinned (CS_ARRAYS)",
+            banner="history blocks for trends (CS_ROLL, CS_ROLL_OPEN), large values "
+            "thinned (CS_ARRAYS)",
         )
     ]
 

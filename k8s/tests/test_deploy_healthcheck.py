@@ -177,7 +177,7 @@ async def test_blocks_probe_needs_the_rollup_writing(
         )
         blocks = nc.jetstream()
         async with asyncio.timeout(20):
-            while (await blocks.stream_info("ROLLX_ROLL")).state.messages == 0:  # noqa: ASYNC110 - a stream count has no event
+            while (await blocks.stream_info("ROLLX_ROLL_OPEN")).state.messages == 0:  # noqa: ASYNC110 - a stream count has no event
                 await asyncio.sleep(0.1)
         assert (await probe("blocks", env=env))[0] == 0
     finally:

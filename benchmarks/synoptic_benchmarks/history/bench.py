@@ -104,7 +104,7 @@ async def _blocks_caught_up(
     subjects = [SUBJECTS.block(parse_channel(u), "open") for u in uris]
     async with asyncio.timeout(timeout):
         while True:
-            snap = await fetch_last(nc, subjects, stream="CS_ROLL")
+            snap = await fetch_last(nc, subjects, stream="CS_ROLL_OPEN")
             done = sum(decode_block(d).b > last_ns for d in snap.messages.values())
             if done == len(subjects):
                 return
@@ -125,7 +125,7 @@ async def _covering(nc: NatsClient, timeout: float = 60.0) -> None:
             await nc.publish(subject, encode({"ver": 1, "v": 0.0, "t": t, "sev": 0,
                                               "st": "", "seq": seq, "ep": 1, "c": True}))  # fmt: skip
             await asyncio.sleep(0.2)
-            snap = await fetch_last(nc, [block], stream="CS_ROLL")
+            snap = await fetch_last(nc, [block], stream="CS_ROLL_OPEN")
             data = snap.messages.get(block)
             if data is not None and decode_block(data).a <= t:
                 return

@@ -15,11 +15,13 @@ from collections.abc import AsyncIterator, Iterator
 
 import numpy as np
 import pytest
+from nats.js.api import StreamConfig
 
 from synoptic_bus.connect import NatsClient, connect
+from synoptic_bus.history import HistoryConfig
 from synoptic_bus.natsserver import NatsServer
 from synoptic_bus.procs import Process
-from synoptic_bus.rollup import start_rollup
+from synoptic_bus.rollup import ensure_rollup, start_rollup
 from synoptic_schemas import Subjects, decode_value, encode, parse_channel
 
 SUBJECTS = Subjects()
@@ -150,7 +152,7 @@ async def test_history_survives_a_restart_of_nats(
     js = bus.jetstream()
     before = {
         name: (await js.stream_info(name)).state.messages
-        for name in ("CS_HIST", "CS_ROLL", "CS_ARRAYS")
+        for name in ("CS_HIST", "CS_ROLL", "CS_ROLL_OPEN", "CS_ARRAYS")
     }
     assert all(before.values())
     await bus.close()
@@ -161,6 +163,50 @@ async def test_history_survives_a_restart_of_nats(
         after = {name: (await js.stream_info(name)).state.messages for name in before}
         assert after["CS_HIST"] == before["CS_HIST"]
         assert after["CS_ARRAYS"] >= before["CS_ARRAYS"]
-        assert after["CS_ROLL"] >= 1
+        assert after["CS_ROLL"] >= 1 and after["CS_ROLL_OPEN"] >= 1
     finally:
         await nc.close()
+
+
+async def test_closed_blocks_are_only_appended(bus: NatsClient) -> None:
+    """ADR 0035: growing blocks, rewritten every tick, live in ``CS_ROLL_OPEN``
+    (one per channel), so ``CS_ROLL`` deletes nothing inside itself and a search
+    of it by stream time is right."""
+    js = bus.jetstream()
+    for seq in range(1, 30):
+        await bus.publish(
+            SUBJECTS.val(parse_channel(SCALARS[0])), value(1.0 * seq, seq)
+        )
+        await asyncio.sleep(0.05)  # (values over a few of the rollup's ticks)
+    subject = SUBJECTS.block(parse_channel(SCALARS[0]), "open")
+    async with asyncio.timeout(30):
+        while True:
+            growing = await js.stream_info("CS_ROLL_OPEN", subjects_filter=subject)
+            if (growing.state.subjects or {}).get(subject):  # (rewritten each tick)
+                break
+            await asyncio.sleep(0.1)
+    closed = await js.stream_info("CS_ROLL")
+    assert closed.config.subjects == ["cs.roll.0.>"]
+    assert closed.state.messages > 0 and not closed.state.num_deleted
+    assert growing.state.subjects == {subject: 1}
+    assert growing.config.max_msgs_per_subject == 1
+
+
+async def test_a_block_stream_of_the_earlier_layout_gives_up_its_growing_blocks(
+    bus: NatsClient,
+) -> None:
+    js = bus.jetstream()
+    await js.add_stream(
+        StreamConfig(name="LAY_ROLL", subjects=["lay.roll.>"], storage="file",
+                     allow_rollup_hdrs=True)
+    )  # fmt: skip
+    await js.publish("lay.roll.0.ca.X", b"closed")
+    await ensure_rollup(bus, HistoryConfig("lay"), update=False)
+    closed = await js.stream_info("LAY_ROLL")
+    assert closed.config.subjects == ["lay.roll.0.>"] and closed.state.messages == 1
+    growing = await js.stream_info("LAY_ROLL_OPEN")
+    assert growing.config.subjects == ["lay.roll.open.>"]
+    await js.publish(
+        "lay.roll.open.ca.X", b"growing"
+    )  # (refused by a stream that lacks it)
+    assert (await js.stream_info("LAY_ROLL_OPEN")).state.messages == 1

@@ -19,7 +19,7 @@ import numpy as np
 
 from synoptic_bus.connect import NatsClient
 from synoptic_bus.history import read_range
-from synoptic_bus.rollup import MAX_SPAN_S
+from synoptic_bus.rollup import MAX_SPAN_S, open_stream_name
 from synoptic_bus.store import fetch_last
 from synoptic_schemas.blocks import Block, decode_block
 from synoptic_schemas.errors import ContractError
@@ -132,7 +132,7 @@ async def read_blocks(
             t1 + int(MAX_SPAN_S * _S) + _CLOSE_LAG_NS,
             max_msgs=max(max_values // 8, 1000), timeout=timeout, on_batch=on_blocks,
         ),
-        fetch_last(nc, [open_head + t for t in tails], stream=roll_stream,
+        fetch_last(nc, [open_head + t for t in tails], stream=open_stream_name(prefix),
                    timeout=timeout),
     )  # fmt: skip
     for subject, data in growing.messages.items():

@@ -28,7 +28,7 @@ import numpy as np
 from synoptic_bus.connect import NatsClient
 from synoptic_bus.history import read_range
 from synoptic_bus.moment import last_at
-from synoptic_bus.rollup import MAX_SPAN_S
+from synoptic_bus.rollup import MAX_SPAN_S, open_stream_name
 from synoptic_bus.store import fetch_last
 from synoptic_schemas.blocks import decode_block
 from synoptic_schemas.errors import ContractError
@@ -113,7 +113,7 @@ async def last_in_blocks(
             at_ns + int(MAX_SPAN_S * _S) + CLOSE_LAG_NS,
             max_msgs=8 * len(tails) + 64, timeout=timeout, on_batch=on_blocks,
         ),
-        fetch_last(nc, [growing + t for t in tails], stream=roll_stream,
+        fetch_last(nc, [growing + t for t in tails], stream=open_stream_name(prefix),
                    timeout=timeout),
     )  # fmt: skip
     for subject, stored in before.items():

@@ -92,7 +92,7 @@ async def blocks_hold(nc: NatsClient, uris: list[str], t_last: int) -> None:
             subject = subjects.block(parse_channel(uri), "open")
             while True:
                 try:
-                    msg = await js.get_last_msg("CS_ROLL", subject)
+                    msg = await js.get_last_msg("CS_ROLL_OPEN", subject)
                 except Exception:  # not there yet
                     msg = None
                 if msg is not None and decode_block(msg.data).b > t_last:

@@ -75,7 +75,7 @@ async def publish(nc: NatsClient, uris: list[str], n: int) -> dict[str, np.ndarr
             subject = subjects.block(parse_channel(uri), "open")
             while True:
                 try:
-                    msg = await js.get_last_msg("CS_ROLL", subject)
+                    msg = await js.get_last_msg("CS_ROLL_OPEN", subject)
                     if decode_block(msg.data).b > last:
                         break
                 except Exception:
