@@ -340,6 +340,22 @@ def add_screen_routes(app: FastAPI, gateway: Any) -> None:
                              "command": list(who.command), "ack": list(who.ack),
                              "exp": who.expires})  # fmt: skip
 
+    @app.get("/api/channels/screens")
+    async def screens_by_channel(request: Request) -> Response:
+        """The screens showing a channel that holds every word of ``q``, best
+        first, each with the first of those channels (``limit`` screens, 1..200)."""
+        await principal(request)
+        query = request.query_params.get("q", "")
+        raw_limit = request.query_params.get("limit", "50")
+        if not raw_limit.isdigit() or not 1 <= int(raw_limit) <= 200:
+            raise ApiError(400, "bad_request", "'limit' must be 1..200")
+        if len(query) > 512:
+            raise ApiError(400, "bad_request", "'q' longer than 512 characters")
+        await catalog.settled()
+        with _store_errors():
+            found, total = catalog.by_channel(query, int(raw_limit))
+        return JSONResponse({"q": query, "screens": found, "total": total})
+
     @app.get("/api/channels")
     async def channels(request: Request) -> Response:
         """Channel URIs the bus knows whose name, description or units hold every

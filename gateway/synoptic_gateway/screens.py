@@ -28,6 +28,8 @@ from synoptic_bus.screens import (
     entry_from,
 )
 from synoptic_gateway.bus import Bus
+from synoptic_gateway.screenindex import NONE, ScreenChannels
+from synoptic_gateway.screenindex import search as search_channels
 from synoptic_gateway.settings import Settings
 from synoptic_schemas import frames
 from synoptic_schemas.screens import ScreenInvalidError, dump_screen, validate_screen
@@ -67,6 +69,8 @@ class Cached:
     body: bytes = b""
     etag: str = '""'
     error: ScreenInvalidError | None = None
+    #: The channels it shows (what a search by channel looks in).
+    index: ScreenChannels = NONE
 
 
 def cache_entry(entry: Entry, *, validated: bool = False) -> Cached:
@@ -81,7 +85,7 @@ def cache_entry(entry: Entry, *, validated: bool = False) -> Cached:
         return Cached(entry, error=exc)
     body = dump_screen(entry.screen)
     etag = '"' + hashlib.blake2b(body, digest_size=12).hexdigest() + '"'
-    return Cached(entry, body, etag)
+    return Cached(entry, body, etag, index=ScreenChannels.of(entry.screen))
 
 
 class Watcher(Protocol):
@@ -271,6 +275,16 @@ class ScreenCatalog:
                 item["error"] = str(cached.error)
             out.append(item)
         return out
+
+    def by_channel(self, query: str, limit: int) -> tuple[list[dict[str, Any]], int]:
+        """The screens showing a channel that holds every word of ``query``,
+        best first (:func:`synoptic_gateway.screenindex.search`), and how many."""
+        self._require_loaded()
+        return search_channels(
+            ((n, c.index) for n, c in self._cached.items() if not c.entry.deleted),
+            query,
+            limit,
+        )
 
     async def look_up(self, name: str) -> None:
         """Read ``name`` from the bucket when this gateway has not seen it: a screen

@@ -162,6 +162,49 @@ async def test_a_screen_saved_on_a_opens_on_b_at_once(pair) -> None:
     assert b.api("GET", "/api/screens/never-saved")[0] == 404
 
 
+async def test_screens_are_found_by_a_channel_they_show(pair) -> None:
+    """GET /api/channels/screens: the screens whose widgets, rules or tabs
+    show a channel holding the query's words, best first, on either gateway."""
+    a, b = pair
+    tag = secrets.token_hex(3).upper()
+    shows = {
+        f"ch-exact-{tag}": [f"ca://RING{tag}:CURRENT"],
+        f"ch-prefix-{tag}": [
+            f"ca://RING{tag}:CURRENT:MAX",
+            f"pva://RING{tag}:CURRENT:MIN",
+        ],
+        f"ch-inside-{tag}": [f"tango://h:1/sr/ring{tag}:current/dev/x"],
+    }
+    for name, channels in shows.items():
+        widgets = [{"type": "label", "channels": [c]} for c in channels]
+        screen = {"title": name, "widgets": widgets}
+        if "inside" in name:  # in a tab, and a rule's
+            screen = {"title": name, "widgets": [{"type": "tabs", "options": {"tabs": [
+                {"title": "t", "widgets": widgets}]}, "rules": [
+                {"channel": "ca://ELSEWHERE", "op": ">", "value": 1,
+                 "set": {"visible": False}}]}]}  # fmt: skip
+        status, saved, _ = a.api("PUT", f"/api/screens/{name}", {
+            "screen": screen, "base_revision": 0}, token=EDITOR)  # fmt: skip
+        assert status == 200, saved
+
+    def found() -> dict | None:  # type: ignore[type-arg]
+        body = b.api("GET", f"/api/channels/screens?q=ring{tag}:current")[1]
+        return body if body["total"] == 3 else None
+
+    body = await until(found)
+    assert [s["name"] for s in body["screens"]] == [
+        f"ch-exact-{tag}", f"ch-prefix-{tag}", f"ch-inside-{tag}"]  # fmt: skip
+    assert body["screens"][1] == {"name": f"ch-prefix-{tag}", "matches": 2,
+        "channels": [f"ca://RING{tag}:CURRENT:MAX", f"pva://RING{tag}:CURRENT:MIN"]}  # fmt: skip
+    two = a.api("GET", f"/api/channels/screens?q=max%20ring{tag}&limit=1")[1]
+    assert two["total"] == 1 and two["screens"][0]["name"] == f"ch-prefix-{tag}"
+    assert a.api("GET", "/api/channels/screens?q=elsewhere")[1]["total"] >= 1
+    assert a.api("GET", f"/api/channels/screens?q=nothing{tag}")[1] == {
+        "q": f"nothing{tag}", "screens": [], "total": 0}  # fmt: skip
+    assert a.api("GET", "/api/channels/screens?q=x&limit=0")[0] == 400
+    assert a.api("GET", "/api/channels/screens?q=" + "x" * 600)[0] == 400
+
+
 async def test_conflict_validation_grants_and_limits(pair) -> None:
     a, b = pair
     put = lambda gw, body, tok=EDITOR, name="edit": gw.api(  # noqa: E731

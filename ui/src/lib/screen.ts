@@ -131,6 +131,23 @@ export async function fetchScreenList(fetcher: typeof fetch = pageFetch): Promis
   );
 }
 
+/** A screen showing channels that hold a query's words (GET /api/channels/screens), best first. */
+export interface ChannelHit {
+  name: string;
+  /** the first matching channels it shows */
+  channels: string[];
+  /** how many of its channels match */
+  matches: number;
+}
+
+/** GET /api/channels/screens?q=: the screens showing a channel that holds every word of `query`, best first. */
+export async function fetchChannelHits(query: string, fetcher: typeof fetch = pageFetch, signal?: AbortSignal): Promise<ChannelHit[]> {
+  const res = await fetcher(`api/channels/screens?q=${encodeURIComponent(query)}&limit=100`, { signal });
+  if (!res.ok) throw new Error(`GET /api/channels/screens: ${res.status} ${res.statusText}`);
+  const body = (await res.json()) as { screens?: ChannelHit[] };
+  return (body.screens ?? []).map((h) => ({ name: String(h.name), channels: (h.channels ?? []).map(String), matches: Number(h.matches) || 0 }));
+}
+
 /** GET /api/screens/<name>: one screen file (`early`: take index.html's fetch of it when that is the one). */
 export async function fetchScreen(name: string, fetcher: typeof fetch = pageFetch, early = fetcher === pageFetch): Promise<Screen> {
   const started = early ? takeEarlyScreen(name) : null; // started (and parsed) by index.html

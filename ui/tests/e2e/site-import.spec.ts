@@ -103,6 +103,17 @@ test('a folder uploaded as a set shows its site report, imports as linked screen
     await expect(ring.locator('ul.screens li')).toHaveCount(1);
     await expect(ring.locator('h3.folder')).toHaveText('dev/');
     await expect(page.locator('details.set')).toHaveCount(1);
+    // found by a channel it shows (the gateway's answer), on a phone too
+    const size = page.viewportSize();
+    await page.setViewportSize({ width: 390, height: 800 });
+    await page.getByTestId('screen-search').fill('cnt:$(k)');
+    await expect(ring.locator('ul.screens li')).toHaveCount(2);
+    const via = ring.getByTestId('via-channel');
+    await expect(via).toHaveCount(2);
+    await expect(via.first()).toContainText('CNT:$(K)');
+    const box = await via.first().boundingBox();
+    expect(box && box.x + box.width).toBeLessThanOrEqual(390);
+    if (size) await page.setViewportSize(size);
 
     // the same folder again: nothing changed, nothing written
     await handToken(page, token);
