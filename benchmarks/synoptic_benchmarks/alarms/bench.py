@@ -61,21 +61,22 @@ RATE_NOTE = ("steady state's values run below the issue's 1 Hz: a shared two-cor
 SECRET = "bench-alarms-secret-of-at-least-32-bytes"
 
 
-class SocketPages:
-    """The socket pages' process (:mod:`.pages`), one JSON line per command."""
+class LineChild:
+    """A child process driven over stdin: one JSON line out per command."""
 
-    def __init__(self, url: str, count: int) -> None:
-        self.url = url
-        self.count = count
+    #: what the child is, for the error when it ends
+    what = "the child process"
+
+    def __init__(self) -> None:
         self.proc: asyncio.subprocess.Process | None = None
 
-    async def start(self) -> None:
+    async def spawn(self, *argv: str, timeout: float, **kw: Any) -> dict[str, Any]:
+        """Start the child; its first line (it is ready)."""
         self.proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "synoptic_benchmarks.alarms.pages", self.url,
-            "--count", str(self.count),
-            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+            *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+            preexec_fn=die_with_parent(), **kw,
         )  # fmt: skip
-        await self.read(300)
+        return await self.read(timeout)
 
     async def ask(self, line: str, timeout: float = 120) -> dict[str, Any]:
         assert self.proc is not None and self.proc.stdin is not None
@@ -87,7 +88,7 @@ class SocketPages:
         assert self.proc is not None and self.proc.stdout is not None
         line = await asyncio.wait_for(self.proc.stdout.readline(), timeout)
         if not line:
-            raise RuntimeError("the socket pages' process ended")
+            raise RuntimeError(f"{self.what} ended")
         return json.loads(line)
 
     async def close(self) -> None:
@@ -101,41 +102,35 @@ class SocketPages:
             self.proc.kill()
 
 
-class BrowserPage:
-    """The Chromium alarm page (``ui/bench/alarms-page.mjs``), one JSON line per command."""
+class SocketPages(LineChild):
+    """The socket pages' process (:mod:`.pages`)."""
+
+    what = "the socket pages' process"
+
+    def __init__(self, url: str, count: int) -> None:
+        super().__init__()
+        self.url = url
+        self.count = count
+
+    async def start(self) -> dict[str, Any]:
+        return await self.spawn(
+            sys.executable, "-m", "synoptic_benchmarks.alarms.pages", self.url,
+            "--count", str(self.count), timeout=300,
+        )  # fmt: skip
+
+
+class BrowserPage(LineChild):
+    """The Chromium alarm page (``ui/bench/alarms-page.mjs``)."""
+
+    what = "the alarm page's browser"
 
     def __init__(self, url: str) -> None:
-        self.proc = asyncio.subprocess.Process  # set by start
+        super().__init__()
         self.url = url
 
     async def start(self) -> dict[str, Any]:
-        self.proc = await asyncio.create_subprocess_exec(
-            "node", "bench/alarms-page.mjs", self.url, cwd=UI,
-            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-            preexec_fn=die_with_parent(),
-        )  # fmt: skip
-        return await self.read(180)
-
-    async def ask(self, line: str, timeout: float = 120) -> dict[str, Any]:
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(line.encode() + b"\n")
-        await self.proc.stdin.drain()
-        return await self.read(timeout)
-
-    async def read(self, timeout: float) -> dict[str, Any]:
-        assert self.proc.stdout is not None
-        line = await asyncio.wait_for(self.proc.stdout.readline(), timeout)
-        if not line:
-            raise RuntimeError("the alarm page's browser ended")
-        return json.loads(line)
-
-    async def close(self) -> None:
-        with contextlib.suppress(Exception):
-            assert self.proc.stdin is not None
-            self.proc.stdin.write(b"quit\n")
-            await asyncio.wait_for(self.proc.wait(), 30)
-        if self.proc.returncode is None:
-            self.proc.kill()
+        return await self.spawn("node", "bench/alarms-page.mjs", self.url, cwd=UI,
+                                timeout=180)  # fmt: skip
 
 
 def bench_tree(channels: int) -> dict[str, Any]:
@@ -191,9 +186,9 @@ class Tap:
                 self.storm_done.set()
 
 
-async def caught_up(nc: Any, timeout: float) -> float:
-    """Seconds until the service's consumer has nothing pending (the transitions
-    of its own start read)."""
+async def caught_up(nc: Any, timeout: float, per_second: int) -> float:
+    """Seconds until the service's consumer has less than a second of transitions
+    (``per_second``, at least 200) pending: those of its own start are read."""
     js = nc.jetstream()
     t0 = time.monotonic()
     async with asyncio.timeout(timeout):
@@ -202,7 +197,10 @@ async def caught_up(nc: Any, timeout: float) -> float:
                 info = await js.consumer_info(AlarmStreams().sev_stream, "alarms")
             except nats.errors.TimeoutError:  # a busy host: ask again
                 continue
-            if info.num_pending < 200 and (info.num_ack_pending or 0) < 5000:
+            if (
+                info.num_pending < max(200, per_second)
+                and (info.num_ack_pending or 0) < 5000
+            ):
                 return time.monotonic() - t0
             await asyncio.sleep(0.5)
 
@@ -282,7 +280,8 @@ async def measure(
         await asyncio.to_thread(service.wait_for, r"alarm service \S+ ready", 300)
         start_s = time.monotonic() - t0
         proc = psutil.Process(service.pid)
-        caught_up_s = await caught_up(nc, 180.0) + start_s
+        per_second = int(2 * args.crossing * args.channels)  # entering and leaving
+        caught_up_s = await caught_up(nc, 180.0, per_second) + start_s
         gateway = start_gateway(nats.url, "--jwt-secret", SECRET, "--allow-anonymous",
                                 "--ui", str(UI / "dist"))  # fmt: skip
         ws_url = gateway.http_url.replace("http:", "ws:") + "/ws"
