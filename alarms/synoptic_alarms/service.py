@@ -312,6 +312,8 @@ class AlarmService:
             ):
                 await self._cover()
             if len(batch) < size and not self._caught_up:
+                # heartbeats came behind the backlog: silence counts from now
+                self.liveness.restart_grace(asyncio.get_running_loop().time())
                 self._caught_up = True
                 await self.publisher.commit()
                 self.ready.set()
@@ -552,7 +554,11 @@ class AlarmService:
         """Mark channels of silent adapters no data (and back when they beat
         again), end expired shelves, and show unheard-of listed channels."""
         wall = self.clock()
-        silent = self.liveness.silent_epochs(now) & set(self._by_ep)
+        silent = (
+            self.liveness.silent_epochs(now) & set(self._by_ep)
+            if self._caught_up  # before: heartbeats wait behind the backlog
+            else self._silent
+        )
         for ep in silent - self._silent:
             for uri in self._by_ep[ep]:
                 alarm = self.alarms.get(uri)

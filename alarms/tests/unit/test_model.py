@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from synoptic_alarms.index import TreeIndex
 from synoptic_alarms.model import NO_DATA, Alarm
 from synoptic_schemas.alarms import AlarmFailure
@@ -120,3 +122,29 @@ def test_the_index_places_listed_and_matched_channels() -> None:
     ]})  # fmt: skip
     big = TreeIndex(many)
     assert big.lookup("ca://AREA777:PRESSURE").area == "P/N777"  # type: ignore[union-attr]
+
+
+async def test_no_adapter_is_called_silent_while_the_service_reads_its_backlog() -> (
+    None
+):
+    """Heartbeats wait behind a backlog of transitions on a busy host: silence is
+    judged from when it is read, not from the start (no no-data storm on a restart)."""
+    from synoptic_alarms.service import AlarmService
+    from synoptic_alarms.settings import AlarmSettings
+    from synoptic_bus.alarmtree import TreeEntry
+    from synoptic_schemas.screens import RevInfo
+
+    service = AlarmService(None, AlarmSettings())  # type: ignore[arg-type]  # no I/O here
+    service.use_tree(TreeEntry(1, {"name": "P", "channels": ["ca://X"]}, RevInfo()))
+    x = service.alarm_for("ca://X")
+    assert x is not None
+    service._source(
+        {"ep": 7, "seq": 1, "sev": 2, "st": "HIHI", "c": True, "t": 1}, 1, x
+    )
+    service.liveness.start(asyncio.get_running_loop().time())
+    later = asyncio.get_running_loop().time() + 100  # long past the grace
+    service.tick(later)  # the backlog is still being read
+    assert (x.st, x.no_data_shown) == ("HIHI", False)
+    service._caught_up = True
+    service.tick(later)  # caught up: adapter 7 never beat, it is silent now
+    assert (x.st, x.c, x.no_data_shown) == (NO_DATA, False, True)
