@@ -684,7 +684,12 @@ def importer(r: Report) -> str:
              f"median {_num(t['median'])} ms, p95 {_num(t['p95'])} ms",
              f"≤ {t['target']} ms"]]  # fmt: skip
     for key, label in (("open_cold_ms", "open it, cold"),
-                       ("open_reopen_ms", "open it, re-open")):  # fmt: skip
+                       ("open_reopen_ms", "open it, re-open"),
+                       ("link_cold_ms", "follow a link to it from an imported menu "
+                                        "(click → every value live), cold"),
+                       ("link_again_ms", "follow that link again")):  # fmt: skip
+        if key not in i:
+            continue
         o = i[key]
         rows.append([f"{label} ({i['live_widgets']} live values)",
                      f"median {_num(o['median'])} ms ({_num(min(o['runs']), 0)}–{_num(max(o['runs']), 0)})",

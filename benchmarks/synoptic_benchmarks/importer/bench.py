@@ -2,7 +2,9 @@
 here (labels, text updates, LEDs, bars and groups over ``sim://BENCH:SCALAR:…``
 channels, with colours, fonts and a rule), converted ``--runs`` times in this
 process; prints JSON. ``--out DIR`` also writes the converted screen there as
-``imported-500.json`` (the browser benchmark opens it)."""
+``imported-500.json`` (the browser benchmark opens it), and the screen of a
+small display whose button opens it (``imported-menu.json``: the browser
+benchmark follows that link)."""
 
 from __future__ import annotations
 
@@ -63,6 +65,22 @@ def make_bob(widgets: int = 500) -> bytes:
             f"{''.join(parts)}</display>").encode()  # fmt: skip
 
 
+#: The text of the menu's button that opens the 500-widget display.
+LINK_TEXT = "Open the 500"
+
+
+def make_menu() -> bytes:
+    """A display with one button opening ``imported-500.bob`` in its place
+    (an open-display action passing a macro), as a facility's menu screen."""
+    return (b'<?xml version="1.0" encoding="UTF-8"?><display version="2.0.0">'
+            b"<name>Menu</name><width>400</width><height>100</height>"
+            b'<widget type="action_button" version="3.0.0"><name>B</name><text>'
+            + LINK_TEXT.encode() + b"</text><actions><action type=\"open_display\">"
+            b"<file>imported-500.bob</file><macros><S>1</S></macros>"
+            b"<target>replace</target></action></actions><x>10</x><y>10</y>"
+            b"<width>200</width><height>40</height></widget></display>")  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--widgets", type=int, default=500)
@@ -79,6 +97,8 @@ def main() -> None:
     assert imported is not None
     if args.out:
         (args.out / "imported-500.json").write_text(json.dumps(imported.screen))
+        menu = import_screen(make_menu(), "imported-menu.bob").screen
+        (args.out / "imported-menu.json").write_text(json.dumps(menu))
     times.sort()
     print(json.dumps({
         "benchmark": "import",
