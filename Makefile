@@ -17,7 +17,7 @@ $(UV):
 	python$(PY_VERSION) -m venv $(TOOLS) && $(TOOLS)/bin/pip install -q uv==0.13.9
 
 $(VENV)/.synced: $(UV) uv.lock pyproject.toml schemas/pyproject.toml bus/pyproject.toml importer/pyproject.toml adapters/pyproject.toml gateway/pyproject.toml alarms/pyproject.toml identity/pyproject.toml benchmarks/pyproject.toml
-	$(UV) sync --frozen --all-packages --python python$(PY_VERSION) && touch $@
+	$(UV) sync --frozen --all-packages --compile-bytecode --python python$(PY_VERSION) && touch $@
 
 install: $(VENV)/.synced ## create the virtual environment with pinned packages (idempotent)
 
@@ -37,6 +37,20 @@ test-py: install ## Python unit and system tests (real nats-server, IOC, Tango);
 	$(VENV)/bin/pytest -n $(PYTEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 test: lint test-py test-ui ## everything CI runs: lint, then every test
+
+# Every process a test, the demo or a benchmark starts imports these packages: with
+# their bytecode compiled beforehand it reads it instead of compiling each module
+# again (where PYTHONDONTWRITEBYTECODE is set, nothing else writes it; uv compiles
+# the installed packages': `--compile-bytecode` above).
+PACKAGES := schemas/synoptic_schemas bus/synoptic_bus importer/synoptic_importer \
+	adapters/synoptic_adapters gateway/synoptic_gateway alarms/synoptic_alarms \
+	identity/synoptic_identity benchmarks/synoptic_benchmarks
+
+.PHONY: bytecode
+bytecode: install ## compile the packages' bytecode (idempotent: only what changed)
+	$(PY) -m compileall -q -j 0 $(PACKAGES)
+
+test-py test-ui demo: bytecode
 
 DEMO_ARGS ?=
 
