@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -65,3 +68,36 @@ def test_range_outside_is_cut_and_sev_changes_are_kept_within_budget() -> None:
     out = reduce_columns(Columns(t, v, sev), 100, 899, 20)
     assert out.t[0] == 100 and out.t[-1] == 899 and len(out) <= 40
     assert 500 in out.t.tolist() and 510 in out.t.tolist()
+
+
+_FIRST_ANSWER = """
+import sys
+import numpy as np
+from synoptic_gateway.history import service
+{warm}
+before = set(sys.modules)
+n = 10_000
+t = np.arange(n, dtype=np.int64) * 1_000_000
+v = np.sin(np.arange(n) * 0.37)
+cols = service.Columns(t, v, (np.arange(n) % 3).astype(np.uint8))
+series = service._reduce_all([service.ChannelHistory(cols)], 0, int(t[-1]), 800)
+reply = service.frames.hist_reply(1, 0.0, 1e4, 800, ["ca://X"], series, [None], ["bus"])
+service.frames.pack(reply)
+print(sorted(set(sys.modules) - before))
+"""
+
+
+def _first_answer_loads(warm: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "-c", _FIRST_ANSWER.format(warm=warm)],
+        capture_output=True, text=True, check=True, timeout=120,
+    )  # fmt: skip
+    return done.stdout.strip()
+
+
+def test_the_first_trend_after_start_loads_no_module() -> None:
+    """The history service warms up at start: numpy loads some modules on first
+    use (``numpy.ma``: 0.5 s without compiled bytecode), which the first trend a
+    user opened used to wait for."""
+    assert _first_answer_loads("") != "[]"  # (what the warm-up is for)
+    assert _first_answer_loads("service._warm_up()") == "[]"
