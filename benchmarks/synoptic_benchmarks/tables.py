@@ -934,6 +934,8 @@ def alarms(r: Report) -> str:
          f"{_num(storm['service_cpu_s'], 2)} s, {_num(storm['service_rss_mib'])}", "reported"],
         ["storm: gateway CPU s, RSS MiB",
          f"{_num(storm['gateway_cpu_s'], 2)} s, {_num(storm['gateway_rss_mib'])}", "reported"],
+        [f"acknowledgement answered (`POST /api/alarms/ack`), p50 / p99 ({ack['acks']} acks, ms)",
+         _pair(ack["answer_ms"]["p50"], ack["answer_ms"]["p99"]), "–"],
         [f"acknowledgement → every socket page, p50 / p99 ({ack['acks']} acks, ms)",
          _pair(ack["to_every_socket_page_ms"]["p50"], ack["to_every_socket_page_ms"]["p99"]),
          "p99 ≤ 100 ms"],

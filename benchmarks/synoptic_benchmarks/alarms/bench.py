@@ -322,7 +322,8 @@ async def measure(
         g0 = cpu_seconds(psutil.Process(gateway.proc.pid))
         storm_t0 = time.time()
         in_browser = (
-            asyncio.create_task(browser.ask(f"storm {args.storm} {half}"))
+            # listed, a second more, then Chromium's trace read: minutes on a busy host
+            asyncio.create_task(browser.ask(f"storm {args.storm} {half}", timeout=600))
             if browser is not None
             else None
         )
