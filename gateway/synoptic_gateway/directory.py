@@ -28,6 +28,9 @@ log = logging.getLogger(__name__)
 #: Where a name's parts begin: after these characters (``DEMO:SINE``, ``sr/d/1/current``).
 _PART = re.compile(r"[:/._\-]")
 
+#: How long the metadata of every channel may take to read.
+_DETAILS_S = 30.0
+
 #: Ranks, best first: how a word of the query matches a channel.
 EXACT, PREFIX, PART, INSIDE, UNIT, DESCRIPTION = range(6)
 
@@ -245,8 +248,12 @@ class ChannelDirectory:
         """Description and units per channel from the stream's metadata messages
         (empty when they cannot be read: the names alone are still searched)."""
         try:
+            # by name, in batches: the server answers a wildcard over at most 1024
+            subjects = await stream_subjects(
+                self._bus.nc, self._stream, f"{self._prefix}.meta.>"
+            )
             snap = await fetch_last(
-                self._bus.nc, [f"{self._prefix}.meta.>"], stream=self._stream
+                self._bus.nc, subjects, stream=self._stream, timeout=_DETAILS_S
             )
         except (StoreError, TimeoutError) as exc:
             log.warning("channel directory without descriptions: %s", exc)

@@ -4,9 +4,12 @@
   A, each save based on the previous revision (HTTP request to answer);
 - viewer latency: a client of gateway B (and one of A) watches the screen; time
   from sending each save to its ``screen`` frame arriving;
-- channel directory: 100,000 channels in the last-value stream; the first
-  ``/api/channels`` (reads the stream's subjects), then prefix searches over HTTP
-  and the in-process index search alone;
+- channel directory: 100,000 channels in the last-value stream, each with a
+  description and units in its metadata; the first ``/api/channels`` (reads the
+  stream's subjects and metadata), then ranked searches by any part of the name,
+  the description and the units over HTTP, and the in-process index search alone
+  (each kind of query on its own: a name's start, a part of it, inside it, units,
+  description, several words, a broad word, nothing found);
 - import of a 500-widget ``.bob`` (parse, map, validate) in process.
 
 Prints JSON (``--save``: benchmarks/results/screens.json).
@@ -23,6 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from synoptic_benchmarks.report import add_save_option, emit, machine
 from synoptic_bus.connect import connect
@@ -108,57 +112,91 @@ async def saves(a: GatewayProc, b: GatewayProc, n: int, widgets: int) -> dict[st
     }
 
 
+#: Queries of the directory benchmark by kind: how each one matches the channels.
+QUERIES = {
+    "name start": "SR07C:BPM0000",
+    "part of the name": "BPM012345",
+    "inside the name": "7C:BPM00",
+    "units": "mm",
+    "description": "horizontal",
+    "several words": "sr07 vertical mm",
+    "broad": "SR",
+    "nothing": "nothing",
+    "empty": "",
+}
+
+
+def channel_of(i: int) -> tuple[str, str, str]:
+    """Channel ``i`` of the directory benchmark: URI, description, units."""
+    plane = ("X", "Y")[i % 2]
+    desc = f"beam position, {('horizontal', 'vertical')[i % 2]}, monitor {i % 1000}"
+    return f"ca://SR{i % 40:02d}C:BPM{i:06d}:{plane}", desc, ("mm", "um")[i % 3 == 0]
+
+
 async def directory(nats_url: str, gw: GatewayProc, channels: int) -> dict[str, Any]:
-    """Fill the last-value stream with ``channels`` channels; time the directory."""
+    """Fill the last-value stream with ``channels`` channels (a value and metadata
+    with description and units each); time the ranked directory search."""
     nc = await connect(nats_url, name="bench-directory")
     await ensure_store(nc, StoreConfig())
     subjects = Subjects()
-    uris = [f"ca://SR{i % 40:02d}C:BPM{i:06d}:X" for i in range(channels)]
+    rows = [channel_of(i) for i in range(channels)]
+    uris = [uri for uri, _, _ in rows]
     payload = encode({"ver": 1, "v": 1.0, "t": time.time_ns(), "sev": 0,
                       "st": "NO_ALARM", "seq": 1, "ep": 1, "c": True})  # fmt: skip
-    for uri in uris:
-        await nc.publish(subjects.val(parse_channel(uri)), payload)
+    for uri, desc, unit in rows:
+        channel = parse_channel(uri)
+        await nc.publish(subjects.val(channel), payload)
+        await nc.publish(subjects.meta(channel), encode({
+            "ver": 1, "dt": "float64", "shape": [], "w": False, "t": time.time_ns(),
+            "ep": 1, "desc": desc, "unit": unit}))  # fmt: skip
     await nc.flush(timeout=60)
     info = f"$JS.API.STREAM.INFO.{StoreConfig().stream}"
     for _ in range(600):  # the stream stores the last ones (at most 60 s)
         reply = await nc.request(info, b"", timeout=10)
-        if json.loads(reply.data)["state"].get("num_subjects", 0) >= channels:
+        if json.loads(reply.data)["state"].get("num_subjects", 0) >= 2 * channels:
             break
         await asyncio.sleep(0.1)
     await nc.close()
 
     t0 = time.perf_counter()
-    status, body, _ = await asyncio.to_thread(
-        gw.api, "GET", "/api/channels?prefix=SR07C"
-    )
+    status, body, _ = await asyncio.to_thread(gw.api, "GET", "/api/channels?q=SR07C")
     first_s = time.perf_counter() - t0
     if status != 200:
         raise RuntimeError(f"/api/channels: {status} {body}")
-    prefixes = ["SR07C:BPM0000", "ca://SR1", "sr39c:bpm09", "SR", "nothing", ""]
     http: list[float] = []
+    per_kind: dict[str, list[float]] = {kind: [] for kind in QUERIES}
     totals: dict[str, int] = {}
+    firsts: dict[str, str] = {}
     for _ in range(10):
-        for prefix in prefixes:
+        for kind, query in QUERIES.items():
             t0 = time.perf_counter()
             status, body, _ = await asyncio.to_thread(
-                gw.api, "GET", f"/api/channels?prefix={prefix}&limit=50"
+                gw.api, "GET", f"/api/channels?q={quote(query)}&limit=50"
             )
             http.append(time.perf_counter() - t0)
-            totals[prefix] = body["total"]
-    index = DirectoryIndex(uris)
+            if status != 200:
+                raise RuntimeError(f"/api/channels?q={query}: {status} {body}")
+            totals[kind] = body["total"]
+            firsts[kind] = body["channels"][0] if body["channels"] else ""
+    index = DirectoryIndex(uris, {uri: (desc, unit) for uri, desc, unit in rows})
     inproc: list[float] = []
-    for _ in range(200):
-        for prefix in prefixes:
+    for _ in range(50):
+        for kind, query in QUERIES.items():
             t0 = time.perf_counter()
-            index.search(prefix, 50)
-            inproc.append(time.perf_counter() - t0)
+            index.search(query, 50)
+            took = time.perf_counter() - t0
+            inproc.append(took)
+            per_kind[kind].append(took)
     return {
         "channels": channels,
-        "listed": totals[""],
+        "listed": totals["empty"],
         "first_request_ms": round(first_s * 1000, 1),
+        "queries": QUERIES,
         "search_http": percentiles(http),
         "search_in_process": percentiles(inproc),
+        "search_in_process_by_kind": {k: percentiles(v) for k, v in per_kind.items()},
         "totals": totals,
+        "first_found": firsts,
     }
 
 

@@ -333,6 +333,18 @@ async def test_channel_directory(pair, publisher: Publisher, nc: NatsClient) -> 
     assert body["channels"] == [uris[2]]
     assert a.api("GET", "/api/channels?limit=0")[0] == 400
 
+    # more channels with metadata than the server answers for a wildcard (1024):
+    # every description is still searched (the directory refreshes within 10 s)
+    many = [f"ca://DIR{tag}:BPM{i:04d}" for i in range(1100)]
+    for uri in many:
+        await publisher.value(uri)
+        await publisher.meta(uri, unit="mm", desc=f"monitor {tag.lower()}x")
+    await nc.flush()
+    body = await until(
+        lambda: (r := search(f"{tag}X mm", limit=5))["total"] == 1100 and r, timeout=60
+    )
+    assert body["channels"] == many[:5] and body["unit"] == ["mm"] * 5
+
 
 async def test_import_converts_without_storing(pair) -> None:
     a, _ = pair

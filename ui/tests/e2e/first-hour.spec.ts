@@ -1,13 +1,43 @@
 /**
- * A newcomer's first hour in the editor, with real mouse gestures (drag from the
- * palette, drop at a column, corner resize): it fails on any error banner, any
- * overlap nobody asked for, and any widget whose colour contradicts its severity.
+ * A newcomer's first hour, on a 1400-px desktop and on a phone: the screen list, a
+ * new screen, widgets from the palette (real mouse gestures: drag from the palette,
+ * drop at a column, corner resize; on the phone taps and a finger on the corner),
+ * channels from the picker, save, view, share a link, import a display, a quick look.
+ * It fails on any error banner, any overlap nobody asked for, any widget whose colour
+ * contradicts its severity, and on the phone any page wider than the screen.
  */
-import { devices, type Browser, type Page } from '@playwright/test';
+import { devices, type Browser, type BrowserContextOptions, type Page } from '@playwright/test';
 import type { Stack } from './stack';
-import { expect, test } from './fixtures';
-import { bind, drop, openEditor, save } from './editing';
+import { expect, openScreen, test } from './fixtures';
+import { bind, drop, save } from './editing';
 import { noErrorBanner, noOverlap, noViewerOverlap, severityContradictions } from './checks';
+import { BOB } from './importing';
+import { handToken } from './token';
+
+const phone = devices['Pixel 7'];
+const PHONE: BrowserContextOptions = { viewport: phone.viewport, deviceScaleFactor: phone.deviceScaleFactor, isMobile: phone.isMobile, hasTouch: phone.hasTouch, userAgent: phone.userAgent };
+const DESKTOP: BrowserContextOptions = { viewport: { width: 1400, height: 900 } };
+
+/** The page is no wider than its window (nothing to scroll sideways). */
+async function noSidewaysScroll(page: Page): Promise<void> {
+  const { wide, window } = await page.evaluate(() => ({ wide: document.documentElement.scrollWidth, window: innerWidth }));
+  expect(wide, 'the page scrolls sideways').toBeLessThanOrEqual(window);
+}
+
+/**
+ * A new screen as a newcomer makes one: the screen list's "+ New screen", then Create
+ * (a 12-column grid). The demo screen is viewed first: its channels are in the directory.
+ */
+async function newFromTheList(page: Page, stack: Stack, title: string): Promise<void> {
+  await openScreen(page, stack, 'epics-demo');
+  await handToken(page, stack.token('alice', ['*'], ['*']));
+  await page.goto(`${stack.baseUrl}/#/`);
+  await page.getByRole('link', { name: '+ New screen' }).click();
+  await page.getByTestId('new-title').fill(title);
+  await page.getByTestId('new-screen').getByRole('button', { name: 'Create' }).click();
+  await expect(page.getByTestId('editor')).toBeVisible();
+  await expect(page.getByTestId('connection')).toHaveAttribute('data-state', 'live');
+}
 
 /** Waits until an LED shows "Fault" (a major alarm) with no widget's colour contradicting its severity. */
 async function faultReadsTheSame(page: Page): Promise<void> {
@@ -21,7 +51,7 @@ async function faultReadsTheSame(page: Page): Promise<void> {
 }
 
 test('widgets dropped, bound, resized and deleted: no banner, no overlap, lamps in their alarm colour', async ({ page, stack }) => {
-  await openEditor(page, stack, '');
+  await newFromTheList(page, stack, 'First hour');
   const canvas = page.getByTestId('canvas');
   const item = (type: string) => page.locator(`.ed-item[data-type="${type}"]`);
   const field = (prop: string) => page.locator(`input[data-prop="${prop}"]`);
@@ -83,7 +113,7 @@ test('widgets dropped, bound, resized and deleted: no banner, no overlap, lamps 
   await expect(canvas).toBeVisible();
 
   // the name of the address comes from the title; the first save gives the address
-  await expect(page.getByTestId('new-name')).toHaveValue('new-screen');
+  await expect(page.getByTestId('new-name')).toHaveValue('first-hour');
   await page.getByTestId('new-name').fill('epics-demo');
   await expect(page.getByTestId('name-taken')).toContainText("'epics-demo' exists already");
   await page.getByTestId('new-name').fill('first-hour');
@@ -107,8 +137,8 @@ test('widgets dropped, bound, resized and deleted: no banner, no overlap, lamps 
 async function ensureSaved(browser: Browser, stack: Stack): Promise<void> {
   const probe = await fetch(`${stack.baseUrl}/api/screens/first-hour`, { headers: { Authorization: `Bearer ${stack.token('alice', ['*'], ['*'])}` } });
   if (probe.ok) return;
-  const editor = await (await browser.newContext({ viewport: { width: 1400, height: 900 } })).newPage();
-  await openEditor(editor, stack, '');
+  const editor = await (await browser.newContext(DESKTOP)).newPage();
+  await newFromTheList(editor, stack, 'First hour');
   await drop(editor, 'led', 1, 1);
   await bind(editor, 'STATE', stack.pv('STATE'));
   await drop(editor, 'bar', 3, 1);
@@ -118,20 +148,122 @@ async function ensureSaved(browser: Browser, stack: Stack): Promise<void> {
   await editor.context().close();
 }
 
-const phone = devices['Pixel 7'];
-for (const [profile, use] of [
-  ['a 1400-px desktop', { viewport: { width: 1400, height: 900 } }],
-  ['a phone', { viewport: phone.viewport, deviceScaleFactor: phone.deviceScaleFactor, isMobile: phone.isMobile, hasTouch: phone.hasTouch, userAgent: phone.userAgent }],
+for (const [profile, use, suffix] of [
+  ['a 1400-px desktop', DESKTOP, 'desktop'],
+  ['a phone', PHONE, 'phone'],
 ] as const) {
-  test(`the saved screen on ${profile}: live, no banner, no overlap, colours that agree with severity`, async ({ browser, stack }) => {
+  test(`on ${profile}: the saved screen live, its link shared, a display imported, a quick look; no banner, no overlap, colours that agree with severity`, async ({ browser, stack }) => {
     await ensureSaved(browser, stack);
-    const page = await (await browser.newContext(use)).newPage();
-    await page.goto(`${stack.baseUrl}/#/screen/first-hour`);
+    const context = await browser.newContext(use);
+    await context.grantPermissions(['clipboard-read', 'clipboard-write']);
+    const page = await context.newPage();
+    await handToken(page, stack.token('alice', ['*'], ['*']));
+    await page.goto(`${stack.baseUrl}/#/`);
+    await page.getByRole('link', { name: 'First hour', exact: true }).first().click(); // the screen list, by its title
+    await expect(page).toHaveURL(/#\/screen\/first-hour$/);
     await expect(page.getByTestId('connection')).toHaveAttribute('data-state', 'live');
     await expect(page.locator('.grid')).toHaveAttribute('data-ready', 'true');
     await faultReadsTheSame(page);
     await noViewerOverlap(page);
     await noErrorBanner(page);
-    await page.context().close();
+    await noSidewaysScroll(page);
+
+    // share a link: Copy link puts the address on the clipboard; it opens the same screen
+    await page.getByRole('button', { name: 'Copy link' }).click();
+    await expect(page.getByTestId('link-copied')).toHaveText('link copied');
+    const link = await page.evaluate(() => navigator.clipboard.readText());
+    expect(link).toBe(`${stack.baseUrl}/#/screen/first-hour`);
+    const other = await (await browser.newContext(use)).newPage();
+    await other.goto(link);
+    await expect(other.getByTestId('connection')).toHaveAttribute('data-state', 'live');
+    await faultReadsTheSame(other);
+    await other.context().close();
+
+    // import a display from the screen list: its report, saved, opened live
+    await page.getByRole('link', { name: 'Screens', exact: true }).click();
+    await page.getByTestId('import-file').setInputFiles({ name: 'sector.bob', mimeType: 'application/octet-stream', buffer: Buffer.from(BOB.replaceAll('NOPE:', 'DEMO:')) });
+    await expect(page.getByTestId('import-report')).toContainText('9 of 10 widgets mapped');
+    await page.getByTestId('import-name').fill(`sector-${suffix}`);
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('status').getByRole('link', { name: `sector-${suffix}` }).click();
+    await expect(page.locator('.grid.canvas').first()).toHaveAttribute('data-ready', 'true');
+    await expect(page.getByText('Sector DEMO:')).toBeVisible();
+    await noErrorBanner(page);
+    await noSidewaysScroll(page);
+
+    // a quick look from the list: typed channels, live at once
+    await page.getByRole('link', { name: 'Screens', exact: true }).click();
+    await page.getByRole('link', { name: 'Quick look →' }).click();
+    await page.getByLabel('channel URIs').fill([stack.pv('SINE'), stack.pv('STATE')].join('\n'));
+    await page.getByLabel('channel URIs').press('Control+Enter');
+    const rows = page.locator('.w-form tbody tr');
+    await expect(rows).toHaveCount(2);
+    await expect(rows.nth(0).locator('[data-role=value]')).toHaveText(/-?\d+\.\d{3}/);
+    await noErrorBanner(page);
+    await noSidewaysScroll(page);
+    await context.close();
   });
 }
+
+/** Bind the selected widget's next channel with a finger: type, wait for the search's best match, tap it. */
+async function pick(page: Page, search: string, uri: string): Promise<void> {
+  await page.getByRole('combobox', { name: 'add channel' }).fill(search);
+  const best = page.getByRole('option').first();
+  await expect(best).toHaveAccessibleName(uri); // the list of this search, not of the one before (it moves)
+  await best.tap();
+}
+
+test('the editor on a phone: a tap places and selects, the panel and the channel picker are reached, a finger resizes by the corner; nothing scrolls sideways', async ({ browser, stack }) => {
+  const context = await browser.newContext(PHONE);
+  const page = await context.newPage();
+  await newFromTheList(page, stack, 'On a phone');
+  await noSidewaysScroll(page);
+  const item = (type: string) => page.locator(`.ed-item[data-type="${type}"]`);
+  const panel = page.getByRole('complementary', { name: 'properties' });
+
+  // a tap on a type adds it and selects it; its panel is below the screen
+  await page.locator('[data-palette="label"]').tap();
+  await expect(item('label')).toHaveClass(/selected/);
+  const picker = page.getByRole('combobox', { name: 'add channel' });
+  await picker.scrollIntoViewIfNeeded();
+  await expect(panel).toBeInViewport({ ratio: 0.1 });
+  await picker.tap();
+  await pick(page, 'sine', stack.pv('SINE'));
+  await expect(item('label').locator('[data-role=value]')).toHaveText(/-?\d+\.\d{3}/);
+  await noSidewaysScroll(page);
+
+  await page.locator('[data-palette="led"]').tap();
+  await expect(item('led')).toHaveClass(/selected/);
+  await expect(item('label')).not.toHaveClass(/selected/);
+  await pick(page, 'STATE', stack.pv('STATE'));
+  await faultReadsTheSame(page);
+
+  // a tap selects; a finger on the corner makes the label one row taller
+  await item('label').tap();
+  await expect(item('label')).toHaveClass(/selected/);
+  const field = (prop: string) => page.locator(`input[data-prop="${prop}"]`);
+  const [w, h] = [await field('w').inputValue(), Number(await field('h').inputValue())];
+  const handle = (await item('label').locator('.ed-handle').boundingBox())!;
+  const x = handle.x + handle.width / 2;
+  const y = handle.y + handle.height / 2;
+  const cdp = await context.newCDPSession(page);
+  await cdp.send('Input.dispatchTouchEvent', { type: 'touchStart', touchPoints: [{ x, y }] });
+  for (let i = 1; i <= 5; i++) await cdp.send('Input.dispatchTouchEvent', { type: 'touchMove', touchPoints: [{ x, y: y + (36 * i) / 5 }] });
+  await cdp.send('Input.dispatchTouchEvent', { type: 'touchEnd', touchPoints: [] });
+  await expect(field('h')).toHaveValue(String(h + 1));
+  await expect(field('w')).toHaveValue(w);
+  await noOverlap(page);
+  await noErrorBanner(page);
+  await noSidewaysScroll(page);
+
+  // saved from the phone, then viewed there
+  await expect(page.getByTestId('new-name')).toHaveValue('on-a-phone');
+  await page.getByRole('button', { name: 'Save' }).tap();
+  await expect(page.getByTestId('save-state')).toHaveText(/^saved · revision \d+$/);
+  await page.getByRole('link', { name: '← view' }).tap();
+  await expect(page.locator('.grid')).toHaveAttribute('data-ready', 'true');
+  await faultReadsTheSame(page);
+  await noViewerOverlap(page);
+  await noSidewaysScroll(page);
+  await context.close();
+});
