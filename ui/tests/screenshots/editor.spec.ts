@@ -34,8 +34,9 @@ test('screenshots of the screen editor', async ({ page, stack }) => {
 
   // a save, then the history with a preview of the first revision
   await page.locator('.ed-item[data-type="label"]').first().click();
-  await page.keyboard.press('ArrowDown');
-  await page.getByRole('textbox', { name: 'summary of the change' }).fill('moved the sine down');
+  await page.locator('[data-prop="title"]').fill('sine wave');
+  await page.locator('[data-prop="title"]').press('Enter');
+  await page.getByRole('textbox', { name: 'summary of the change' }).fill('the sine titled');
   await page.getByRole('button', { name: 'Save' }).click();
   await expect(page.getByTestId('save-state')).toHaveText(/^saved · revision \d+$/);
   await page.getByRole('button', { name: 'History' }).click();

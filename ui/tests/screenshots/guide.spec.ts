@@ -63,6 +63,6 @@ test('screenshots for the user guide', async ({ page, stack }) => {
   await editor.getByRole('button', { name: 'Save', exact: true }).click();
   await expect(page.getByTestId('save-state')).toHaveText(/^saved · revision \d+$/);
   await editor.getByRole('button', { name: 'History' }).click();
-  await expect(page.locator('li[data-revision]')).toHaveCount(2);
+  await expect(page.locator('li[data-revision]').nth(1)).toBeVisible(); // (more when the editor's screenshots saved before)
   await page.screenshot({ path: out('guide-editor-history') });
 });
