@@ -41,6 +41,9 @@ log = logging.getLogger(__name__)
 
 #: Batches written whose barrier has not come back yet, at most.
 IN_FLIGHT = 8
+#: Bulk states written and not confirmed stored, at most: a person's state waits
+#: for the stream to store no more than these before its own.
+IN_FLIGHT_STATES = 2000
 #: The header that records which source transition a state reflects:
 #: ``<stream seq of the transition> <adapter epoch> <seq>`` (read back at start).
 SOURCE_HEADER = "Synoptic-Source"
@@ -164,7 +167,8 @@ class StatePublisher:
 
     async def _run(self) -> None:
         """Send batches as they come, each followed by its barrier, without
-        waiting for the previous barrier (up to :data:`IN_FLIGHT` batches, and
+        waiting for the previous barrier (up to :data:`IN_FLIGHT` batches and
+        :data:`IN_FLIGHT_STATES` bulk states, and
         people's states beyond); barriers are settled in order. A failed one
         sends its batch and every later one again (the stream drops the copies
         by message id)."""
@@ -172,12 +176,16 @@ class StatePublisher:
         delay = 0.1
         while True:
             self._wake.clear()
-            if self._urgent or (self._pending and len(inflight) < IN_FLIGHT):
+            room = IN_FLIGHT_STATES - sum(len(sent.commands) for sent in inflight)
+            if self._urgent or (
+                self._pending and len(inflight) < IN_FLIGHT and room > 0
+            ):
                 if self._urgent:
                     batch, self._urgent = self._urgent, []
-                else:
-                    batch, self._pending = self._pending, []
-                    self._pending_chs.clear()
+                else:  # (the channels of what is left: a superset is fine)
+                    batch, self._pending = self._pending[:room], self._pending[room:]
+                    if not self._pending:
+                        self._pending_chs.clear()
                 inflight.append(await self._send(batch, again=False))
                 continue
             if not inflight:
