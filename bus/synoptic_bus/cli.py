@@ -79,6 +79,13 @@ def main(argv: list[str] | None = None) -> int:
             # (docs/troubleshooting.md)
             print(f"synoptic {args.command}: {exc}", file=sys.stderr)
             return 3
+        except TimeoutError:
+            print(
+                f"synoptic {args.command}: no answer from NATS in time (the bus is "
+                "busy or unreachable): try again",
+                file=sys.stderr,
+            )
+            return 3
     return int(result or 0)
 
 

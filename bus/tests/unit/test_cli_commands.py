@@ -8,6 +8,9 @@ import subprocess
 import sys
 from importlib import import_module
 
+import pytest
+
+from synoptic_bus import buscmd, cli
 from synoptic_bus.cli import OWN, build_parser, command_of
 
 
@@ -43,3 +46,18 @@ def test_screens_start_without_the_other_commands_modules() -> None:
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True,
                          text=True, check=True, timeout=60)  # fmt: skip
     assert out.stdout.strip() == "[]"
+
+
+def test_a_bus_that_does_not_answer_in_time_is_one_line_not_a_traceback(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    async def no_answer(_args: object) -> int:
+        raise TimeoutError
+
+    monkeypatch.setattr(buscmd, "cmd_get", no_answer)
+    assert cli.main(["get", "ca://X"]) == 3
+    err = capsys.readouterr().err
+    assert err.strip() == (
+        "synoptic get: no answer from NATS in time (the bus is busy or "
+        "unreachable): try again"
+    )
