@@ -116,6 +116,10 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         pick = sorted(series)[:: max(len(series) // 20, 1)][:20]
         report["open_trends"] = await open_trends(ws, pick, t0 / 1e6, t1 / 1e6)
     finally:
+        # the demo's own account of the run beside the JSON (rollup gaps, drops,
+        # reconnects): what explains a column that differs
+        said = [x for x in demo.output().splitlines() if "rollup" in x or "WARN" in x]
+        print("\n".join(said[-200:]), file=sys.stderr, flush=True)
         demo.stop(60)
         shutil.rmtree(var, ignore_errors=True)
     report["load_avg_1m_end"] = machine()["load_avg_1m"]
