@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ctypes
+import time as _time
 from collections.abc import Callable
 from typing import Any
 
@@ -35,6 +36,7 @@ _EPOCH_NS = dbr.EPICS_epoch * 1_000_000_000
 
 #: What a monitor delivers: (value, timestamp ns since 1970, severity, status code).
 TimeValue = tuple[Any, int, int, int]
+_now_ns = _time.time_ns
 
 
 def time_converter(channel: Any) -> tuple[int, Callable[[Any, int, int], TimeValue]]:
@@ -42,7 +44,12 @@ def time_converter(channel: Any) -> tuple[int, Callable[[Any, int, int], TimeVal
 
     Scalars of numeric and enum types are read field by field from the TIME
     structure (the cheapest path, taken by nearly every update); strings and
-    arrays go through aioca's conversion (arrays become numpy arrays)."""
+    arrays go through aioca's conversion (arrays become numpy arrays).
+
+    A time stamp of 0 (the EPICS epoch, 1990-01-01: a record not processed since
+    the IOC started, whose value is undefined) is no time at all: such a value
+    gets its time of arrival, as a PVA value without a time stamp does, so it is
+    never kept and ordered as if it were from 1990."""
     native = cadef.ca_field_type(channel)
     count = cadef.ca_element_count(channel)
     struct_type = _SCALAR_TIME_TYPES.get(native)
@@ -52,8 +59,10 @@ def time_converter(channel: Any) -> tuple[int, Callable[[Any, int, int], TimeVal
         def scalar(raw_dbr: Any, _type: int, _count: int) -> TimeValue:
             time = cast(raw_dbr, pointer)[0]
             stamp = time.raw_stamp
+            secs = stamp.secs
             return (
-                time.raw_value[0], _EPOCH_NS + stamp.secs * 1_000_000_000 + stamp.nsec,
+                time.raw_value[0],
+                _EPOCH_NS + secs * 1_000_000_000 + stamp.nsec if secs else _now_ns(),
                 time.severity, time.status,
             )  # fmt: skip
 
@@ -62,8 +71,9 @@ def time_converter(channel: Any) -> tuple[int, Callable[[Any, int, int], TimeVal
 
     def general(raw_dbr: Any, type_: int, count_: int) -> TimeValue:
         value = to_value(raw_dbr, type_, count_)
-        secs, nsec = value.raw_stamp
-        return value, secs * 1_000_000_000 + nsec, value.severity, value.status
+        secs, nsec = value.raw_stamp  # seconds since 1970 here
+        t = secs * 1_000_000_000 + nsec if secs != dbr.EPICS_epoch else _now_ns()
+        return value, t, value.severity, value.status
 
     return dbrcode, general
 

@@ -10,7 +10,11 @@
   a rolling 1k-point waveform of the sine, a 100k-point writable waveform, an enum
   state cycling through three labels (``mbbi``) and a writable enum (``mbbo``),
   a string and a writable string, a writable setpoint with units, precision and
-  drive limits, and a read-only setpoint (access security) for write-refusal tests.
+  drive limits, a read-only setpoint (access security) for write-refusal tests,
+  and a number and a string no one processes (``<P>UNSET``, ``<P>UNSET:MSG``:
+  undefined, time stamp 0, as a record before its first scan after an IOC start;
+  left out of the names returned, which the demo shows: an undefined value is an
+  alarm).
 """
 
 from __future__ import annotations
@@ -75,7 +79,8 @@ def extra_names(spec: SimSpec) -> list[str]:
 
 
 def build_database(spec: SimSpec) -> tuple[str, list[str]]:
-    """The database text and every PV name it defines (counters first)."""
+    """The database text and the PV names it defines (counters first), but for
+    the records no one processes."""
     if spec.records < 0:
         raise ValueError("records must be >= 0")
     parts = [_counter(name, spec.scan) for name in counter_names(spec)]
@@ -198,5 +203,10 @@ record(ao, "{p}SP:RO") {{
   field(VAL, "1")
   field(PINI, "YES")
   field(ASG, "RO")
+}}
+record(ai, "{p}UNSET") {{
+  field(EGU, "V")
+}}
+record(stringin, "{p}UNSET:MSG") {{
 }}
 """

@@ -36,7 +36,10 @@ from synoptic_schemas import (
 
 pytestmark = pytest.mark.system
 SUBJECTS = Subjects()
-EXTRAS = ["SINE", "WF1K", "WF100K", "STATE", "MODE", "MSG", "MSG:SP", "SP", "SP:RO"]
+EXTRAS = [
+    "SINE", "WF1K", "WF100K", "STATE", "MODE", "MSG", "MSG:SP", "SP", "SP:RO",
+    "UNSET", "UNSET:MSG",
+]  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -125,6 +128,22 @@ async def test_metadata_on_connect(
     assert meta["MSG"]["dt"] == "str"
     assert meta["WF100K"]["shape"] == [100_000] and meta["WF100K"]["unit"] == "counts"
     assert meta["CNT:00000"]["dt"] == "f8"
+
+
+async def test_a_record_never_processed_is_published_with_its_arrival_time(
+    nc: NatsClient, adapter: EpicsAdapter, ioc: SimIoc
+) -> None:
+    """A record not processed since the IOC started has time stamp 0 (the EPICS
+    epoch, 1990): its value is published with the time it arrived, never as a
+    value from 1990 (which the history would keep and order as one)."""
+    names = ["UNSET", "UNSET:MSG"]  # a number (read field by field) and a string
+    subjects = [SUBJECTS.val(parse_channel(ioc.uri(n))) for n in names]
+    snap = await _fetch_all(nc, subjects)
+    for name, subject in zip(names, subjects, strict=True):
+        value = decode_value(snap[subject])
+        assert value["c"] and value["sev"] == 3 and value["st"] == "UDF", value
+        # published since the module's adapter started (minutes ago at most)
+        assert time.time_ns() - 600e9 < value["t"] <= time.time_ns(), (name, value)
 
 
 async def test_waveform_of_100k_points(

@@ -89,6 +89,7 @@ def test_the_simulator_database_holds_n_counters_and_the_extras() -> None:
     for kind in ("calc", "compress", "waveform", "mbbi", "mbbo", "stringin", "ao"):
         assert f"record({kind}," in text
     assert 'field(NELM, "100000")' in text and 'field(ASG, "RO")' in text
+    assert 'record(ai, "T:UNSET")' in text and "T:UNSET" not in names
     counters_only, names = build_database(SimSpec("T:", 3, 1.0, extras=False))
     assert names == counter_names(SimSpec("T:", 3, 1.0)) and "SINE" not in counters_only
     with pytest.raises(ValueError, match="soft IOC scans at"):

@@ -70,12 +70,16 @@ class Recorder(Changes):
 def candidates(
     book: list[tuple[int, dict[str, Any]]], t_ns: int
 ) -> list[dict[str, Any]]:
-    """What the subscriber may have seen at ``t_ns``, given how late its own
-    clock reads arrivals on a busy machine: the last message that arrived by
-    ``t_ns - MARGIN`` (None: none) and every one that arrived within MARGIN of
-    ``t_ns``."""
+    """What the bus may have stored by ``t_ns``: the last message that arrived
+    by ``t_ns - MARGIN`` (None: none) and every one that arrived within MARGIN of
+    ``t_ns``, or later but stamped by then (a message is stored after its source
+    time, on the same clock: a subscriber starved of CPU on a busy machine reads
+    its arrival seconds late)."""
     before = [m for t, m in book if t <= t_ns - MARGIN][-1:] or [None]
-    return before + [m for t, m in book if abs(t - t_ns) < MARGIN]
+    return before + [
+        m for t, m in book
+        if abs(t - t_ns) < MARGIN or (t >= t_ns + MARGIN and m.get("t", t) <= t_ns)
+    ]  # fmt: skip
 
 
 def same_value(got: dict[str, Any], want: dict[str, Any]) -> bool:
@@ -132,6 +136,9 @@ async def test_a_screen_at_a_moment_is_what_a_subscriber_saw_then(
 
     first = min(t for u in uris for t, _ in recorder.values[u])
     last = max(t for u in uris for t, _ in recorder.values[u])
+    # a record not processed yet after the IOC's start (EPICS time stamp 0, 1990)
+    # is published with its arrival time: nothing is kept as a value from 1990
+    assert all(m["t"] > first - 60 * 10**9 for u in uris for _, m in recorder.values[u])
     moments = list(range(first + 50_000_000, last, 131_000_000))
     checked: dict[str, int] = defaultdict(int)
     sources: dict[str, set[str]] = defaultdict(set)
