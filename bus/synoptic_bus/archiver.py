@@ -309,10 +309,4 @@ def start_archiver(nats_url: str, dsn: str, *args: str) -> Process:
     0.2 s; returns once it reads the bus. Stop it with ``.stop()``."""
     argv = [sys.executable, "-m", "synoptic_bus.cli", "archiver", "--dsn", dsn,
             "--nats", nats_url, "--flush", "0.2", *args]  # fmt: skip
-    proc = Process(f"archiver-{time.monotonic_ns()}", argv)
-    try:
-        proc.wait_for(r"archiver ready", timeout=60)
-    except Exception:
-        proc.kill()
-        raise
-    return proc
+    return Process.started(f"archiver-{time.monotonic_ns()}", argv, r"archiver ready")

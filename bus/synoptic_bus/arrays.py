@@ -21,10 +21,9 @@ from dataclasses import dataclass
 
 from nats.aio.client import Client as NatsClient
 from nats.js.api import DiscardPolicy, StorageType, StreamConfig
-from nats.js.errors import NotFoundError
 
 from synoptic_bus.history import HistoryConfig
-from synoptic_bus.store import stream_name
+from synoptic_bus.store import ensure_stream, stream_name
 
 log = logging.getLogger(__name__)
 
@@ -77,17 +76,9 @@ async def ensure_arrays(
 ) -> None:
     """Create the large-value stream or (``update``) apply ``config``'s limits
     (idempotent; storage is kept as it is)."""
-    js = nc.jetstream()
-    wanted = config.stream_config()
-    try:
-        info = await js.stream_info(config.stream)
-    except NotFoundError:
-        await js.add_stream(wanted)
-        log.info("created large-value stream %s", config.stream)
-        return
-    if update:
-        wanted.storage = info.config.storage
-        await js.update_stream(wanted)
+    await ensure_stream(
+        nc, config.stream_config(), "large-value", update=update, storage_asked=False
+    )
 
 
 @dataclass

@@ -39,12 +39,12 @@ from nats.aio.client import Client as NatsClient
 from nats.errors import NoRespondersError
 from nats.errors import TimeoutError as NatsTimeoutError
 from nats.js.api import DiscardPolicy, RePublish, StorageType, StreamConfig
-from nats.js.errors import NotFoundError
 from nats.protocol.command import sub_cmd, unsub_cmd
 
 from synoptic_bus.store import (
     StoreError,
     _raw_subscriptions,
+    ensure_stream,
     history_feed,
     history_stream_name,
     stream_name,
@@ -116,21 +116,8 @@ async def ensure_history(nc: NatsClient, config: HistoryConfig) -> None:
     """Create the history stream or apply ``config``'s limits to it, and make the
     last-value stream (which must exist) republish values into it. Idempotent.
     Storage cannot change in place: a different one is kept, with a warning."""
+    await ensure_stream(nc, config.stream_config(), "history")
     js = nc.jetstream()
-    wanted = config.stream_config()
-    try:
-        info = await js.stream_info(config.stream)
-    except NotFoundError:
-        await js.add_stream(wanted)
-        log.info("created history stream %s", config.stream)
-    else:
-        if info.config.storage != wanted.storage:
-            log.warning(
-                "stream %s uses %s storage, asked for %s: storage cannot change in "
-                "place", config.stream, info.config.storage, wanted.storage,
-            )  # fmt: skip
-            wanted.storage = info.config.storage
-        await js.update_stream(wanted)
     last = (await js.stream_info(stream_name(config.prefix))).config
     feed = config.republish()
     if last.republish is None or (last.republish.src, last.republish.dest) != (

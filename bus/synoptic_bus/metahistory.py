@@ -19,9 +19,8 @@ from typing import Literal
 
 from nats.aio.client import Client as NatsClient
 from nats.js.api import DiscardPolicy, StorageType, StreamConfig
-from nats.js.errors import NotFoundError
 
-from synoptic_bus.store import stream_name
+from synoptic_bus.store import ensure_stream, stream_name
 from synoptic_schemas.subjects import DEFAULT_PREFIX
 
 log = logging.getLogger(__name__)
@@ -79,18 +78,4 @@ async def ensure_meta_history(nc: NatsClient, config: MetaHistoryConfig) -> None
     (idempotent; storage cannot change in place: the existing one is kept). The
     last-value stream feeds it once the raw history's feed is in place
     (:func:`synoptic_bus.history.ensure_history`)."""
-    js = nc.jetstream()
-    wanted = config.stream_config()
-    try:
-        info = await js.stream_info(config.stream)
-    except NotFoundError:
-        await js.add_stream(wanted)
-        log.info("created metadata history stream %s", config.stream)
-        return
-    if info.config.storage != wanted.storage:
-        log.warning(
-            "stream %s uses %s storage, asked for %s: storage cannot change in place",
-            config.stream, info.config.storage, wanted.storage,
-        )  # fmt: skip
-        wanted.storage = info.config.storage
-    await js.update_stream(wanted)
+    await ensure_stream(nc, config.stream_config(), "metadata history")

@@ -1,13 +1,15 @@
 """Reading a stream as it stood at a moment: batched Direct Gets by stream time.
 
-JetStream's Direct Get answers three questions a rewound screen asks of a
-stream without a consumer, each in one request per 1024 subjects:
+JetStream's Direct Get answers these questions a rewound screen or a trend
+asks of a stream without a consumer, each in one request per 1024 subjects:
 
 - :func:`last_at`: the last message of each subject stored at or before a time
   (``multi_last`` with ``up_to_time``): the raw history's value of every channel
   of a screen then, or the metadata in force then;
 - :func:`run_from`: the messages of one subject stored from a time on
   (``next_by_subj`` with ``start_time`` and ``batch``);
+- :func:`read_run`: the same until a time, in as many batches as it takes (a
+  trend's few history blocks of a channel in one round trip);
 - :func:`first_kept`: the oldest message a stream still holds of a subject (how
   far back its history of that channel reaches).
 
@@ -161,6 +163,39 @@ async def run_from(
     request = {"next_by_subj": subject, "start_time": rfc3339(start_ns),
                "batch": max(batch, 1)}  # fmt: skip
     return await _direct(nc, stream, request, timeout)
+
+
+async def read_run(
+    nc: NatsClient,
+    stream: str,
+    subject: str,
+    start_ns: int,
+    end_ns: int,
+    *,
+    max_msgs: int,
+    batch: int = 256,
+    timeout: float = 5.0,
+) -> tuple[list[Stored], bool]:
+    """The messages of ``subject`` stored from ``start_ns`` until ``end_ns`` (ns),
+    oldest first, in batched Direct Gets (one round trip for a short run, where a
+    consumer takes three); the last batch may hold some stored after ``end_ns``.
+    Returns them and whether ``max_msgs`` cut the run short. Raises
+    :class:`StoreError` and :class:`TimeoutError`."""
+    out: list[Stored] = []
+    want = max(min(batch, max_msgs), 1)
+    request: dict[str, object] = {"next_by_subj": subject,
+                                  "start_time": rfc3339(start_ns), "batch": want}  # fmt: skip
+    async with asyncio.timeout(timeout):
+        while True:
+            found = await _direct(nc, stream, request, timeout)
+            out.extend(found)
+            if len(out) >= max_msgs:
+                del out[max_msgs:]
+                return out, True
+            if len(found) < want or found[-1].stored_ns > end_ns:
+                return out, False
+            want = max(min(batch, max_msgs - len(out)), 1)
+            request = {"next_by_subj": subject, "seq": found[-1].seq + 1, "batch": want}
 
 
 async def first_kept(

@@ -217,6 +217,21 @@ class Process:
         )
         self._reader.start()
 
+    @classmethod
+    def started(
+        cls, name: str, argv: Sequence[str], *ready: str, timeout: float = 60.0
+    ) -> Process:
+        """Start ``argv`` and return once it printed a line matching each of
+        ``ready`` in turn (each within ``timeout`` s); killed if one never comes."""
+        proc = cls(name, argv)
+        try:
+            for pattern in ready:
+                proc.wait_for(pattern, timeout)
+        except Exception:
+            proc.kill()
+            raise
+        return proc
+
     @property
     def pid(self) -> int:
         return self.popen.pid

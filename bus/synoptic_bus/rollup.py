@@ -53,7 +53,7 @@ from synoptic_bus.history import (
     history_stream_name,
 )
 from synoptic_bus.procs import Process
-from synoptic_bus.store import _raw_subscriptions, stream_name
+from synoptic_bus.store import _raw_subscriptions, ensure_stream, stream_name
 from synoptic_bus.streamtap import StreamTap
 from synoptic_schemas import Subjects
 from synoptic_schemas.blocks import encode_block
@@ -142,24 +142,16 @@ async def ensure_rollup(
     (``update``) apply their limits (idempotent; storage is kept as it is). A
     block stream of the earlier layout (both kinds in ``CS_ROLL``) keeps its closed
     blocks and gives the growing ones up to their own stream, whatever ``update``."""
-    js = nc.jetstream()
     for wanted in (
         rollup_stream_config(history, max_bytes),
         open_stream_config(history),
     ):
-        try:
-            info = await js.stream_info(wanted.name or "")
-        except NotFoundError:
-            await js.add_stream(wanted)
-            log.info("created block stream %s", wanted.name)
-            continue
-        if update:
-            wanted.storage = info.config.storage
-            await js.update_stream(wanted)
-        elif info.config.subjects != wanted.subjects:  # the earlier layout
-            current = info.config
-            current.subjects = wanted.subjects
-            await js.update_stream(current)
+        current = await ensure_stream(
+            nc, wanted, "block", update=update, storage_asked=False
+        )
+        if current is not None and not update and current.subjects != wanted.subjects:
+            current.subjects = wanted.subjects  # the earlier layout
+            await nc.jetstream().update_stream(current)
             log.info("block stream %s now holds %s", wanted.name, wanted.subjects)
 
 
@@ -489,10 +481,4 @@ def start_rollup(nats_url: str, *args: str) -> Process:
     is subscribed. Stop it with ``.kill()``."""
     argv = [sys.executable, "-m", "synoptic_bus.cli", "rollup", "--nats", nats_url,
             *args]  # fmt: skip
-    proc = Process(f"rollup-{time.monotonic_ns()}", argv)
-    try:
-        proc.wait_for(r"rollup ready", timeout=60)
-    except Exception:
-        proc.kill()
-        raise
-    return proc
+    return Process.started(f"rollup-{time.monotonic_ns()}", argv, r"rollup ready")

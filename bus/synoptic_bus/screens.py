@@ -22,7 +22,7 @@ from nats.errors import (
     OutboundBufferLimitError,
 )
 from nats.errors import TimeoutError as NatsTimeoutError
-from nats.js.api import KeyValueConfig, StorageType
+from nats.js.api import KeyValueConfig, RawStreamMsg, StorageType
 from nats.js.errors import (
     APIError,
     BucketNotFoundError,
@@ -202,28 +202,29 @@ class ScreenBucket:
 
     # ---------------------------------------------------------------- reading
 
-    async def latest(self, name: str) -> Entry | None:
-        """The newest revision of ``name`` (a delete marker included), or None."""
-        subject = self._subject(name)
+    async def _newest(self, name: str) -> RawStreamMsg | None:
+        """The newest message of ``name``'s subject, or None."""
         try:
-            msg = await self._js.get_msg(self.config.stream, subject=subject)
+            return await self._js.get_msg(
+                self.config.stream, subject=self._subject(name)
+            )
         except NotFoundError:
             return None
         except (NoRespondersError, NatsTimeoutError, ConnectionClosedError) as exc:
             raise StoreUnavailableError(f"reading {name!r}: {exc}") from None
+
+    async def latest(self, name: str) -> Entry | None:
+        """The newest revision of ``name`` (a delete marker included), or None."""
+        msg = await self._newest(name)
+        if msg is None:
+            return None
         return entry_from(name, msg.seq or 0, msg.data or b"", _is_delete(msg.headers))
 
     async def latest_stored(self, name: str) -> tuple[int, bytes] | None:
         """The newest revision of ``name`` as stored (its bytes undecoded), or
         None when there is none or it is a delete marker."""
-        subject = self._subject(name)
-        try:
-            msg = await self._js.get_msg(self.config.stream, subject=subject)
-        except NotFoundError:
-            return None
-        except (NoRespondersError, NatsTimeoutError, ConnectionClosedError) as exc:
-            raise StoreUnavailableError(f"reading {name!r}: {exc}") from None
-        if _is_delete(msg.headers):
+        msg = await self._newest(name)
+        if msg is None or _is_delete(msg.headers):
             return None
         return msg.seq or 0, msg.data or b""
 

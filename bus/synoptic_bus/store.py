@@ -133,6 +133,37 @@ def history_feed(prefix: str) -> RePublish:
     return RePublish(src=f"{prefix}.>", dest=f"{prefix}.hist.>")
 
 
+async def ensure_stream(
+    nc: NatsClient,
+    wanted: StreamConfig,
+    what: str,
+    *,
+    update: bool = True,
+    storage_asked: bool = True,
+) -> StreamConfig | None:
+    """Create stream ``wanted`` (``what`` it holds, for the log) or, with
+    ``update``, apply its limits to the existing one, keeping that one's storage
+    (storage cannot change in place; with ``storage_asked`` a different one is
+    logged as a warning). Returns the existing stream's config as it was, or None
+    when it was created."""
+    js = nc.jetstream()
+    try:
+        info = await js.stream_info(wanted.name or "")
+    except NotFoundError:
+        await js.add_stream(wanted)
+        log.info("created %s stream %s", what, wanted.name)
+        return None
+    if update:
+        if storage_asked and info.config.storage != wanted.storage:
+            log.warning(
+                "stream %s uses %s storage, asked for %s: storage cannot change in place",
+                wanted.name, info.config.storage, wanted.storage,
+            )  # fmt: skip
+        wanted.storage = info.config.storage
+        await js.update_stream(wanted)
+    return info.config
+
+
 async def ensure_store(
     nc: NatsClient, config: StoreConfig, *, layout: bool = False
 ) -> None:

@@ -124,15 +124,12 @@ def start_gateway(nats_url: str, *args: str, wait_nats: bool = True) -> GatewayP
     port = free_port()
     argv = [sys.executable, "-m", "synoptic_bus.cli", "gateway", "--port", str(port),
             "--nats", nats_url, *args]  # fmt: skip
-    proc = Process(f"gateway-{port}", argv)
-    try:
-        proc.wait_for(r"ready on http://", timeout=60)
-        if wait_nats:
-            proc.wait_for(r"NATS connected", timeout=30)
-    except Exception:
-        proc.kill()
-        raise
-    return GatewayProc(proc, port)
+    ready = (
+        (r"ready on http://", r"NATS connected")
+        if wait_nats
+        else (r"ready on http://",)
+    )
+    return GatewayProc(Process.started(f"gateway-{port}", argv, *ready), port)
 
 
 def site_tree(root: Path, screens: dict[str, Any], index: str) -> tuple[Path, Path]:

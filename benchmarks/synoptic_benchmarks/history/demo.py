@@ -32,7 +32,7 @@ from synoptic_bus.connect import connect
 from synoptic_bus.procs import Process, free_port, free_udp_tcp_port
 from synoptic_bus.retention import retention
 from synoptic_gateway.client import GatewayClient
-from synoptic_gateway.history.record import LiveRecord, check_trace
+from synoptic_gateway.history.record import LiveRecord, check_trace, columns
 
 PX = 800
 S = 1_000_000_000
@@ -56,6 +56,8 @@ async def trends(ws_url: str, series: dict, t0: int, t1: int) -> dict[str, Any]:
         checks.append((uri, check_trace(uri, series[uri], trace.t, trace.v,
                                         t0, t1, PX), None))  # fmt: skip
     good = [c for _, c, _ in checks if c is not None]
+    for check in [c for c in good if c.columns_differing][:3]:
+        _explain(check, series[check.uri], answers[check.uri], t0, t1)
     by_proto: dict[str, int] = {}
     for uri in series:
         proto = uri.split(":", 1)[0]
@@ -71,10 +73,38 @@ async def trends(ws_url: str, series: dict, t0: int, t1: int) -> dict[str, Any]:
         "columns": sum(c.columns for c in good),
         "columns_differing": sum(len(c.columns_differing) for c in good),
         "channels_differing": [c.uri for c in good if c.columns_differing][:20],
+        "channels_differing_count": sum(bool(c.columns_differing) for c in good),
+        # where in the window they differ: columns per minute from its start
+        "columns_differing_by_minute": _by_minute(good, t1 - t0),
         "points_not_published": sum(len(c.strangers) for c in good),
         "values_recorded": sum(c.recorded for c in good),
         "target_coverage": 0.99,
     }
+
+
+def _explain(check: Any, record: Any, trace: Any, t0: int, t1: int) -> None:
+    """On stderr, a few of a channel's differing columns: what was recorded live
+    there and what the answer drew (time from the window's start, s)."""
+    want_col = columns(record["t"], t0, t1, PX)
+    got_col = columns((trace.t * 1e6).astype("int64"), t0, t1, PX)
+    for col in check.columns_differing[:4]:
+        rec = record[want_col == col]
+        got = trace.v[got_col == col]
+        print(f"{check.uri} column {col}: recorded {len(rec)} values "
+              f"{rec['v'].min() if len(rec) else None}..{rec['v'].max() if len(rec) else None}"
+              f" at {(rec['t'][:1] - t0) / S}..{(rec['t'][-1:] - t0) / S} s; "
+              f"answered {got.tolist()[:6]}", file=sys.stderr)  # fmt: skip
+
+
+def _by_minute(checks: list, window_ns: int) -> dict[int, int]:
+    """Differing pixel columns of every channel, counted per minute of the window."""
+    per_col_s = window_ns / S / PX
+    out: dict[int, int] = {}
+    for check in checks:
+        for col in check.columns_differing:
+            minute = int(col * per_col_s // 60)
+            out[minute] = out.get(minute, 0) + 1
+    return dict(sorted(out.items()))
 
 
 def _var_dir() -> Path:

@@ -11,7 +11,7 @@ import time
 from synoptic_bus.connect import NatsClient
 from synoptic_bus.history import HistoryConfig, ensure_history
 from synoptic_bus.metahistory import MetaHistoryConfig, ensure_meta_history
-from synoptic_bus.moment import first_kept, last_at, run_from
+from synoptic_bus.moment import first_kept, last_at, read_run, run_from
 from synoptic_bus.natsserver import NatsServer
 from synoptic_bus.store import StoreConfig, ensure_store, store_barrier
 from synoptic_schemas import Subjects, decode_meta, decode_value, encode, parse_channel
@@ -133,3 +133,37 @@ async def test_more_than_1024_subjects_at_a_moment(nc: NatsClient) -> None:
     )
     assert len(got) == 2000
     assert decode_value(got[subjects.hist(channels[1500])].data)["v"] == 1500.0
+
+
+async def test_a_run_until_a_time_in_batches(nc: NatsClient) -> None:
+    """A trend's blocks of one channel: every one of its messages in the range,
+    in order, over several batches; none of another channel; cut at ``max_msgs``."""
+    await ensure_store(nc, StoreConfig("mr"))
+    await ensure_history(nc, HistoryConfig("mr"))
+    subjects = Subjects("mr")
+    ours, other = parse_channel("ca://MR:A"), parse_channel("ca://MR:B")
+    before = time.time_ns()
+    for i in range(50):
+        await nc.publish(subjects.val(ours), value(float(i), i))
+        await nc.publish(subjects.val(other), value(-1.0, i))
+    await count(nc, "MR_HIST", 100)
+    after = time.time_ns()
+    hist = subjects.hist(ours)
+    run, cut = await read_run(
+        nc, "MR_HIST", hist, before, after, max_msgs=1000, batch=8
+    )
+    assert not cut
+    assert [decode_value(m.data)["seq"] for m in run] == list(range(50))
+    assert {m.subject for m in run} == {hist}
+    middle = run[24].stored_ns
+    early, cut = await read_run(nc, "MR_HIST", hist, before, middle, max_msgs=1000,
+                                batch=8)  # fmt: skip
+    # up to the batch that passes the end: the 25 before it and at most 7 after
+    assert not cut and 25 <= len(early) <= 32
+    assert [m.seq for m in early] == [m.seq for m in run[: len(early)]]
+    short, cut = await read_run(
+        nc, "MR_HIST", hist, before, after, max_msgs=20, batch=8
+    )
+    assert cut and [m.seq for m in short] == [m.seq for m in run[:20]]
+    assert await read_run(nc, "MR_HIST", hist, after + 10**9, after + 2 * 10**9,
+                          max_msgs=10) == ([], False)  # fmt: skip

@@ -1,8 +1,9 @@
 """Reading history as blocks (``CS_ROLL``, written by ``synoptic rollup``) with the
 raw history (``CS_HIST``) for what no block covers.
 
-Per request: the closed blocks of the range (one pull consumer over the channels'
-``roll.0`` subjects), the growing blocks (one batched Direct Get of their ``open``
+Per request: the closed blocks of the range (a batched Direct Get per channel of
+a trend's request, one pull consumer over the channels' ``roll.0`` subjects for
+larger ones), the growing blocks (one batched Direct Get of their ``open``
 subjects), then, per channel, the parts of the range that no block covers (the
 last second or so; all of it where no rollup ran) from the raw history in one
 more read. Each block is a few typed arrays: 15 minutes of a 10 Hz channel is 15
@@ -12,13 +13,14 @@ messages, not 9 000.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from synoptic_bus.connect import NatsClient
-from synoptic_bus.history import read_range
+from synoptic_bus.history import STREAM_LAG_NS, read_range
+from synoptic_bus.moment import read_run
 from synoptic_bus.rollup import MAX_SPAN_S, open_stream_name
 from synoptic_bus.store import fetch_last
 from synoptic_schemas.blocks import Block, decode_block
@@ -29,6 +31,9 @@ _S = 1_000_000_000
 #: A block is stored at most this long after its window ends (the rollup's grace
 #: and tick, and some slack).
 _CLOSE_LAG_NS = 5 * _S
+#: Up to this many channels a read asks the streams by Direct Gets (a trend's
+#: request); more go through one consumer.
+DIRECT_CHANNELS = 16
 
 
 @dataclass
@@ -127,7 +132,7 @@ async def read_blocks(
     # the growing blocks are read at the same time as the closed ones: one that
     # closes meanwhile leaves a gap, read raw below
     _, growing = await asyncio.gather(
-        read_range(
+        _read_each(
             nc, roll_stream, [closed_head + t for t in tails], t0,
             t1 + int(MAX_SPAN_S * _S) + _CLOSE_LAG_NS,
             max_msgs=max(max_values // 8, 1000), timeout=timeout, on_batch=on_blocks,
@@ -222,12 +227,46 @@ async def _raw(
             cover[tail].parts.append(cols)
 
     for start, end, tails in _clusters(need):
-        read = await read_range(
+        state.truncated |= await _read_each(
             nc, hist_stream, [head + t for t in sorted(tails)], start, end,
             max_msgs=max(max_values - state.values, 1), timeout=timeout,
             on_batch=on_batch,
         )  # fmt: skip
-        state.truncated |= read.truncated
+
+
+async def _read_each(
+    nc: NatsClient,
+    stream: str,
+    subjects: list[str],
+    start: int,
+    end: int,
+    *,
+    max_msgs: int,
+    timeout: float,
+    on_batch: Callable[[dict[str, list[bytes]]], None],
+) -> bool:
+    """The messages of ``subjects`` stored from ``start`` to ``end`` (ns) to
+    ``on_batch``; returns whether ``max_msgs`` cut the read short. A few channels
+    are read by Direct Gets, all at once (one round trip each); more through a
+    consumer (create, pull, delete: three round trips, however many channels)."""
+    if len(subjects) > DIRECT_CHANNELS:
+        read = await read_range(nc, stream, subjects, start, end, max_msgs=max_msgs,
+                                timeout=timeout, on_batch=on_batch)  # fmt: skip
+        return read.truncated
+    share = max(max_msgs // len(subjects), 1)
+    runs = await asyncio.gather(*(
+        read_run(nc, stream, subject, start, end + STREAM_LAG_NS, max_msgs=share,
+                 timeout=timeout)
+        for subject in subjects
+    ))  # fmt: skip
+    payloads = {
+        s: [m.data for m in run]
+        for s, (run, _) in zip(subjects, runs, strict=True)
+        if run
+    }
+    if payloads:
+        on_batch(payloads)
+    return any(cut for _, cut in runs)
 
 
 def _clusters(
