@@ -123,6 +123,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="values read per history request")  # fmt: skip
     p.add_argument("--hist-concurrency", type=int, default=d.hist_concurrency,
                    help="history requests read at once")  # fmt: skip
+    p.add_argument("--hist-per-socket", type=int, default=d.hist_per_socket,
+                   help="history requests in flight per connection")  # fmt: skip
     p.add_argument("--hist-timeout", type=float, default=d.hist_timeout,
                    help="seconds to wait for a history slot, and per backend read")  # fmt: skip
     p.add_argument("--no-hist-blocks", dest="hist_blocks", action="store_false",
@@ -170,6 +172,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         hist_max_channels=args.hist_max_channels,
         hist_max_points=args.hist_max_points,
         hist_concurrency=args.hist_concurrency, hist_timeout=args.hist_timeout,
+        hist_per_socket=args.hist_per_socket,
         hist_archive_dsn=args.archive_dsn, hist_blocks=args.hist_blocks,
         hist_process=args.hist_process,
     )  # fmt: skip
