@@ -10,6 +10,13 @@ rate) and the metadata that changed; a value of a channel in the playback's
 ``pts`` reduced as a live subscription's, once. The frames come back encoded for
 the socket, with the moment each shows: ``[[t_ms, frame], …]`` as msgpack.
 
+A fast playback's stretch holds far more values than it shows (60 s of 100
+channels at 10 Hz: 60 000 values for 30 frames of 100): where the raw history
+holds more values in the span than channels times frames, each frame's values
+are read as an ``at`` reads them instead, each channel's last value at the
+frame's end (one batched Direct Get per frame), and those that changed since
+the frame before are shown: the same frames for a twentieth of the messages.
+
 The part of a span older than the raw history's oldest value (its byte budget or
 max age) is read from the rollup's history blocks instead (``CS_ROLL``: numbers
 and severities by source time, as an ``at`` of such a moment answers).
@@ -17,6 +24,8 @@ and severities by source time, as an ``at`` of such a moment answers).
 
 from __future__ import annotations
 
+import asyncio
+import itertools
 import time
 from typing import Any
 
@@ -26,7 +35,7 @@ from synoptic_bus.arrays import arrays_stream_name
 from synoptic_bus.connect import NatsClient
 from synoptic_bus.history import read_range
 from synoptic_bus.metahistory import meta_stream_name
-from synoptic_bus.moment import first_kept
+from synoptic_bus.moment import Stored, first_kept, last_at
 from synoptic_bus.rollup import rollup_stream_name
 from synoptic_bus.store import StoreError, history_stream_name
 from synoptic_gateway.auth import Principal
@@ -43,6 +52,9 @@ _MS = 1_000_000
 #: Large values (arrays, images) read per stretch at most: a second of wall time
 #: at 600× spans ten minutes, over which the thinned stream keeps a few each.
 MAX_LARGE_PER_STRETCH = 64
+#: Frames' ends read at once from the raw history (one Direct Get each) where a
+#: stretch holds more values than channels times frames.
+SAMPLES_AT_ONCE = 4
 
 
 class StretchReader:
@@ -58,6 +70,10 @@ class StretchReader:
         self._roll = rollup_stream_name(settings.prefix)
         #: values read, in all
         self.values_in = 0
+        #: stretches read at their frames' ends (more values than frames × channels)
+        self.sampled = 0
+        #: False: every stretch read whole (the reference its frames equal)
+        self.sampling = True
 
     async def answer(self, frame: dict[str, Any], principal: Principal) -> bytes:
         """The frames of ``frame["t0"]`` < stored ≤ ``frame["t1"]`` (ms), each
@@ -94,9 +110,29 @@ class StretchReader:
         nc: NatsClient = self._connection()
         timeout = self._settings.hist_timeout
         subjects = [x for x in index if x.startswith(f"{self._settings.prefix}.hist.")]
+        raw = [x for x in subjects if ".hist.val." in x]
+        # every value of the span where there are fewer than one per channel and
+        # frame; else each channel's last value at each frame's end (a fast
+        # playback: 60 s of 100 channels at 10 Hz are 60 000 values for 30 frames)
+        samples = (n + 1) * len(raw)
+        raw_found: list[tuple[int, int, bool, bytes]] = []
+
+        def on_raw(subject: str, stored: int, data: bytes) -> None:
+            if t0_ns < stored <= t1_ns:
+                raw_found.append((stored, index[subject], False, data))
+
+        read = await read_range(
+            nc, self._raw, raw, t0_ns + 1, t1_ns,
+            max_msgs=min(samples if self.sampling else 1 << 62,
+                         self._settings.hist_max_points),
+            timeout=timeout, on_stored=on_raw,
+        )  # fmt: skip
+        self.values_in += read.count
+        if read.truncated and self.sampling:
+            self.sampled += 1
+            raw_found = await self._sampled(nc, raw, index, t0_ns, t1_ns, step_ns, n)
+        found.extend(raw_found)
         by_stream = {
-            self._raw: ([x for x in subjects if ".hist.val." in x],
-                        self._settings.hist_max_points),
             self._arrays: ([x for x in subjects if ".hist.arr." in x],
                            MAX_LARGE_PER_STRETCH),
             self._meta: ([x for x in subjects if ".hist.meta." in x], 10_000),
@@ -108,8 +144,6 @@ class StretchReader:
                     timeout=timeout, on_stored=on_stored,
                 )  # fmt: skip
             except StoreError:
-                if stream == self._raw:
-                    raise
                 continue  # no rollup (no large values) or no metadata history
             self.values_in += read.count
         await self._older(nc, tails, t0_ns, t1_ns, step_ns, values)
@@ -148,6 +182,37 @@ class StretchReader:
                 [t_ms, frames.to_json(reply) if json_mode else frames.pack(reply)]
             )
         return msgpack.packb(out, use_bin_type=True)
+
+    async def _sampled(
+        self,
+        nc: NatsClient,
+        subjects: list[str],
+        index: dict[str, int],
+        t0_ns: int,
+        t1_ns: int,
+        step_ns: int,
+        n: int,
+    ) -> list[tuple[int, int, bool, bytes]]:
+        """The raw history's values at ``t0_ns`` and at the end of each of the
+        ``n`` frames (one batched Direct Get each): those that changed from one
+        frame's end to the next, as ``(stored, channel index, False, payload)``."""
+        ends = [t0_ns] + [min(t0_ns + (k + 1) * step_ns, t1_ns) for k in range(n)]
+        slots = asyncio.Semaphore(SAMPLES_AT_ONCE)
+        timeout = self._settings.hist_timeout
+
+        async def at(end: int) -> dict[str, Stored]:
+            async with slots:
+                return await last_at(nc, self._raw, subjects, end, timeout=timeout)
+
+        states = await asyncio.gather(*(at(end) for end in ends))
+        out: list[tuple[int, int, bool, bytes]] = []
+        for before, after in itertools.pairwise(states):
+            self.values_in += len(after)
+            for subject, stored in after.items():
+                was = before.get(subject)
+                if was is None or was.seq != stored.seq:
+                    out.append((stored.stored_ns, index[subject], False, stored.data))
+        return out
 
     async def _older(
         self,

@@ -12,12 +12,16 @@ import time
 from collections import defaultdict
 from typing import Any
 
+import msgpack
 import pytest
 
 from synoptic_bus.connect import NatsClient
 from synoptic_bus.natsserver import NatsServer
 from synoptic_bus.procs import Process
+from synoptic_gateway.auth import Principal
 from synoptic_gateway.client import GatewayClient, GatewayError
+from synoptic_gateway.history.playback import StretchReader
+from synoptic_gateway.settings import Settings
 from synoptic_gateway.testing import GatewayProc, Publisher, start_gateway
 from synoptic_schemas import Subjects, decode
 
@@ -134,8 +138,26 @@ async def test_playback_rebuilds_the_screen_frame_by_frame(
     rewind_streams: Process, gateway: GatewayProc, nc: NatsClient, names: list[str]
 ) -> None:
     uris = names[:20]
-    seen, began, _ = await record_and_publish(nc, Publisher(nc), uris)
+    seen, began, ended = await record_and_publish(nc, Publisher(nc), uris)
     await play_and_check(gateway, uris, seen, began)
+    # a fast stretch, read at its frames' ends, gives the frames a read of every
+    # value gives: at 1× (read whole), 10× and 60× (more values than frames)
+    sampled, whole = (
+        StretchReader(Settings(), lambda: nc),
+        StretchReader(Settings(), lambda: nc),
+    )
+    whole.sampling = False
+    anyone = Principal("test", ("*",), ())
+    for speed in (1.0, 10.0, 60.0):
+        t0 = (began - 300_000_000) / 1e6
+        t1 = min(t0 + speed * 1e3, ended / 1e6)  # in the past: the same both times
+        stretch = {"op": "pbread", "id": 7, "ch": uris, "t0": t0, "t1": t1,
+                   "step": speed * 1e3 / 30, "json": False}  # fmt: skip
+        got = await sampled.answer(stretch, anyone)
+        assert got == await whole.answer(stretch, anyone), speed
+        shown = [msgpack.unpackb(frame)["val"] for _, frame in msgpack.unpackb(got)]
+        assert sum(map(len, shown)) >= len(uris) * min(speed, 4), speed
+    assert sampled.sampled == 2 and whole.sampled == 0
 
 
 async def test_halt_stops_a_playback_and_a_new_play_replaces_it(
