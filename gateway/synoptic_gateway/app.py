@@ -110,6 +110,7 @@ class Gateway:
 
     async def _bus_up(self) -> None:
         self.screens.restart()  # a fresh watch of the screens bucket
+        self.directory.bus_up()
         await self.hub.bus_up()
         await self.alarms.bus_up()
 
@@ -121,6 +122,7 @@ class Gateway:
         self._history_started = asyncio.create_task(self.history.start())
         self.screens.start()  # watch the screens bucket once NATS is connected
         self.alarms.start()  # follow the alarm states once NATS is connected
+        self.directory.start()  # load the channel directory once NATS is connected
         self._checks = asyncio.create_task(self._check_prerequisites())
 
     async def _check_prerequisites(self) -> None:

@@ -2,11 +2,15 @@
 for, with the description and units of its metadata, searched by any part of the
 name, the description and the units, ranked (``/api/channels``).
 
-The list is read from the stream's subjects (and its metadata messages) on the
-first search and again in the background when a search finds it older than
-``refresh_s`` (a gateway nobody edits screens on never reads it). A search scans
-one lower-cased text per channel for each word of the query (C string search: a
-few milliseconds over 100 000 channels) and ranks only the matches.
+The list is read from the stream in the background once NATS is connected (the
+names, then the metadata of each, in batches), so that the first search finds it
+ready; it follows the metadata the adapters publish (a new channel, a changed
+description: indexed a second after the last change, or by the next search), and
+is read again in the background when a search finds it older than ``refresh_s``
+(channels with a value and no metadata; the metadata of new names only, all of it
+again after a reconnect). A search scans one lower-cased text per channel for each
+word of the query (C string search: a few milliseconds over 100 000 channels) and
+ranks only the matches.
 """
 
 from __future__ import annotations
@@ -20,8 +24,8 @@ import time
 from synoptic_bus.screens import StoreUnavailableError
 from synoptic_bus.store import StoreConfig, StoreError, fetch_last, stream_subjects
 from synoptic_gateway.bus import Bus
-from synoptic_schemas import ChannelError, ContractError, Subjects
-from synoptic_schemas.codec import decode_meta
+from synoptic_schemas import Subjects
+from synoptic_schemas.codec import meta_text
 
 log = logging.getLogger(__name__)
 
@@ -30,6 +34,9 @@ _PART = re.compile(r"[:/._\-]")
 
 #: How long the metadata of every channel may take to read.
 _DETAILS_S = 30.0
+
+#: Seconds between tries of the first load while the stream cannot be read.
+_RETRY_S = 5.0
 
 #: Ranks, best first: how a word of the query matches a channel.
 EXACT, PREFIX, PART, INSIDE, UNIT, DESCRIPTION = range(6)
@@ -163,54 +170,117 @@ class DirectoryIndex:
 
 def uris_of(subjects: list[str], prefix: str) -> list[str]:
     """The channel URIs of ``val`` subjects (others are skipped)."""
-    mapping = Subjects(prefix)
-    out: list[str] = []
-    for subject in subjects:
-        try:
-            out.append(mapping.parse(subject)[1].uri)
-        except ChannelError:
-            continue
-    return out
+    return Subjects(prefix).uris(subjects, "val")
 
 
 def details_of(messages: dict[str, bytes], prefix: str) -> dict[str, tuple[str, str]]:
     """(description, units) per channel URI of ``meta`` messages by subject
-    (undecodable ones are skipped)."""
+    (those naming no channel, undecodable or without either are skipped)."""
     mapping = Subjects(prefix)
     out: dict[str, tuple[str, str]] = {}
     for subject, data in messages.items():
-        try:
-            uri = mapping.parse(subject)[1].uri
-            meta = decode_meta(data)
-        except (ChannelError, ContractError, ValueError):
-            continue
-        desc = meta.get("desc") or ""
-        unit = meta.get("unit") or ""
-        if desc or unit:
-            out[uri] = (str(desc)[:200], str(unit)[:40])
+        for uri in mapping.uris([subject], "meta"):
+            desc, unit = meta_text(data)
+            if desc or unit:
+                out[uri] = (desc, unit)
     return out
 
 
 class ChannelDirectory:
-    """The directory of one gateway, refreshed from the last-value stream."""
+    """The directory of one gateway, loaded in the background, following the
+    metadata published and refreshed from the last-value stream."""
 
-    def __init__(self, bus: Bus, prefix: str, refresh_s: float = 10.0) -> None:
+    def __init__(
+        self, bus: Bus, prefix: str, refresh_s: float = 10.0, settle_s: float = 1.0
+    ) -> None:
         self._bus = bus
         self._prefix = prefix
+        self._subjects = Subjects(prefix)
         self._stream = StoreConfig(prefix).stream
         self._refresh_s = refresh_s
+        self._settle_s = settle_s
         self._index = DirectoryIndex([])
         self._loaded_at: float | None = None
         self._refreshing: asyncio.Task[None] | None = None
+        self._started: asyncio.Task[None] | None = None
+        #: the channels listed and their (description, units)
+        self._uris: set[str] = set()
+        self._details: dict[str, tuple[str, str]] = {}
+        #: channels whose metadata was read or received (not read again)
+        self._described: set[str] = set()
+        #: channels whose metadata arrived during the refresh under way
+        self._live: set[str] = set()
+        #: the index lacks changes made since it was built
+        self._changed = False
+        self._building: asyncio.Task[None] | None = None
+        self._settle: asyncio.TimerHandle | None = None
+
+    def start(self) -> None:
+        """Follow the metadata and load the directory in the background, once NATS
+        is connected."""
+        self._started = asyncio.create_task(self._start(), name="directory-start")
+
+    async def _start(self) -> None:
+        await self._bus.wait_connected(None)
+        await self._bus.subscribe(f"{self._prefix}.meta.>", self._on_meta)
+        while self._loaded_at is None:  # the stream may come later (bus init)
+            self._spawn_refresh()
+            assert self._refreshing is not None
+            await asyncio.shield(self._refreshing)
+            if self._loaded_at is None:
+                await asyncio.sleep(_RETRY_S)
+
+    def bus_up(self) -> None:
+        """After a reconnect: metadata published meanwhile was missed, so the next
+        refresh reads all of it again."""
+        self._described.clear()
+
+    def _on_meta(self, subject: bytes, data: bytes) -> None:
+        for uri in self._subjects.uris([subject.decode(errors="replace")], "meta"):
+            about = meta_text(data)
+            self._live.add(uri)
+            self._described.add(uri)
+            if uri in self._uris and self._details.get(uri, ("", "")) == about:
+                return
+            self._uris.add(uri)
+            if about == ("", ""):
+                self._details.pop(uri, None)
+            else:
+                self._details[uri] = about
+            self._mark_changed()
+
+    def _mark_changed(self) -> None:
+        """Index the change once the metadata has been quiet for ``settle_s``."""
+        self._changed = True
+        if self._settle is not None:
+            self._settle.cancel()
+        self._settle = asyncio.get_running_loop().call_later(
+            self._settle_s, self._spawn_build
+        )
+
+    def _spawn_build(self) -> asyncio.Task[None]:
+        if self._building is None or self._building.done():
+            self._building = asyncio.create_task(self._build())
+        return self._building
+
+    async def _build(self) -> None:
+        while self._changed:
+            self._changed = False
+            uris, details = list(self._uris), dict(self._details)
+            self._index = await asyncio.to_thread(DirectoryIndex, uris, details)
 
     async def ready(self) -> None:
-        """Load the directory on first use; refresh it in the background when it is
-        older than ``refresh_s``. :class:`StoreUnavailableError` if it was never
-        loaded and cannot be."""
+        """Load the directory on first use (or wait for the load under way); once
+        loaded, a search never waits: changes not indexed yet are indexed in the
+        background, and the list is refreshed there when it is older than
+        ``refresh_s``. :class:`StoreUnavailableError` if it was never loaded and
+        cannot be."""
         if self._loaded_at is None:
             await self._refresh_once()
         elif time.monotonic() - self._loaded_at > self._refresh_s:
             self._spawn_refresh()
+        if self._changed:
+            self._spawn_build()
 
     def _spawn_refresh(self) -> None:
         if self._refreshing is None or self._refreshing.done():
@@ -230,28 +300,54 @@ class ChannelDirectory:
             await self.refresh()  # raises the reason
 
     async def refresh(self) -> None:
-        """Read the stream's ``val`` subjects now."""
+        """Read the stream's ``val`` subjects now, and the metadata of the
+        channels whose metadata was not read or received yet."""
         if not self._bus.up:
             raise StoreUnavailableError("NATS is down")
+        self._live = set()
         try:
             subjects = await stream_subjects(
                 self._bus.nc, self._stream, f"{self._prefix}.val.>"
             )
         except StoreError as exc:
             raise StoreUnavailableError(str(exc)) from None
-        uris = await asyncio.to_thread(uris_of, subjects, self._prefix)
-        details = await self._details()
-        self._index = await asyncio.to_thread(DirectoryIndex, uris, details)
+        named = await asyncio.to_thread(self._named, subjects)
+        unread = [
+            (uri, subject) for uri, subject in named if uri not in self._described
+        ]
+        read = await self._read_details([meta for _, meta in unread])
+        self._uris = {uri for uri, _ in named} | self._live
+        # channels gone from the stream are forgotten
+        self._details = {u: d for u, d in self._details.items() if u in self._uris}
+        self._described &= self._uris
+        for uri, _ in unread:
+            if uri in self._live:  # received meanwhile: newer than the one read
+                continue
+            self._described.add(uri)
+            about = read.get(uri)
+            if about:
+                self._details[uri] = about
+            else:
+                self._details.pop(uri, None)
+        self._changed = True
+        await asyncio.shield(self._spawn_build())
         self._loaded_at = time.monotonic()
 
-    async def _details(self) -> dict[str, tuple[str, str]]:
-        """Description and units per channel from the stream's metadata messages
-        (empty when they cannot be read: the names alone are still searched)."""
+    def _named(self, subjects: list[str]) -> list[tuple[str, str]]:
+        """(URI, ``meta`` subject) of each ``val`` subject naming a channel."""
+        val, meta = f"{self._prefix}.val.", f"{self._prefix}.meta."
+        return [
+            (uri, meta + subject[len(val) :])
+            for subject in subjects
+            for uri in self._subjects.uris([subject], "val")
+        ]
+
+    async def _read_details(self, subjects: list[str]) -> dict[str, tuple[str, str]]:
+        """Description and units per channel from these metadata subjects (empty
+        when they cannot be read: the names alone are still searched)."""
+        if not subjects:
+            return {}
         try:
-            # by name, in batches: the server answers a wildcard over at most 1024
-            subjects = await stream_subjects(
-                self._bus.nc, self._stream, f"{self._prefix}.meta.>"
-            )
             snap = await fetch_last(
                 self._bus.nc, subjects, stream=self._stream, timeout=_DETAILS_S
             )
@@ -269,5 +365,8 @@ class ChannelDirectory:
         return self._index.details(uri)
 
     async def close(self) -> None:
-        if self._refreshing is not None:
-            self._refreshing.cancel()
+        if self._settle is not None:
+            self._settle.cancel()
+        for task in (self._started, self._refreshing, self._building):
+            if task is not None:
+                task.cancel()

@@ -213,6 +213,30 @@ def decode_meta(data: bytes) -> MetaMsg:
     return cast(MetaMsg, _checked(data, "meta", _META_REQ, _META_OPT))
 
 
+#: The longest description and units :func:`meta_text` keeps (characters).
+META_TEXT_MAX = (200, 40)
+
+
+def meta_text(data: bytes) -> tuple[str, str]:
+    """The description and units of a ``cs.meta`` payload (empty when absent,
+    not strings, or the payload is not a map of this schema version), each cut to
+    :data:`META_TEXT_MAX`. Reads these two fields alone, without checking the
+    rest: a directory reads them for every channel."""
+    if len(data) > MAX_PAYLOAD:
+        return "", ""
+    try:
+        msg = msgpack.unpackb(data, raw=False, strict_map_key=False)
+    except Exception:  # msgpack raises a zoo of types for bad input
+        return "", ""
+    if not isinstance(msg, dict) or msg.get("ver") != SCHEMA_VERSION:
+        return "", ""
+    desc, unit = msg.get("desc"), msg.get("unit")
+    return (
+        desc[: META_TEXT_MAX[0]] if isinstance(desc, str) else "",
+        unit[: META_TEXT_MAX[1]] if isinstance(unit, str) else "",
+    )
+
+
 def decode_put(data: bytes) -> PutMsg:
     """Decode a ``cs.put`` request."""
     return cast(

@@ -33,7 +33,13 @@ from dataclasses import dataclass
 from typing import Literal
 from urllib.parse import unquote
 
-from synoptic_schemas.channels import FLAT_PROTOCOLS, PROTOCOLS, Channel, parse_channel
+from synoptic_schemas.channels import (
+    FLAT_PROTOCOLS,
+    MAX_NAME_CHARS,
+    PROTOCOLS,
+    Channel,
+    parse_channel,
+)
 from synoptic_schemas.errors import ChannelError
 
 Kind = Literal["val", "meta", "put", "cmd", "sev"]
@@ -42,6 +48,7 @@ DEFAULT_PREFIX = "cs"
 
 _MUST_ESCAPE = re.compile(r"[.*>%\s\x00-\x1f\x7f]")
 _VALID_PREFIX = re.compile(r"^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 def escape_token(text: str) -> str:
@@ -166,6 +173,34 @@ class Subjects:
     def alarm_heartbeat(self) -> str:
         """The alarm service's heartbeat."""
         return f"{self.prefix}.alarm.hb"
+
+    def uris(self, subjects: list[str], kind: Kind = "val") -> list[str]:
+        """The channel URIs of many subjects of one kind, in order; subjects of
+        another kind or naming no channel are skipped. As :meth:`parse`, but a
+        plain flat name (no escape) costs a string check, not a parse: a directory
+        of 100,000 channels is read in milliseconds."""
+        head = f"{self.prefix}.{kind}."
+        cut = len(head)
+        out: list[str] = []
+        for subject in subjects:
+            if not subject.startswith(head):
+                continue
+            proto, _, name = subject[cut:].partition(".")
+            if (
+                proto in FLAT_PROTOCOLS
+                and name
+                and "%" not in name
+                and "." not in name
+                and len(name) <= MAX_NAME_CHARS
+                and not _CONTROL.search(name)
+            ):
+                out.append(f"{proto}://{name}")
+                continue
+            try:
+                out.append(self.parse(subject)[1].uri)
+            except ChannelError:
+                continue
+        return out
 
     def parse(self, subject: str) -> tuple[Kind, Channel]:
         """Map a ``val``/``meta``/``put``/``cmd``/``sev`` subject back to its kind

@@ -123,3 +123,26 @@ def test_subjects_that_name_no_channel_are_rejected(subject: str) -> None:
 def test_prefix_must_be_a_valid_subject_prefix() -> None:
     with pytest.raises(ValueError, match="invalid subject prefix"):
         Subjects("bad prefix")
+
+
+@given(
+    st.lists(pv_names, max_size=5),
+    st.lists(st.lists(tango_part, min_size=4, max_size=4), max_size=3),
+)
+def test_many_subjects_map_to_the_uris_parse_gives(
+    pvs: list[str], devices: list[list[str]]
+) -> None:
+    channels = [parse_channel(f"ca://{n}") for n in pvs]
+    channels += [parse_channel("tango://h:1/" + "/".join(p)) for p in devices]
+    subjects = [SUBJECTS.val(c) for c in channels]
+    assert SUBJECTS.uris(subjects) == [c.uri for c in channels]
+    metas = [SUBJECTS.meta(c) for c in channels]
+    assert SUBJECTS.uris(metas, "meta") == [c.uri for c in channels]
+    assert SUBJECTS.uris(metas) == []  # another kind: skipped
+
+
+def test_many_subjects_skip_those_that_name_no_channel() -> None:
+    bad = ["other.val.ca.X", "cs.val", "cs.val.zz.X", "cs.val.ca.a.b", "cs.val.ca.%FF"]
+    assert SUBJECTS.uris([*bad, "cs.val.ca.DEMO:SINE", "cs.val.ca." + "X" * 1001]) == [
+        "ca://DEMO:SINE"
+    ]

@@ -26,7 +26,7 @@ from synoptic_schemas import (
     decode_value,
     encode,
 )
-from synoptic_schemas.codec import encode_sev, to_json_view
+from synoptic_schemas.codec import encode_sev, meta_text, to_json_view
 from synoptic_schemas.jsonschemas import schema_names, validator
 from synoptic_schemas.ndarray import DTYPE_CODES, pack_ndarray, unpack_ndarray
 
@@ -259,3 +259,20 @@ def test_a_severity_transition_carries_small_values_only() -> None:
         decode_sev(encode({**gone, "sev": 4}))
     with pytest.raises(DecodeError, match=r"sev\.v must be"):
         decode_sev(encode({**gone, "v": [1]}))
+
+
+def test_meta_text_reads_the_description_and_units_alone() -> None:
+    meta = {"ver": 1, "dt": "float64", "shape": [], "w": False, "t": 1, "ep": 1}
+    assert meta_text(encode({**meta, "desc": "beam current", "unit": "mA"})) == (
+        "beam current",
+        "mA",
+    )
+    assert meta_text(encode({**meta, "desc": "d" * 500, "unit": "u" * 99})) == (
+        "d" * 200,
+        "u" * 40,
+    )
+    assert meta_text(encode(meta)) == ("", "")
+    assert meta_text(msgpack.packb({"ver": 1, "desc": 3, "unit": ["mm"]})) == ("", "")
+    assert meta_text(msgpack.packb({"ver": 99, "desc": "x"})) == ("", "")
+    assert meta_text(msgpack.packb([1, 2])) == ("", "")
+    assert meta_text(b"\xc1 not msgpack") == ("", "")
