@@ -56,3 +56,15 @@ def test_decoder_answers_as_pyjwt(token: str) -> None:
 def test_decoder_reads_the_claims_of_a_good_token() -> None:
     claims = DECODER.decode(_token(), _KEY.public_key(), algorithms=["RS256"])
     assert claims["sub"] == "operator"
+
+
+def test_every_last_character_is_judged_as_pyjwt_does() -> None:
+    alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+    lengths = set()
+    for pad in ("", "x", "xx"):  # payloads of three lengths modulo 4
+        head, body, sig = _token(pad=pad).split(".")
+        lengths.add(len(body) % 4)
+        for last in alphabet:
+            token = f"{head}.{body[:-1]}{last}.{sig}"
+            assert _outcome(DECODER.decode, token) == _outcome(jwt.decode, token), last
+    assert {2, 3} <= lengths
