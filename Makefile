@@ -125,7 +125,8 @@ bench-tables: install ## rewrite the tables of docs/benchmarks.md from benchmark
 
 # --- sign-in: Keycloak from Maven Central for the demo, tests and benchmarks (ADR 0032) ---
 # Installed once into .tools/ (checksum-pinned), built for its H2 file database, then
-# the demo realm imported into a template database that each start copies.
+# the sign-in theme copied into its themes/ and the demo realm imported into a
+# template database that each start copies.
 KEYCLOAK_VERSION := 26.7.3
 KEYCLOAK_SHA256 := 77657f30b7e90d70f727712ce1c967f430fd6a5e9f458d32d8c6df0635345f47
 KEYCLOAK := $(TOOLS)/keycloak-$(KEYCLOAK_VERSION)
@@ -136,10 +137,10 @@ KEYCLOAK_REALM := $(TOOLS)/keycloak-realm
 $(KEYCLOAK)/.synoptic-built:
 	mkdir -p $(TOOLS)/downloads && mvn -q -B dependency:copy -Dartifact=org.keycloak:keycloak-quarkus-dist:$(KEYCLOAK_VERSION):tar.gz -DoutputDirectory=$(abspath $(TOOLS)/downloads) && echo "$(KEYCLOAK_SHA256)  $(KEYCLOAK_TGZ)" | sha256sum -c - && rm -rf $(KEYCLOAK) && tar xzf $(KEYCLOAK_TGZ) -C $(TOOLS) && rm $(KEYCLOAK_TGZ) && JAVA_OPTS_APPEND=-XX:TieredStopAtLevel=1 $(KEYCLOAK)/bin/kc.sh build --db=dev-file --health-enabled=false --metrics-enabled=false && touch $@
 
-$(KEYCLOAK_REALM)/realm.digest: $(KEYCLOAK)/.synoptic-built identity/synoptic_identity/realm.py identity/synoptic_identity/keycloak.py $(VENV)/.synced
+$(KEYCLOAK_REALM)/realm.digest: $(KEYCLOAK)/.synoptic-built identity/synoptic_identity/realm.py identity/synoptic_identity/keycloak.py $(shell find identity/synoptic_identity/theme -type f) $(VENV)/.synced
 	$(PY) -m synoptic_identity.keycloak template --out $(KEYCLOAK_REALM)
 
-idp: $(KEYCLOAK_REALM)/realm.digest ## Keycloak (Maven Central, checksum-pinned) built once, the demo realm in a template database (.tools/; once)
+idp: $(KEYCLOAK_REALM)/realm.digest ## Keycloak (Maven Central, checksum-pinned) built once, its sign-in theme, the demo realm in a template database (.tools/; once)
 
 test-py: idp
 test-ui: idp

@@ -3,9 +3,12 @@ benchmarks, like nats-server: started from a private copy of a template database
 that already holds the demo realm, stopped by PID.
 
 ``make idp`` installs the distribution from Maven Central (checksum-pinned) into
-``.tools/keycloak-<version>``, runs ``kc.sh build`` once, and imports the demo realm
-into the template (``python -m synoptic_identity.keycloak template``). A start then
-skips schema creation and realm import: the JVM and Keycloak's bootstrap only.
+``.tools/keycloak-<version>``, runs ``kc.sh build`` once, copies the sign-in theme
+(``theme/synoptic``) into its ``themes/`` and imports the demo realm into the
+template (``python -m synoptic_identity.keycloak template``). A start then skips
+schema creation and realm import: the JVM and Keycloak's bootstrap only. Keycloak
+runs in production mode (``start --optimized``): templates and theme resources
+cached, resources served with a month's ``max-age``.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from synoptic_bus.procs import Process, ProcessError, free_port
-from synoptic_identity.realm import REALM, realms
+from synoptic_identity.realm import LOGIN_THEME, REALM, realms
 
 KEYCLOAK_VERSION = "26.7.3"
 #: the repository checkout this package runs from (``.tools/`` lives there)
@@ -33,6 +36,8 @@ JAVA_OPTS_APPEND = "-XX:TieredStopAtLevel=1 -Xms64m -Xmx384m"
 #: the line Keycloak prints once it serves requests
 READY = r"Keycloak \S+ on JVM .* started in"
 BOOTSTRAPPED = r"Bootstrap completed"
+#: the demo realm's sign-in theme, as Keycloak's ``themes/`` gets it
+THEME = Path(__file__).resolve().parent / "theme" / LOGIN_THEME
 
 
 def keycloak_home() -> Path:
@@ -44,6 +49,27 @@ def keycloak_home() -> Path:
     if not (home / "bin" / "kc.sh").exists():
         raise ProcessError(f"Keycloak not found in {home}: run `make idp`")
     return home
+
+
+def _theme_files(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes()
+            for p in sorted(root.rglob("*")) if p.is_file()}  # fmt: skip
+
+
+def install_theme(home: Path) -> None:
+    """Copy the sign-in theme into Keycloak's ``themes/`` (replaced whole)."""
+    target = home / "themes" / LOGIN_THEME
+    if target.exists():
+        shutil.rmtree(target)
+    shutil.copytree(THEME, target)
+
+
+def check_theme(home: Path) -> None:
+    """Raise unless ``home`` has the current sign-in theme (``make idp`` puts it)."""
+    if _theme_files(home / "themes" / LOGIN_THEME) != _theme_files(THEME):
+        raise ProcessError(
+            f"no current sign-in theme in {home / 'themes'}: run `make idp`"
+        )
 
 
 def realm_digest() -> str:
@@ -71,7 +97,9 @@ def _db_url(folder: Path) -> str:
 
 
 def make_template(home: Path, out: Path) -> None:
-    """Import the realms into a fresh database in ``out`` (replaced whole)."""
+    """Install the sign-in theme; import the realms into a fresh database in
+    ``out`` (replaced whole)."""
+    install_theme(home)
     work = Path(tempfile.mkdtemp(prefix="keycloak-realm-", dir=out.parent))
     try:
         files = work / "realms"
@@ -134,6 +162,7 @@ class KeycloakServer:
 
     def prepare(self) -> None:
         """Make the data folder (a copy of the template) if it holds no database."""
+        check_theme(keycloak_home())
         if self.data_dir is None:
             self._own_data = tempfile.TemporaryDirectory(prefix="synoptic-keycloak-")
             self.data_dir = Path(self._own_data.name)
