@@ -30,6 +30,13 @@ export interface AuthConfig {
  */
 export const HANDED_TOKEN_KEY = 'synoptic.token';
 
+/**
+ * The gateway's sign-in settings as they were when this tab went to the provider:
+ * on the way back the code is exchanged with them at once, without waiting for
+ * `GET /api/auth` (read again meanwhile) nor for the app to be built.
+ */
+const KEPT_CONFIG_KEY = 'synoptic.auth-config';
+
 /** Seconds before expiry at which the token is renewed: a quarter of its life, 5 to 60 s. */
 export function renewLead(lifetimeS: number): number {
   return Math.max(5, Math.min(60, lifetimeS / 4));
@@ -71,6 +78,62 @@ function base(): string {
   return location.origin + location.pathname;
 }
 
+/** Whether the address carries the provider's answer (a code or an error, and its state). */
+function answering(): boolean {
+  const query = new URLSearchParams(location.search);
+  return query.has('state') && (query.has('code') || query.has('error'));
+}
+
+function keptConfig(): AuthConfig | null {
+  try {
+    const kept = JSON.parse(sessionStorage.getItem(KEPT_CONFIG_KEY) ?? 'null') as AuthConfig | null;
+    return kept?.issuer && kept.endpoints ? kept : null;
+  } catch {
+    return null;
+  }
+}
+
+/** An oidc-client-ts manager for the provider the gateway names. */
+function managerFor(config: AuthConfig): UserManager {
+  const found = config.endpoints;
+  return new UserManager({
+    authority: config.issuer!,
+    // the gateway's copy of the discovery document: no round trip to the provider
+    // before its sign-in page, nor before the code is exchanged on the way back
+    ...(found ? { metadata: { issuer: config.issuer!, ...found, end_session_endpoint: found.end_session_endpoint ?? undefined } } : {}),
+    client_id: config.client_id,
+    scope: config.scope,
+    redirect_uri: base(),
+    post_logout_redirect_uri: base(),
+    response_type: 'code',
+    userStore: new WebStorageStateStore({ store: sessionStorage }),
+    stateStore: new WebStorageStateStore({ store: sessionStorage }),
+    automaticSilentRenew: false, // renewed by SignIn, a quarter of the token's life ahead
+    monitorSession: false,
+    loadUserInfo: false,
+  });
+}
+
+/** The code exchange begun by {@link exchangeEarly}: its manager and answer. */
+let early: { config: AuthConfig; manager: UserManager; user: Promise<User> } | null = null;
+
+/**
+ * On the way back from the provider, exchange the code now (call it before the app
+ * is mounted: the token request is then under way while the app is built), with the
+ * settings kept when the sign-in began. Does nothing on any other page load.
+ * Returns whether an exchange began.
+ */
+export function exchangeEarly(): boolean {
+  if (early) return true;
+  const config = answering() ? keptConfig() : null;
+  if (!config) return false;
+  const manager = managerFor(config);
+  const user = manager.signinRedirectCallback();
+  user.catch(() => undefined); // SignIn.start reports it
+  early = { config, manager, user };
+  return true;
+}
+
 export class SignIn {
   /** the gateway's sign-in settings (null until read, or when it cannot say) */
   config = $state<AuthConfig | null>(null);
@@ -86,6 +149,7 @@ export class SignIn {
 
   #token: string | null = null;
   #manager: UserManager | null = null;
+  #fetcher: typeof fetch = (...a) => fetch(...a);
   #timer: ReturnType<typeof setTimeout> | null = null;
   #listeners = new Set<(token: string | null) => void>();
 
@@ -121,39 +185,31 @@ export class SignIn {
    * page knows whether it is signed in.
    */
   async start(fetcher: typeof fetch = (...a) => fetch(...a)): Promise<void> {
+    this.#fetcher = fetcher;
     const handed = sessionStorage.getItem(HANDED_TOKEN_KEY);
     if (handed) this.#take(handed);
-    const query = new URLSearchParams(location.search);
-    const answering = query.has('state') && (query.has('code') || query.has('error'));
-    try {
-      const res = await fetcher('api/auth', { cache: 'no-store' });
-      this.config = res.ok ? ((await res.json()) as AuthConfig) : null;
-    } catch {
-      this.config = null;
-    }
-    if (!this.config?.issuer) {
-      if (answering) this.#clearAddress('#/');
+    const isAnswer = answering();
+    // the provider's answer: exchanged with the kept settings while the gateway's are read
+    const begun = isAnswer && exchangeEarly() ? early : null;
+    early = null;
+    const reading = this.#readConfig(fetcher);
+    if (begun) {
+      this.config = begun.config;
+      this.#manager = begun.manager;
+      await this.#finish(begun.user);
+      const config = await reading;
+      if (config) this.#adopt(config);
       return;
     }
-    const found = this.config.endpoints;
-    this.#manager = new UserManager({
-      authority: this.config.issuer,
-      // the gateway's copy of the discovery document: no round trip to the provider
-      // before its sign-in page, nor before the code is exchanged on the way back
-      ...(found ? { metadata: { issuer: this.config.issuer, ...found, end_session_endpoint: found.end_session_endpoint ?? undefined } } : {}),
-      client_id: this.config.client_id,
-      scope: this.config.scope,
-      redirect_uri: base(),
-      post_logout_redirect_uri: base(),
-      response_type: 'code',
-      userStore: new WebStorageStateStore({ store: sessionStorage }),
-      stateStore: new WebStorageStateStore({ store: sessionStorage }),
-      automaticSilentRenew: false, // renewed here, a quarter of the token's life ahead
-      monitorSession: false,
-      loadUserInfo: false,
-    });
-    if (answering) {
-      await this.#finish();
+    const config = await reading;
+    this.config = config;
+    if (!config?.issuer) {
+      if (isAnswer) this.#clearAddress('#/');
+      return;
+    }
+    this.#manager = managerFor(config);
+    if (isAnswer) {
+      await this.#finish(this.#manager.signinRedirectCallback());
       return;
     }
     if (handed) return;
@@ -162,12 +218,39 @@ export class SignIn {
     else if (user?.refresh_token) await this.renew();
   }
 
+  async #readConfig(fetcher: typeof fetch): Promise<AuthConfig | null> {
+    try {
+      const res = await fetcher('api/auth', { cache: 'no-store' });
+      return res.ok ? ((await res.json()) as AuthConfig) : null;
+    } catch {
+      return null;
+    }
+  }
+
+  /** The gateway's settings read after a sign-in that used the kept ones. */
+  #adopt(config: AuthConfig): void {
+    const kept = this.config;
+    this.config = config;
+    if (!config.issuer) this.#manager = null;
+    else if (config.issuer !== kept?.issuer || config.client_id !== kept.client_id) this.#manager = managerFor(config);
+  }
+
   /** Go to the provider's sign-in page; come back to the page shown now. */
   async signIn(): Promise<void> {
     if (!this.#manager) return;
     this.busy = true;
     this.error = null;
     try {
+      if (!this.config?.endpoints) {
+        // the gateway had not read its provider when the page loaded: ask again
+        // rather than read the provider's discovery document from here
+        const config = await this.#readConfig(this.#fetcher);
+        if (config?.issuer && config.endpoints) {
+          this.config = config;
+          this.#manager = managerFor(config);
+        }
+      }
+      if (this.config) sessionStorage.setItem(KEPT_CONFIG_KEY, JSON.stringify(this.config));
       await this.#manager.signinRedirect({ state: { back: safeReturn(location.hash) } });
     } catch (e) {
       this.busy = false;
@@ -203,10 +286,10 @@ export class SignIn {
     }
   }
 
-  async #finish(): Promise<void> {
+  async #finish(answer: Promise<User>): Promise<void> {
     this.busy = true;
     try {
-      const user = await this.#manager!.signinRedirectCallback();
+      const user = await answer;
       this.#user(user);
       this.#clearAddress(safeReturn((user.state as { back?: unknown } | undefined)?.back));
     } catch (e) {
