@@ -5,7 +5,10 @@ measured three ways:
 - **round trip in Chromium** (``ui/bench/signin-page.mjs``): the click on *Sign in*
   until the user's name is shown on the page (the provider's form filled by the
   script in between, not counted), each run in a fresh browser context; the first
-  run (a JVM that has not served the page yet) is reported apart. Goal ≤ 1 s.
+  run (a JVM that has not served the page yet) is reported apart. The moments are
+  the pages' own (the click and submit events, the form's first paint, the frame
+  that shows the name); the driver's view (Playwright's click with its checks, its
+  polling for the name) is kept as ``driver_total_ms``. Goal ≤ 1 s.
 - **token check per connection**: the gateway's own path for a connection's bearer
   token (``Authenticator.principal``: signature against the cached JWKS key, issuer,
   audience, expiry, then the role file's grants), in process, with a real access
@@ -77,10 +80,13 @@ def signin_round_trip(gateway: GatewayProc, user: str, runs: int) -> dict[str, A
             "total_ms": _ms([r["total_ms"] for r in done]),
             "to_provider_ms": _ms([r["to_provider_ms"] for r in done]),
             "back_ms": _ms([r["back_ms"] for r in done]),
+            "driver_total_ms": _ms([r["driver_total_ms"] for r in done]),
         }
 
     return {
         "user": user,
+        "measured": "in the page: click and submit events, the form's first "
+        "contentful paint, the frame after the name enters the DOM",
         "first_ms": first["total_ms"],
         **times(rest),
         "returning": times(again),
