@@ -11,10 +11,16 @@ Against a real nats-server with the bus's history streams and a real gateway
 - ``play``: 100 channels changing at 10 Hz for ``--play-history`` seconds,
   played back at 60× from their start to the present: ``pb`` frames per second
   of wall time, values per frame, and whether the playback ended at ``now``.
+- ``before_first``: those 100 channels at a moment 1 s before their first
+  value (stored after all of the 1000 channels' values).
 - ``viewers``: live latency (source stamp → client) of 5 viewers of 100
   channels at 10 Hz for ``--window`` seconds alone, then while 20 other
   connections rewind (an ``at`` of 100 channels at a random moment) and play
   (10×) in turn over the same history; p50/p99 of both windows and their ratio.
+  The rewinders' own client process runs at a lower CPU priority (their browsers
+  would not be on the gateway's host). ``viewers_history_process``: the same
+  with the gateway's history in its own process (``--history-process``, at a
+  lower CPU priority).
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ import asyncio
 import contextlib
 import itertools
 import json
+import os
 import random
 import statistics
 import sys
@@ -111,6 +118,26 @@ async def at_case(url: str, nc: NatsClient, rounds: int, repeats: int) -> dict:
     return out
 
 
+async def before_first_case(
+    url: str, uris: list[str], first: int, repeats: int
+) -> dict:
+    """``uris`` at a moment 1 s before their first value, stored after every value
+    of the ``at`` case's 1000 channels: each answered ``not_kept`` with how far
+    back it goes."""
+    walls = []
+    answer: dict = {}
+    async with GatewayClient([url]) as client:
+        for _ in range(repeats):
+            started = time.perf_counter()
+            answer = await client.at(uris, (first - 10**9) / 1e6)
+            walls.append((time.perf_counter() - started) * 1e3)
+    return {
+        "channels": len(uris),
+        "median_ms": round(statistics.median(walls), 1), "max_ms": round(max(walls), 1),
+        "not_kept": sum((e or {}).get("code") == "not_kept" for e in answer["err"]),
+    }  # fmt: skip
+
+
 async def fill_live(nc: NatsClient, uris: list[str], seconds: float) -> tuple[int, int]:
     """``uris`` at 10 Hz for ``seconds`` of real time (the stream's time is when
     it stored a value: a playback needs the time spread out)."""
@@ -166,10 +193,17 @@ async def play_case(url: str, uris: list[str], first: int, speed: float) -> dict
     }  # fmt: skip
 
 
+#: How much less CPU priority the rewinders' own client process takes: their
+#: browsers would be elsewhere, not on the gateway's host, taking the CPU from
+#: the live viewers' client measured beside them.
+REWINDERS_NICE = 10
+
+
 async def rewinders(params: dict) -> None:
     """20 connections, each in turn: an ``at`` of the channels at a random moment
     of the history, then a 10× playback from another for 2 s, then a halt; prints
     a line when connected and one JSON line when ``params["s"]`` have passed."""
+    os.nice(REWINDERS_NICE)
     clients = [GatewayClient([params["url"]]) for _ in range(20)]
     for c in clients:
         await c.connect()
@@ -242,7 +276,8 @@ async def viewers_case(
         else None
     )
     return {"viewers": len(viewers), "live_channels": len(live), "window_s": window,
-            "rewinders": 20, "alone": alone, "during": during, "p99_ratio": ratio,
+            "rewinders": 20, "rewinders_nice": REWINDERS_NICE,
+            "alone": alone, "during": during, "p99_ratio": ratio,
             "rewinder_requests": counts, "target_p99_ratio": 1.1}  # fmt: skip
 
 
@@ -261,9 +296,18 @@ async def run(args: argparse.Namespace) -> dict:
             print("bench-rewind: at done", file=sys.stderr, flush=True)
             uris = _uris("P", 100)
             first, last = await fill_live(nc, uris, args.play_history)
+            report["at"]["before_first"] = await before_first_case(
+                gateway.ws_url, uris, first, args.repeats
+            )
             report["play"] = await play_case(gateway.ws_url, uris, first, 60)
             print("bench-rewind: play done", file=sys.stderr, flush=True)
             report["viewers"] = await viewers_case(
+                nc, gateway.ws_url, uris, first / 1e6, last / 1e6, args.window
+            )
+            # the same with the history in its own process, at a lower priority
+            gateway.stop()
+            gateway = start_gateway(server.url, "--history-process")
+            report["viewers_history_process"] = await viewers_case(
                 nc, gateway.ws_url, uris, first / 1e6, last / 1e6, args.window
             )
         finally:

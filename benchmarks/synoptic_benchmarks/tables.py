@@ -1004,6 +1004,21 @@ def rewind(r: Report) -> str:
          f"{_pair(v['during']['p50_ms'], v['during']['p99_ms'])} ms (p99 ×{v['p99_ratio']})",
          f"p99 ≤ ×{v['target_p99_ratio']}"],
     ]  # fmt: skip
+    b = a.get("before_first")
+    if b:
+        rows.insert(2, [
+            f"{b['channels']} channels at a moment before their first value (after "
+            f"{stream} values of others)",
+            f"{_num(b['median_ms'])} ms median, {_num(b['max_ms'])} ms max "
+            f"({b['not_kept']} answered not kept)", f"≤ {a['target_ms']} ms"])  # fmt: skip
+    vp = r.get("viewers_history_process")
+    if vp:
+        rows.append([
+            "… the same, the gateway's history in its own process (`--history-process`, "
+            "a lower CPU priority)",
+            f"{_pair(vp['alone']['p50_ms'], vp['alone']['p99_ms'])} → "
+            f"{_pair(vp['during']['p50_ms'], vp['during']['p99_ms'])} ms "
+            f"(p99 ×{vp['p99_ratio']})", f"p99 ≤ ×{vp['target_p99_ratio']}"])  # fmt: skip
     c = v["rewinder_requests"]
     note = (
         f"The rewinders' requests in the window: {c.get('at', 0)} `at` of 100 channels, "

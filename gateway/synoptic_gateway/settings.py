@@ -122,6 +122,9 @@ class Settings:
     # interpreter; ADR 0027) instead of on a thread of the gateway
     hist_process: bool = False
     hist_queue: int = 64  # requests waiting or running in the history process
+    # how much less CPU priority the history process takes (nice): where the CPUs
+    # are short, the live loop's frames go before rewinds, playbacks and trends
+    hist_nice: int = 10
     # HDB++ archive on PostgreSQL for ranges older than the bus keeps (a libpq
     # connection string; empty: bus history only)
     hist_archive_dsn: str = field(

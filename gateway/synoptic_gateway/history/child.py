@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import pickle
 import signal
 import socket
@@ -48,6 +49,8 @@ async def serve(fd: int) -> None:
     reader, writer = await asyncio.open_unix_connection(sock=socket.socket(fileno=fd))
     header, body = await receive(reader)
     settings = pickle.loads(body)
+    if settings.hist_nice > 0:
+        os.nice(settings.hist_nice)  # the live loop first where the CPUs are short
     logging.basicConfig(level=header[1], format="%(levelname)s %(name)s: %(message)s")
     from synoptic_gateway.history.build import history_service
 

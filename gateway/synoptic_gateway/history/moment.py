@@ -15,6 +15,11 @@ budget or max age) gets the last value at or before it in the rollup's history
 blocks (``CS_ROLL``), else in the archive (HDB++, where the gateway has one):
 its number and severity then (:mod:`.older`), ``src`` ``blocks`` or ``archive``.
 
+A channel whose oldest raw value was stored after the moment (its store time
+read once per channel and remembered) is not asked of the raw history at all:
+for such a subject nats-server walks back through every message stored before
+the moment (seconds for a hundred channels in a full stream).
+
 A channel with nothing kept by the moment is answered ``not_kept`` with
 ``since``: when its oldest kept value is from (how far back its history goes;
 nil: none at all). A channel with no metadata kept by then gets its oldest kept
@@ -30,6 +35,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -71,6 +77,8 @@ def ns_of_ms(t_ms: float) -> int:
 
 #: Direct Gets at once for the per-channel questions (how far back it reaches).
 _FIRST_KEPT_AT_ONCE = 32
+#: Raw history subjects whose oldest value's store time is remembered, at most.
+RAW_FIRSTS_KEPT = 100_000
 
 
 class MomentReader:
@@ -92,6 +100,13 @@ class MomentReader:
         self._arrays = arrays_stream_name(prefix)
         self._meta = meta_stream_name(prefix)
         self.requests = 0
+        #: raw history subject -> store time of its oldest value (ns), as first
+        #: read (values only ever leave from the old end: a moment before it is
+        #: before the subject's history, whatever the retention removed since)
+        self._raw_first: OrderedDict[str, int] = OrderedDict()
+        #: channels not asked of the raw history (their oldest value after the
+        #: moment), in all
+        self.before_first = 0
 
     def _check(
         self, frame: dict[str, Any], principal: Principal
@@ -222,8 +237,13 @@ class MomentReader:
         timeout = self._settings.hist_timeout
         try:
             async with asyncio.timeout(timeout):
+                firsts = await self._raw_firsts(nc, raw_subjects)
+                # a subject whose oldest value is after the moment is not asked:
+                # nats-server would walk back through the whole stream for it
+                asked = [x for x in raw_subjects if firsts.get(x, 0) <= at_ns]
+                self.before_first += len(raw_subjects) - len(asked)
                 raw, arrays, metas = await asyncio.gather(
-                    last_at(nc, self._raw, raw_subjects, at_ns, timeout=timeout),
+                    last_at(nc, self._raw, asked, at_ns, timeout=timeout),
                     _optional(last_at(nc, self._arrays, arr_subjects, at_ns,
                                       timeout=timeout)),
                     _optional(last_at(nc, self._meta, meta_subjects, at_ns,
@@ -264,6 +284,33 @@ class MomentReader:
             await self._older(nc, older, out, at_ns)
         await self._fill_edges(nc, channels, out, at_ns)
         return out
+
+    async def _raw_firsts(
+        self, nc: NatsClient, subjects: Sequence[str]
+    ) -> dict[str, int]:
+        """The store time of the oldest value of each of ``subjects`` in the raw
+        history (none where it holds none, or could not say), read once each."""
+        known = self._raw_first
+        unknown = [x for x in subjects if x not in known]
+        if unknown:
+            slots = asyncio.Semaphore(_FIRST_KEPT_AT_ONCE)
+            timeout = self._settings.hist_timeout
+
+            async def one(subject: str) -> None:
+                async with slots:
+                    try:
+                        first = await first_kept(
+                            nc, self._raw, subject, timeout=timeout
+                        )
+                    except (StoreError, TimeoutError):
+                        return
+                if first is not None:
+                    known[subject] = first.stored_ns
+                    while len(known) > RAW_FIRSTS_KEPT:
+                        known.popitem(last=False)
+
+            await asyncio.gather(*(one(x) for x in unknown))
+        return {x: known[x] for x in subjects if x in known}
 
     async def _older(
         self,

@@ -81,6 +81,13 @@ async def test_a_killed_child_fails_its_request_and_the_next_one_works(
     try:
         first = history.pid
         assert first is not None and _running(first)
+        # it runs at a lower CPU priority than the gateway (the live loop first)
+        niceness = os.getpriority(os.PRIO_PROCESS, first) - os.getpriority(
+            os.PRIO_PROCESS, 0
+        )
+        assert niceness == min(
+            settings.hist_nice, 19 - os.getpriority(os.PRIO_PROCESS, 0)
+        )
         os.kill(first, signal.SIGSTOP)  # it cannot answer: the request stays in flight
         request = asyncio.create_task(
             history.answer(_hist(1, names[:2]), READER, json_mode=False)

@@ -20,10 +20,11 @@ from synoptic_bus.natsserver import NatsServer
 from synoptic_bus.procs import Process
 from synoptic_gateway.auth import Principal
 from synoptic_gateway.client import GatewayClient, GatewayError
+from synoptic_gateway.history.moment import MomentReader
 from synoptic_gateway.history.playback import StretchReader
 from synoptic_gateway.settings import Settings
 from synoptic_gateway.testing import GatewayProc, Publisher, start_gateway
-from synoptic_schemas import Subjects, decode
+from synoptic_schemas import Subjects, decode, parse_channel
 
 pytestmark = [pytest.mark.system, pytest.mark.timeout(300)]
 
@@ -208,3 +209,39 @@ async def test_playback_from_the_history_process(
         await play_and_check(gateway, uris, seen, began)
     finally:
         gateway.stop()
+
+
+async def test_a_moment_before_channels_first_values_is_answered_at_once(
+    rewind_streams: Process, nc: NatsClient, names: list[str]
+) -> None:
+    """Channels whose first value came after many of other channels: a moment
+    before it is not asked of the raw history (nats-server would walk back through
+    every message stored before, for each channel: seconds for a hundred)."""
+    publisher = Publisher(nc)
+    others, late = names[100:120], names[:100]
+    for k in range(1000):
+        for uri in others:
+            await publisher.value(uri)
+        if k % 100 == 99:
+            await nc.flush()
+    moment = time.time_ns()
+    for uri in late:
+        await publisher.value(uri)
+    await nc.flush()
+    reader = MomentReader(Settings(), lambda: nc)
+    channels = [parse_channel(u) for u in late]
+    await asyncio.wait_for(_until_kept(reader, channels[-1]), 30)  # all stored
+    started = time.perf_counter()
+    found = await reader.read(channels, moment)
+    took = time.perf_counter() - started
+    assert reader.before_first == len(late)
+    for channel in channels:
+        past = found[channel.uri]
+        assert past.value is None and past.error["code"] == "not_kept", past.error
+        assert past.error["since"] > moment / 1e6
+    assert took < 10, took  # a busy machine's margin; seconds per channel before
+
+
+async def _until_kept(reader: MomentReader, channel: Any) -> None:
+    while (await reader.read([channel], time.time_ns()))[channel.uri].value is None:  # noqa: ASYNC110 - a stream write has no event
+        await asyncio.sleep(0.05)
