@@ -235,9 +235,15 @@ async def rewinders(params: dict) -> None:
 
 
 async def viewers_case(
-    nc: NatsClient, url: str, hist: list[str], t0: float, t1: float, window: float
+    nc: NatsClient,
+    url: str,
+    hist: list[str],
+    t0: float,
+    t1: float,
+    window: float,
+    tag: str = "L",
 ) -> dict:
-    live = _uris("L", 100)
+    live = _uris(tag, 100)  # channels of its own (a gateway drops a seq seen before)
     latencies: list[int] = []
     recording = [False]
     seq = [0]
@@ -308,7 +314,7 @@ async def run(args: argparse.Namespace) -> dict:
             gateway.stop()
             gateway = start_gateway(server.url, "--history-process")
             report["viewers_history_process"] = await viewers_case(
-                nc, gateway.ws_url, uris, first / 1e6, last / 1e6, args.window
+                nc, gateway.ws_url, uris, first / 1e6, last / 1e6, args.window, "LP"
             )
         finally:
             gateway.stop()
