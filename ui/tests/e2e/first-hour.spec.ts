@@ -1,12 +1,13 @@
 /**
  * A newcomer's first hour, on a 1400-px desktop and on a phone: the screen list, a
- * new screen, widgets from the palette (real mouse gestures: drag from the palette,
- * drop at a column, corner resize; on the phone taps and a finger on the corner),
+ * new screen, widgets from the palette (real gestures: with a mouse on the desktop, a
+ * drag from the palette, a drop at a column, a corner resize; with a finger on the
+ * phone, taps, a type held and dragged to a column, a widget moved, a corner resize),
  * channels from the picker, save, view, share a link, import a display, a quick look.
  * It fails on any error banner, any overlap nobody asked for, any widget whose colour
  * contradicts its severity, and on the phone any page wider than the screen.
  */
-import { devices, type Browser, type BrowserContextOptions, type Page } from '@playwright/test';
+import { devices, type Browser, type BrowserContextOptions, type CDPSession, type Locator, type Page } from '@playwright/test';
 import type { Stack } from './stack';
 import { expect, openScreen, test } from './fixtures';
 import { bind, drop, save } from './editing';
@@ -208,12 +209,51 @@ for (const [profile, use, suffix] of [
 /** Bind the selected widget's next channel with a finger: type, wait for the search's best match, tap it. */
 async function pick(page: Page, search: string, uri: string): Promise<void> {
   await page.getByRole('combobox', { name: 'add channel' }).fill(search);
-  const best = page.getByRole('option').first();
+  const best = page.getByRole('listbox', { name: 'channels' }).getByRole('option').first(); // not a menu's options in the panel
   await expect(best).toHaveAccessibleName(uri); // the list of this search, not of the one before (it moves)
   await best.tap();
 }
 
-test('the editor on a phone: a tap places and selects, the panel and the channel picker are reached, a finger resizes by the corner; nothing scrolls sideways', async ({ browser, stack }) => {
+/** A finger on the screen as a phone sends it (touch events, which the page sees as pointer events too). */
+function finger(cdp: CDPSession) {
+  const touch = (type: 'touchStart' | 'touchMove' | 'touchEnd', x = 0, y = 0) =>
+    cdp.send('Input.dispatchTouchEvent', { type, touchPoints: type === 'touchEnd' ? [] : [{ x, y }] });
+  return {
+    down: (x: number, y: number) => touch('touchStart', x, y),
+    /** to (x, y) in a few steps from (x0, y0) */
+    async move(x0: number, y0: number, x: number, y: number, steps = 5): Promise<void> {
+      for (let i = 1; i <= steps; i++) await touch('touchMove', x0 + ((x - x0) * i) / steps, y0 + ((y - y0) * i) / steps);
+    },
+    up: () => touch('touchEnd'),
+  };
+}
+
+/** The centre of an element, in the window's coordinates. */
+async function centre(locator: Locator): Promise<{ x: number; y: number }> {
+  const b = (await locator.boundingBox())!;
+  return { x: b.x + b.width / 2, y: b.y + b.height / 2 };
+}
+
+/**
+ * Tap Save and wait for its answer. The tap must have been a click (a tap the browser
+ * did not turn into one fails here, not as a save that never came); the answer is
+ * awaited as long as the editor itself waits for the gateway (20 s), and a refused or
+ * failed save fails with the reason the editor shows.
+ */
+async function tapSave(page: Page): Promise<void> {
+  const button = page.getByRole('button', { name: 'Save' });
+  await expect(button).toBeEnabled();
+  const clicked = button.evaluate((b) => new Promise<void>((done) => b.addEventListener('click', () => done(), { once: true })));
+  await button.tap();
+  await clicked;
+  const state = page.getByTestId('save-state');
+  const refused = page.locator('[data-testid=save-error], [data-testid=invalid], [data-testid=conflict]');
+  await expect(refused.or(state.filter({ hasText: /^saved · revision \d+$/ }))).toBeVisible({ timeout: 30_000 });
+  await expect(refused).toHaveCount(0);
+  await expect(state).toHaveText(/^saved · revision \d+$/);
+}
+
+test('the editor on a phone: a tap places and selects, the panel and the channel picker are reached, a finger drags a type from the palette to a column, moves a widget and resizes by the corner; nothing scrolls sideways', async ({ browser, stack }) => {
   const context = await browser.newContext(PHONE);
   const page = await context.newPage();
   await newFromTheList(page, stack, 'On a phone');
@@ -238,18 +278,41 @@ test('the editor on a phone: a tap places and selects, the panel and the channel
   await pick(page, 'STATE', stack.pv('STATE'));
   await faultReadsTheSame(page);
 
+  // a finger holds a type until it lifts, drags it onto the screen and lets go on
+  // column 7 of row 4: it lands there (cut to the columns left)
+  const hand = finger(await context.newCDPSession(page));
+  const field = (prop: string) => page.locator(`input[data-prop="${prop}"]`);
+  const type = page.locator('[data-palette="text"]');
+  await page.locator('.ed-palette').evaluate((el) => el.scrollIntoView({ block: 'start' })); // the palette and the screen's first rows in view
+  const canvas = (await page.getByTestId('canvas').boundingBox())!;
+  const pitch = (canvas.width + 4) / 12;
+  const from = await centre(type);
+  const to = { x: canvas.x + 6 * pitch + pitch / 2, y: canvas.y + 3 * 34 + 15 };
+  await hand.down(from.x, from.y);
+  await expect(type).toHaveClass(/lifted/); // the hold: a swipe from the palette scrolls instead
+  await hand.move(from.x, from.y, to.x, to.y);
+  await hand.up();
+  await expect(item('text')).toHaveClass(/selected/);
+  await expect(item('text')).toHaveAttribute('data-x', '7');
+  await expect(item('text')).toHaveAttribute('data-y', '4');
+  await expect(field('w')).toHaveValue('6');
+
+  // a finger moves the lamp two columns to the right
+  const x0 = Number(await item('led').getAttribute('data-x'));
+  const lamp = await centre(item('led'));
+  await hand.down(lamp.x, lamp.y);
+  await hand.move(lamp.x, lamp.y, lamp.x + 2 * pitch, lamp.y);
+  await hand.up();
+  await expect(item('led')).toHaveAttribute('data-x', String(x0 + 2));
+
   // a tap selects; a finger on the corner makes the label one row taller
   await item('label').tap();
   await expect(item('label')).toHaveClass(/selected/);
-  const field = (prop: string) => page.locator(`input[data-prop="${prop}"]`);
   const [w, h] = [await field('w').inputValue(), Number(await field('h').inputValue())];
-  const handle = (await item('label').locator('.ed-handle').boundingBox())!;
-  const x = handle.x + handle.width / 2;
-  const y = handle.y + handle.height / 2;
-  const cdp = await context.newCDPSession(page);
-  await cdp.send('Input.dispatchTouchEvent', { type: 'touchStart', touchPoints: [{ x, y }] });
-  for (let i = 1; i <= 5; i++) await cdp.send('Input.dispatchTouchEvent', { type: 'touchMove', touchPoints: [{ x, y: y + (36 * i) / 5 }] });
-  await cdp.send('Input.dispatchTouchEvent', { type: 'touchEnd', touchPoints: [] });
+  const corner = await centre(item('label').locator('.ed-handle'));
+  await hand.down(corner.x, corner.y);
+  await hand.move(corner.x, corner.y, corner.x, corner.y + 36);
+  await hand.up();
   await expect(field('h')).toHaveValue(String(h + 1));
   await expect(field('w')).toHaveValue(w);
   await noOverlap(page);
@@ -258,8 +321,7 @@ test('the editor on a phone: a tap places and selects, the panel and the channel
 
   // saved from the phone, then viewed there
   await expect(page.getByTestId('new-name')).toHaveValue('on-a-phone');
-  await page.getByRole('button', { name: 'Save' }).tap();
-  await expect(page.getByTestId('save-state')).toHaveText(/^saved · revision \d+$/);
+  await tapSave(page);
   await page.getByRole('link', { name: '← view' }).tap();
   await expect(page.locator('.grid')).toHaveAttribute('data-ready', 'true');
   await faultReadsTheSame(page);
