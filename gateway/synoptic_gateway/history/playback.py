@@ -12,7 +12,8 @@ the socket, with the moment each shows: ``[[t_ms, frame], …]`` as msgpack.
 
 A fast playback's stretch holds far more values than it shows (60 s of 100
 channels at 10 Hz: 60 000 values for 30 frames of 100): where the raw history
-holds more values in the span than channels times frames, each frame's values
+holds more values in the span than a quarter of channels times frames (the
+messages a read of every value takes before it gives up), each frame's values
 are read as an ``at`` reads them instead, each channel's last value at the
 frame's end (one batched Direct Get per frame), and those that changed since
 the frame before are shown: the same frames for a twentieth of the messages.
@@ -112,9 +113,9 @@ class StretchReader:
         subjects = [x for x in index if x.startswith(f"{self._settings.prefix}.hist.")]
         raw = [x for x in subjects if ".hist.val." in x]
         # every value of the span where there are fewer than one per channel and
-        # frame; else each channel's last value at each frame's end (a fast
+        # four frames; else each channel's last value at each frame's end (a fast
         # playback: 60 s of 100 channels at 10 Hz are 60 000 values for 30 frames)
-        samples = (n + 1) * len(raw)
+        samples = max((n + 1) * len(raw) // 4, 1)
         raw_found: list[tuple[int, int, bool, bytes]] = []
 
         def on_raw(subject: str, stored: int, data: bytes) -> None:

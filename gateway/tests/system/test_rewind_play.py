@@ -141,8 +141,9 @@ async def test_playback_rebuilds_the_screen_frame_by_frame(
     uris = names[:20]
     seen, began, ended = await record_and_publish(nc, Publisher(nc), uris)
     await play_and_check(gateway, uris, seen, began)
-    # a fast stretch, read at its frames' ends, gives the frames a read of every
-    # value gives: at 1× (read whole), 10× and 60× (more values than frames)
+    # a stretch read at its frames' ends gives the frames a read of every value
+    # gives: at 1×, 10× and 60× (at least the last two: more values than a
+    # quarter of channels × frames)
     sampled, whole = (
         StretchReader(Settings(), lambda: nc),
         StretchReader(Settings(), lambda: nc),
@@ -158,7 +159,7 @@ async def test_playback_rebuilds_the_screen_frame_by_frame(
         assert got == await whole.answer(stretch, anyone), speed
         shown = [msgpack.unpackb(frame)["val"] for _, frame in msgpack.unpackb(got)]
         assert sum(map(len, shown)) >= len(uris) * min(speed, 4), speed
-    assert sampled.sampled == 2 and whole.sampled == 0
+    assert sampled.sampled >= 2 and whole.sampled == 0
 
 
 async def test_halt_stops_a_playback_and_a_new_play_replaces_it(
