@@ -17,6 +17,7 @@ test('a click on a trend shows the screen at that moment, plays it at 10x, and g
   let counting = false;
   const received: number[] = [];
   page.on('websocket', (ws) => ws.on('framereceived', (f) => void (counting && received.push(f.payload.length))));
+  const opened = Date.now();
   await openScreen(page, stack, 'epics-demo', token);
   const press = page.locator('[data-widget="button"] button').first();
   await expect(press).toBeEnabled(); // an operator may write while live
@@ -31,14 +32,20 @@ test('a click on a trend shows the screen at that moment, plays it at 10x, and g
     new MutationObserver(note).observe(el!, { subtree: true, characterData: true, childList: true });
   });
   const start = Number((await counter.textContent())!.replace(/[^\d.]/g, ''));
-  // 29 s of it (the counter adds 10 a second): the moment clicked below, some 24 s ago, is
-  // in it, and a playback at 10x from there takes some 3 s to catch up with live
-  await expect.poll(async () => Number((await counter.textContent())!.replace(/[^\d.]/g, '')), { timeout: 60_000 }).toBeGreaterThan(start + 290);
-
-  // the spectrum of the 100 000-point waveform: the value it draws live, and every frame from now on
+  // the spectrum of the 100 000-point waveform (a new value a second): its first value
+  // published since the page opened (an earlier test may have restarted the adapter)
   const wave = page.locator('[data-widget="spectrum"][data-channel="ca://DEMO:WF100K"] .w-spectrum');
+  const waveT = async () => Number(await wave.getAttribute('data-t'));
+  await expect.poll(waveT, { timeout: 30_000 }).toBeGreaterThan(opened - 1_500);
+  const firstWave = await waveT();
+  // 29 s of both (the counter adds 10 a second): the moment clicked below, some 24 s ago,
+  // is in it, and a playback at 10x from there takes some 3 s to catch up with live
+  await expect.poll(async () => Number((await counter.textContent())!.replace(/[^\d.]/g, '')), { timeout: 60_000 }).toBeGreaterThan(start + 290);
+  await expect.poll(waveT, { timeout: 60_000 }).toBeGreaterThan(firstWave + 29_000);
+
+  // the value the spectrum draws live, and every frame from now on
   await expect(wave).toHaveAttribute('data-points', /^(512|1024|2048)$/);
-  const liveSeq = Number(await wave.getAttribute('data-seq'));
+  const liveT = await waveT();
   counting = true;
 
   // a click in the trend's plot (its last 30 s), a fifth of the way in: that moment
@@ -62,8 +69,10 @@ test('a click on a trend shows the screen at that moment, plays it at 10x, and g
     const shown = await page.evaluate(() => (window as unknown as { shown: [number, string][] }).shown);
     return shown.some(([t, v]) => v === text && Math.abs(t - moment) < 400) || `${text} not shown near ${moment} (the page's log covers ${shown[0][0]}…${shown[shown.length - 1][0]})`;
   }).toBe(true);
-  // the waveform then: an older value than the one drawn live, at the points its plot draws
-  await expect.poll(async () => Number(await wave.getAttribute('data-seq'))).toBeLessThan(liveSeq);
+  // the waveform then: a value from before the moment, older than the one drawn live,
+  // at the points its plot draws
+  await expect.poll(waveT).toBeLessThan(liveT);
+  expect(await waveT()).toBeLessThanOrEqual(moment);
   await expect(wave).toHaveAttribute('data-points', /^(512|1024|2048)$/);
   await expect(wave).toHaveAttribute('data-extent', /^0,99999,/);
   // and stays there: the screen is not live

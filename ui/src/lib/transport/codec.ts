@@ -103,6 +103,15 @@ reader.readI64 = function (this: Int64Reader) {
   return big <= MAX_SAFE && big >= -MAX_SAFE ? Number(big) : big;
 };
 
+/**
+ * `v.t` as a number: a nanosecond timestamp decodes as a bigint (beyond 2^53), and
+ * `ValueMsg.t` is a number (~256 ns resolution is plenty) wherever a value is read.
+ */
+export function settleTime<T extends { t: number | bigint } | null | undefined>(v: T): T {
+  if (v && typeof v.t === 'bigint') v.t = Number(v.t);
+  return v;
+}
+
 /** Decode one binary frame from the gateway. */
 export function decodeFrame(data: ArrayBuffer | Uint8Array): ServerFrame {
   const frame = decoder.decode(data instanceof Uint8Array ? data : new Uint8Array(data));

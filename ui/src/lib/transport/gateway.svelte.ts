@@ -12,7 +12,7 @@
 import { BrowserSide, browserLiveness, splitBrowserSide } from './browserside';
 import { ChannelState, type Liveness } from './channel.svelte';
 import { normaliseUri } from './channels';
-import { decodeFrame, decodeJsonFrame, encodeFrame, warmDecoder } from './codec';
+import { decodeFrame, decodeJsonFrame, encodeFrame, settleTime, warmDecoder } from './codec';
 import { Commits, GatewayStats } from './commit';
 import { EarlyAnswers } from './early-answers';
 import { userMessage } from './errors';
@@ -548,8 +548,7 @@ export class Gateway implements Liveness {
         for (let k = 0; k < n; k++) {
           const ch = sub.byIndex[i[k]];
           if (!ch) continue;
-          let v = val[k];
-          if (typeof v.t === 'bigint') v.t = Number(v.t);
+          let v = settleTime(val[k]);
           if (v.sh !== undefined) {
             // docs/protocol.md, the client rule: not newer than held is ignored,
             // else its base must be the value held
@@ -689,8 +688,7 @@ export class Gateway implements Liveness {
     const down = new Set(frame.stale ?? []);
     const now = performance.now();
     sub.byIndex.forEach((ch, k) => {
-      const v = frame.val[k] ?? null;
-      if (v && typeof v.t === 'bigint') v.t = Number(v.t);
+      const v = settleTime(frame.val[k] ?? null);
       ch.snapshot(v, frame.meta[k] ?? null, down.has(k));
       this.#commits.touch(ch, now);
     });

@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import { Gateway } from './gateway.svelte';
-import type { MetaMsg, ValueMsg } from './protocol';
+import type { MetaMsg, PbFrame, ValueMsg } from './protocol';
 import { gateway as startedGateway } from '../testing/canvas';
 import { Socket } from '../testing/socket';
 
@@ -341,6 +341,29 @@ describe('Gateway history requests', () => {
     await expect(answers[1]).rejects.toThrow('bad_range: reversed');
     gw.close();
     await expect(answers[2]).rejects.toThrow(/not connected|disconnected/);
+  });
+});
+
+describe('Gateway rewind requests', () => {
+  const opts = { url: 'ws://gw.test/ws?format=json', WebSocket: FakeSocket as unknown as typeof WebSocket, schedule: () => {} };
+
+  it('hands past values (at, pb) on with their timestamps as numbers, as live ones', async () => {
+    FakeSocket.made = [];
+    const gw = new Gateway(opts);
+    gw.start();
+    const ws = FakeSocket.made[0];
+    ws.open();
+    ws.receive({ op: 'hello', ver: 1, gw: 'g', user: 'u', write: false });
+    const frames: PbFrame[] = [];
+    const answer = gw.play(['ca://A'], 1000, 10, (f) => frames.push(f));
+    await Promise.resolve();
+    const id = ws.sent.map((d) => JSON.parse(d)).find((f) => f.op === 'play').id;
+    const t = 1795876927959955200n as unknown as number; // ns since the epoch decode as a bigint
+    gw.handle({ op: 'at', id, t: 1000, ch: ['ca://A'], val: [{ v: 1, t, sev: 0, c: true }], meta: [null], src: ['raw'], err: [null] });
+    expect(typeof (await answer).val[0]!.t).toBe('number');
+    gw.handle({ op: 'pb', id, t: 1100, i: [0], val: [{ v: 2, t, sev: 0, c: true }] });
+    expect(frames[0].val[0]!.t).toBeCloseTo(1795876927959955200, -4);
+    gw.close();
   });
 });
 

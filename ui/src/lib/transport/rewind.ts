@@ -4,6 +4,7 @@
  * stopped by `halt`), and a channel's previous or next change (`step`).
  */
 import { normaliseUri } from './channels';
+import { settleTime } from './codec';
 import { nextId } from './ids';
 import type { AtFrame, PbFrame } from './protocol';
 import type { Link } from './requests';
@@ -76,6 +77,8 @@ export class RewindRequests {
 
   /** An `at`, `pb` or `step` frame, or an error text for request `id` (false: none of ours). */
   answer(id: number, frame: AtFrame | PbFrame | { t: number | null; op: 'step' } | string): boolean {
+    // past values' timestamps as live ones are: numbers
+    if (typeof frame !== 'string' && frame.op !== 'step') for (const v of frame.val) settleTime(v);
     if (typeof frame !== 'string' && frame.op === 'pb') {
       const onFrame = this.#plays.get(id);
       if (!onFrame) return false;
