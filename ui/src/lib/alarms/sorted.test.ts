@@ -44,6 +44,35 @@ describe('sorted list', () => {
     expect(list.partition((x) => x < 50_000)).toBe(held.filter((x) => x < 50_000).length);
   });
 
+  it('keeps order, slices and views through thousands of changes in chunks, none copied whole', () => {
+    const rnd = random(3);
+    const cmp = (a: number, b: number) => a - b;
+    const list = new SortedList<number>(cmp);
+    list.reset(Array.from({ length: 5000 }, (_, i) => i * 10));
+    let held = list.items.slice();
+    for (let round = 0; round < 12; round++) {
+      // a storm's frame: many in, some out anywhere (chunks split and merge)
+      const gone = new Set(held.filter(() => rnd() < 0.05));
+      const have = new Set(held);
+      const added = [...new Set(Array.from({ length: 700 }, () => Math.floor(rnd() * 1e7) * 10 + 1 + round))].filter((x) => !have.has(x));
+      list.update([...gone], added);
+      held = held.filter((x) => !gone.has(x)).concat(added).sort(cmp);
+      expect(list.length).toBe(held.length);
+      expect([...list]).toEqual(held);
+      expect(list.slice(100, 140)).toEqual(held.slice(100, 140));
+      const view = list.view(37, held.length - 5);
+      expect(view.length).toBe(held.length - 42);
+      expect(view.slice(3, 10)).toEqual(held.slice(40, 47));
+      expect(view.slice()).toEqual(held.slice(37, held.length - 5));
+      expect(list.partition((x) => x < 5_000_000)).toBe(held.filter((x) => x < 5_000_000).length);
+    }
+    list.update(held, []);
+    expect(list.length).toBe(0);
+    expect(list.items).toEqual([]);
+    list.update([], [3, 1, 2]);
+    expect(list.items).toEqual([1, 2, 3]);
+  });
+
   it('ignores items it does not hold and finds items whose order moved', () => {
     const list = new SortedList<{ k: number }>((a, b) => a.k - b.k);
     const a = { k: 1 };
@@ -85,8 +114,8 @@ describe('alarm store, incrementally', () => {
       const listed = [...latest.values()].filter((s) => s.lat > 0 || s.shelf !== undefined);
       const expected = [...listed].sort(compareAlarms).map((s) => s.ch);
       expect(store.sorted().map((s) => s.ch)).toEqual(expected);
-      expect(store.filtered('', '', true).map((s) => s.ch)).toEqual(expected.filter((ch) => latest.get(ch)!.shelf));
-      expect(store.filtered('Plant/Power', '', false).map((s) => s.ch)).toEqual(
+      expect(store.filtered('', '', true).slice().map((s) => s.ch)).toEqual(expected.filter((ch) => latest.get(ch)!.shelf));
+      expect(store.filtered('Plant/Power', '', false).slice().map((s) => s.ch)).toEqual(
         expected.filter((ch) => !latest.get(ch)!.shelf && inArea(latest.get(ch)!.area, 'Plant/Power')),
       );
       const active = listed.filter((s) => s.lat > 0 && s.shelf === undefined);

@@ -6,7 +6,7 @@
  */
 import type { Gateway } from '../transport/gateway.svelte';
 import type { AlarmsFrame, AlarmState } from '../transport/protocol';
-import { SortedList } from './sorted';
+import { SortedList, type Rows } from './sorted';
 
 export const SEVERITY_NAMES = ['NONE', 'MINOR', 'MAJOR', 'INVALID'] as const;
 
@@ -213,17 +213,20 @@ export class AlarmStore {
     return this.#sorted.items;
   }
 
-  /** The listed alarms under `area` (empty: all) whose channel, description, area or status contain `text`. */
-  filtered(area: string, text: string, shelved: boolean): AlarmState[] {
+  /**
+   * The listed alarms under `area` (empty: all) whose channel, description, area or
+   * status contain `text`, as rows read when drawn: the whole list (no area, no text)
+   * is a view of the sorted list, nothing copied however long it is.
+   */
+  filtered(area: string, text: string, shelved: boolean): Rows<AlarmState> {
     this.#settle();
     const needle = text.trim().toLowerCase();
     // shelved alarms sort last: the whole of either view is a slice
-    const cut = this.#sorted.partition((s) => s.shelf === undefined);
-    const items = this.#sorted.items;
-    if (!area && !needle) return shelved ? items.slice(cut) : items.slice(0, cut);
+    const sorted = this.#sorted;
+    const cut = sorted.partition((s) => s.shelf === undefined);
+    if (!area && !needle) return shelved ? sorted.view(cut, sorted.length) : sorted.view(0, cut);
     const out: AlarmState[] = [];
-    for (let i = shelved ? cut : 0, end = shelved ? items.length : cut; i < end; i++) {
-      const s = items[i];
+    for (const s of shelved ? sorted.slice(cut) : sorted.slice(0, cut)) {
       if (
         inArea(s.area, area) &&
         (!needle ||
@@ -241,7 +244,7 @@ export class AlarmStore {
   worst(area: string, count: number): AlarmState[] {
     this.#settle();
     const out: AlarmState[] = [];
-    for (const s of this.#sorted.items) {
+    for (const s of this.#sorted) {
       if (out.length >= count || s.shelf !== undefined) break;
       if (s.lat > 0 && inArea(s.area, area)) out.push(s);
     }
