@@ -5,9 +5,12 @@ The gateway subscribes to ``cs.alarm.st.>`` once and reads the latest state of
 every alarm from ``CS_ALARM`` (again after NATS comes back), keeping the alarms
 that are listed (active or shelved) and each alarm's newest revision ``n`` (a
 state not newer than it is dropped: the alarm service may publish one twice).
-Changes are gathered for :data:`FLUSH_S` and sent as one ``alarms`` frame (an
-operator's acknowledge or shelve within :data:`URGENT_S`: every open page shows
-it at once), encoded once per mode (msgpack, JSON) for every socket that follows the list;
+Changes are gathered for :data:`FLUSH_S` and sent as one ``alarms`` frame,
+encoded once per mode (msgpack, JSON) for every socket that follows the list. People
+go first: an operator's acknowledge or shelve (:data:`URGENT_EVENTS`) is sent as
+soon as the states read with it are taken, in a frame of its own ahead of the
+changes gathered meanwhile (a page reads it without reading a storm's first); a
+channel's states still reach a page in order;
 sockets that follow only the counts (every screen's header) get a frame when a
 count changes. The alarm service's heartbeat says whether it runs.
 """
@@ -33,10 +36,8 @@ log = logging.getLogger(__name__)
 
 #: Seconds changes are gathered before they are sent (one frame per window).
 FLUSH_S = 0.05
-#: Seconds an operator's change (acknowledge, shelve and their undoing) waits: the
-#: frame then carries every change gathered so far.
-URGENT_S = 0.002
-#: Events sent within :data:`URGENT_S`.
+#: Events sent at once, in frames of their own: an operator's acknowledge, shelve
+#: and their undoing.
 URGENT_EVENTS = frozenset(OPS)
 #: The alarm service is called gone after this many seconds without a heartbeat.
 SERVICE_SILENT_S = 5.0
@@ -100,6 +101,8 @@ class AlarmFeed:
         self.listed: dict[str, dict[str, Any]] = {}  # ch -> state (active or shelved)
         self._newest: dict[str, int] = {}  # ch -> newest n seen
         self._changed: dict[str, dict[str, Any]] = {}
+        self._urgent: dict[str, dict[str, Any]] = {}  # operators' changes to send
+        self._urgent_flush: asyncio.Handle | None = None
         self._followers = _Followers()
         self._counts = Counts()
         self._sent_counts: dict[str, Any] | None = None
@@ -128,8 +131,9 @@ class AlarmFeed:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await task
-        if self._flush is not None:
-            self._flush.cancel()
+        for handle in (self._flush, self._urgent_flush):
+            if handle is not None:
+                handle.cancel()
 
     async def _subscribe_and_load(self) -> None:
         await self._bus.wait_connected(None)
@@ -186,8 +190,17 @@ class AlarmFeed:
             del self.listed[ch]
         self._count(before, -1)
         self._count(self.listed.get(ch), +1)
+        if state["ev"] in URGENT_EVENTS:
+            # ahead of what was gathered: its older state of the channel is dropped
+            self._changed.pop(ch, None)
+            self._urgent[ch] = dict(state)
+            if self._urgent_flush is None:  # once the states read with it are taken
+                self._urgent_flush = asyncio.get_running_loop().call_soon(
+                    self._flush_urgent
+                )
+            return
         self._changed[ch] = dict(state)
-        self._schedule(URGENT_S if state["ev"] in URGENT_EVENTS else FLUSH_S)
+        self._schedule()
 
     def _count(self, state: dict[str, Any] | None, sign: int) -> None:
         if state is None:
@@ -236,6 +249,15 @@ class AlarmFeed:
         the counts' followers when they changed."""
         self._flush = None
         changed, self._changed = self._changed, {}
+        self._send(changed)
+
+    def _flush_urgent(self) -> None:
+        """Send the operators' changes now, in a frame of their own."""
+        self._urgent_flush = None
+        urgent, self._urgent = self._urgent, {}
+        self._send(urgent)
+
+    def _send(self, changed: dict[str, dict[str, Any]]) -> None:
         counts = self._counts.as_dict()
         counted = counts != self._sent_counts
         self._sent_counts = counts
