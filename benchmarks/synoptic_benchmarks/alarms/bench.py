@@ -164,6 +164,9 @@ class Tap:
         self.storm: set[str] = set()
         self.storm_seen: dict[str, float] = {}
         self.storm_done = asyncio.Event()
+        #: acknowledgements: when each reached the bus (wall s) and the service's
+        #: time stamp on it (ns)
+        self.acked: dict[str, tuple[float, int]] = {}
 
     async def on(self, msg: Any) -> None:
         state = decode_alarm(msg.data)
@@ -174,6 +177,8 @@ class Tap:
             self.repeats += 1
             return
         self.newest[state["ch"]] = n
+        if state["ev"] == "ack" and state["ch"] not in self.acked:
+            self.acked[state["ch"]] = (now / 1e9, state["at"])
         if self.recording:
             self.events[state["ev"]] = self.events.get(state["ev"], 0) + 1
         if self.recording and state["ev"] == "sev":
@@ -358,7 +363,7 @@ async def measure(
             ),
         }
         acks = await acknowledge(
-            gateway, pages, browser, sorted(tap.storm)[: args.acks]
+            gateway, pages, browser, sorted(tap.storm)[: args.acks], tap
         )
         stats = await source_stats(nc, args.procs)
         metrics = await asyncio.to_thread(scrape, metrics_port)
@@ -407,9 +412,11 @@ async def measure(
 
 
 async def acknowledge(gateway: GatewayProc, pages: SocketPages,
-                      browser: BrowserPage | None, channels: list[str]) -> dict[str, Any]:  # fmt: skip
+                      browser: BrowserPage | None, channels: list[str],
+                      tap: Tap) -> dict[str, Any]:  # fmt: skip
     """Acknowledge ``channels`` one at a time as a signed-in user; from each request
-    to its arrival at every page (ms)."""
+    to its arrival at every page (ms), and on the way: to the service's time stamp
+    on the new state and to its arrival on the bus."""
     token = jwt.encode(
         {"sub": "bench", "ack": ["*"], "exp": int(time.time()) + 3600}, SECRET
     )
@@ -426,6 +433,10 @@ async def acknowledge(gateway: GatewayProc, pages: SocketPages,
             raise RuntimeError(f"ack {ch}: {status} {body}")
         arrived = (await pages.ask(f"ack {ch}", timeout=60))["acked"]
         at_sockets += [(at - t0) * 1000 for at in arrived]
+    stamped = [(tap.acked[ch][1] / 1e9 - sent[ch]) * 1000 for ch in channels
+               if ch in tap.acked]  # fmt: skip
+    on_bus = [(tap.acked[ch][0] - sent[ch]) * 1000 for ch in channels
+              if ch in tap.acked]  # fmt: skip
     in_browser: list[float] = []
     if browser is not None:
         acked = (await browser.ask("acks"))["acked"]
@@ -433,6 +444,8 @@ async def acknowledge(gateway: GatewayProc, pages: SocketPages,
     return {
         "acks": len(channels),
         "answer_ms": {"p50": pct(answers, 0.5), "p99": pct(answers, 0.99)},
+        "stamped_by_the_service_ms": {"p50": pct(stamped, 0.5), "p99": pct(stamped, 0.99)},
+        "on_the_bus_ms": {"p50": pct(on_bus, 0.5), "p99": pct(on_bus, 0.99)},
         "to_every_socket_page_ms": {"p50": pct(at_sockets, 0.5), "p99": pct(at_sockets, 0.99),
                                     "max": pct(at_sockets, 1.0)},
         "to_the_browser_page_ms": {"p50": pct(in_browser, 0.5), "p99": pct(in_browser, 0.99),
