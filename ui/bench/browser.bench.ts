@@ -17,7 +17,7 @@ const OPEN_RUNS = Number(process.env.BENCH_OPEN_RUNS ?? 7);
 const SUSTAIN_S = Number(process.env.BENCH_SUSTAIN_S ?? 20);
 const STEP_S = Number(process.env.BENCH_STEP_S ?? 10);
 const RATES = (process.env.BENCH_RATES ?? '20,40,80').split(',').map(Number);
-/** which parts to run (default all but import): open, sustained, breaking, charts, import (`make bench-import`) */
+/** which parts to run (default all but import): open, sustained, breaking, charts, import (`make bench-import`), link (import's link-follow alone) */
 /** extra query parameters of the UI (e.g. `budget=3`, the commit budget in ms per frame) */
 const QUERY = process.env.BENCH_QUERY ? `&${process.env.BENCH_QUERY}` : '';
 /** the built UI the gateway serves (default ui/dist; another build for A/B runs) */
@@ -148,7 +148,7 @@ class Bench {
 
   async start() {
     screens(this.dir);
-    if (PARTS.has('import')) {
+    if (PARTS.has('import') || PARTS.has('link')) {
       this.importResult = JSON.parse(execFileSync(join(VENV, 'python'), ['-m', 'synoptic_benchmarks.importer.bench', '--out', this.dir], { encoding: 'utf8' }));
       const screen = JSON.parse(readFileSync(join(this.dir, 'imported-500.json'), 'utf8'));
       this.importedLive = screen.widgets.filter((w: any) => ['label', 'led'].includes(w.type) && w.channels?.length).length;
@@ -261,19 +261,21 @@ test('browser benchmarks', async ({ page }) => {
       results.screen_open_cold_ms = cold;
       results.screen_open_reopen_ms = reopen;
     }
-    if (PARTS.has('import')) {
+    if (PARTS.has('import') || PARTS.has('link')) {
       // the imported 500-widget .bob (a canvas screen), opened like the grid above: cold, then re-opens
-      const cold = await openRuns(bench.coldBase, 'icold', async () => {
+      const opens = PARTS.has('import');
+      const cold = opens ? await openRuns(bench.coldBase, 'icold', async () => {
         await page.goto('about:blank');
         await bench.drained(bench.coldBase);
-      }, 'imported-500');
+      }, 'imported-500') : undefined;
       await page.goto(`${bench.base}/?run=iwarmup${QUERY}#/screen/imported-500`);
       await page.waitForFunction(() => (window as any).__openMs !== undefined, null, { timeout: 30_000 });
-      const reopen = await openRuns(bench.base, 'ireopen', async () => {}, 'imported-500');
+      const reopen = opens ? await openRuns(bench.base, 'ireopen', async () => {}, 'imported-500') : undefined;
       // a link followed: the imported menu's button opens the 500-widget screen in its place; from the click to
       // every value of the linked screen live (cold: its channels new to the gateway; again: held by its linger)
       const follow = async (base: string, label: string, before: () => Promise<void>) => {
         const runs: number[] = [];
+        const marks: Record<string, number>[] = [];
         for (let run = 0; run < OPEN_RUNS; run++) {
           await before();
           await page.goto(`${base}/?run=${label}${run}${QUERY}#/screen/imported-menu`);
@@ -282,6 +284,7 @@ test('browser benchmarks', async ({ page }) => {
           runs.push(await page.evaluate(([n, text]) => new Promise<number>((done) => {
             const link = [...document.querySelectorAll('a')].find((a) => a.textContent?.includes(text as string))!;
             const t0 = performance.now();
+            (window as any).__clickAt = t0;
             link.click();
             // seen in an animation frame callback; the time taken after that frame is rendered (as for an open)
             const check = () => {
@@ -293,8 +296,14 @@ test('browser benchmarks', async ({ page }) => {
             };
             requestAnimationFrame(check);
           }), [bench.importedLive, LINK_TEXT] as const));
+          // the same milestones as an open's, from the click (the first of each after it)
+          marks.push(await page.evaluate(() => {
+            const t0 = (window as any).__clickAt as number;
+            const at = (name: string) => Math.round((performance.getEntriesByName(name).find((e) => e.startTime >= t0)?.startTime ?? t0 - 1) - t0);
+            return { screen: at('synoptic:screen'), sub: at('synoptic:sub'), mounted: at('synoptic:mounted'), snapshot_rx: at('synoptic:snap-rx'), snapshot_decoded: at('synoptic:snap-decoded'), snapshot: at('synoptic:snap'), snapshot_committed: at('synoptic:snap-committed') };
+          }));
         }
-        return { runs: runs.map((x) => Math.round(x)), median: pct(runs, 50), target: 300 };
+        return { runs: runs.map((x) => Math.round(x)), median: pct(runs, 50), target: 300, milestones: marks };
       };
       const linkCold = await follow(bench.coldBase, 'lcold', async () => {
         await page.goto('about:blank');

@@ -5,6 +5,7 @@
  * back as a typed result, never a thrown error.
  */
 import type { Screen } from '../screen';
+import { forgetScreens } from '../nav/prefetch';
 
 /** A saved revision. */
 export interface Saved {
@@ -177,6 +178,14 @@ export class ScreensApi {
   }
 
   async #write(path: string, method: string, body?: unknown): Promise<WriteResult> {
+    try {
+      return await this.#writeOnce(path, method, body);
+    } finally {
+      forgetScreens(); // screens read ahead for links may be what this write replaced
+    }
+  }
+
+  async #writeOnce(path: string, method: string, body?: unknown): Promise<WriteResult> {
     let res: Response;
     try {
       const signal = AbortSignal.timeout(this.writeTimeoutMs);

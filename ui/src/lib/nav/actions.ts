@@ -8,6 +8,7 @@
 import type { Macros } from '../macros';
 import type { Gateway } from '../transport/gateway.svelte';
 import { navigate, screenHash, type Crumb } from './trail';
+import { prefetchScreen } from './prefetch';
 
 export type Target = 'replace' | 'tab' | 'window';
 
@@ -122,8 +123,13 @@ export function attachActions(el: HTMLElement, actions: Action[], click: boolean
     if (actions.length === 1) void runAction(actions[0], ctx(), e);
     else menu(e);
   };
+  // the screens it opens in this page are read when it is pointed at
+  const pointed = () => {
+    for (const a of actions) if (a.type === 'open' && (a.target ?? 'replace') === 'replace') prefetchScreen(a.screen, ctx().gateway, true);
+  };
   el.addEventListener('contextmenu', menu);
   if (click) {
+    el.addEventListener('pointerenter', pointed);
     el.addEventListener('click', onClick);
     el.classList.add('has-actions');
     el.setAttribute('data-actions', String(actions.length));
@@ -132,5 +138,6 @@ export function attachActions(el: HTMLElement, actions: Action[], click: boolean
     close?.();
     el.removeEventListener('contextmenu', menu);
     el.removeEventListener('click', onClick);
+    el.removeEventListener('pointerenter', pointed);
   };
 }

@@ -4,6 +4,7 @@
  * as it is; the gateway imports it as linked screens and answers with the site report.
  */
 import { zipSync } from 'fflate';
+import { forgetScreens } from '../nav/prefetch';
 
 /** What the gateway reads of a set (the rest of a folder is never sent). */
 export const KEPT = /\.(bob|opi|wj|plt|png|jpe?g|gif|svg|webp)$/i;
@@ -93,7 +94,7 @@ export async function importSite(zip: Blob | Uint8Array, file: string, opts: Sit
   const headers: Record<string, string> = { 'Content-Type': 'application/zip' };
   if (token) headers.Authorization = `Bearer ${token}`;
   const body = zip instanceof Uint8Array ? new Blob([zip as BlobPart]) : zip;
-  const res = await fetcher(`api/sites/import?${query}`, { method: 'POST', body, headers, cache: 'no-store' });
+  const res = await fetcher(`api/sites/import?${query}`, { method: 'POST', body, headers, cache: 'no-store' }).finally(forgetScreens); // screens read ahead for links may be what it replaced
   if (!res.ok) {
     let reason = `${res.status} ${res.statusText}`;
     try {
