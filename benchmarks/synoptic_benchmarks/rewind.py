@@ -20,7 +20,12 @@ Against a real nats-server with the bus's history streams and a real gateway
   The rewinders' own client process runs at a lower CPU priority (their browsers
   would not be on the gateway's host). ``viewers_history_process``: the same
   with the gateway's history in its own process (``--history-process``, at a
-  lower CPU priority).
+  lower CPU priority and within its CPU budget: ``--history-cpu``, half a core
+  by default; ``--gateway-arg=--history-cpu=0`` measures without it).
+
+``--case`` runs only some cases (``--case viewers_history_process``: the live
+viewers beside the rewinders, history in its own process); ``--gateway-arg``
+passes an argument to the gateways started.
 """
 
 from __future__ import annotations
@@ -51,6 +56,8 @@ from synoptic_gateway.testing import start_gateway
 from synoptic_schemas import Subjects, encode, parse_channel
 
 SUBJECTS = Subjects()
+#: The cases, in the order they run (``--case`` picks some).
+CASES = ("at", "play", "viewers", "viewers_history_process")
 
 
 def _uris(tag: str, n: int) -> list[str]:
@@ -268,6 +275,7 @@ async def viewers_case(
         )  # fmt: skip
         assert proc.stdout is not None
         await proc.stdout.readline()  # connected
+        print("bench-rewind: rewinders connected", file=sys.stderr, flush=True)
         await _live_window(nc, live, window, seq)
         during = _pcts(latencies)
         counts = json.loads(await proc.stdout.readline() or b"{}")
@@ -296,26 +304,37 @@ async def run(args: argparse.Namespace) -> dict:
         await ensure_history(nc, history)
         await ensure_meta_history(nc, MetaHistoryConfig("cs", storage="memory"))
         await ensure_arrays(nc, ArraysConfig(history))
-        gateway = start_gateway(server.url)
+        cases = set(args.case or CASES)
+        extra = args.gateway_arg or []
+        report["gateway_args"] = extra
+        gateway = start_gateway(server.url, *extra)
         try:
-            report["at"] = await at_case(gateway.ws_url, nc, args.rounds, args.repeats)
-            print("bench-rewind: at done", file=sys.stderr, flush=True)
+            if "at" in cases:
+                report["at"] = await at_case(
+                    gateway.ws_url, nc, args.rounds, args.repeats
+                )
+                print("bench-rewind: at done", file=sys.stderr, flush=True)
             uris = _uris("P", 100)
             first, last = await fill_live(nc, uris, args.play_history)
-            report["at"]["before_first"] = await before_first_case(
-                gateway.ws_url, uris, first, args.repeats
-            )
-            report["play"] = await play_case(gateway.ws_url, uris, first, 60)
-            print("bench-rewind: play done", file=sys.stderr, flush=True)
-            report["viewers"] = await viewers_case(
-                nc, gateway.ws_url, uris, first / 1e6, last / 1e6, args.window
-            )
-            # the same with the history in its own process, at a lower priority
-            gateway.stop()
-            gateway = start_gateway(server.url, "--history-process")
-            report["viewers_history_process"] = await viewers_case(
-                nc, gateway.ws_url, uris, first / 1e6, last / 1e6, args.window, "LP"
-            )
+            if "at" in cases:
+                report["at"]["before_first"] = await before_first_case(
+                    gateway.ws_url, uris, first, args.repeats
+                )
+            if "play" in cases:
+                report["play"] = await play_case(gateway.ws_url, uris, first, 60)
+                print("bench-rewind: play done", file=sys.stderr, flush=True)
+            if "viewers" in cases:
+                report["viewers"] = await viewers_case(
+                    nc, gateway.ws_url, uris, first / 1e6, last / 1e6, args.window
+                )
+            if "viewers_history_process" in cases:
+                # the same with the history in its own process, at a lower priority
+                gateway.stop()
+                gateway = start_gateway(server.url, "--history-process", *extra)
+                report["viewers_history_process"] = await viewers_case(
+                    nc, gateway.ws_url, uris, first / 1e6, last / 1e6, args.window,
+                    "LP",
+                )  # fmt: skip
         finally:
             gateway.stop()
             with contextlib.suppress(Exception):
@@ -335,6 +354,10 @@ def main() -> None:
                         help="seconds of 100 channels at 10 Hz played back at 60x")  # fmt: skip
     parser.add_argument("--window", type=float, default=10.0,
                         help="seconds of live latency measured alone and with the rewinders")  # fmt: skip
+    parser.add_argument("--case", action="append", choices=CASES,
+                        help="run only this case (repeatable; all by default)")  # fmt: skip
+    parser.add_argument("--gateway-arg", action="append",
+                        help="an argument for the gateways started (repeatable)")  # fmt: skip
     parser.add_argument("--rewinders", help=argparse.SUPPRESS)
     add_save_option(parser)
     args = parser.parse_args()

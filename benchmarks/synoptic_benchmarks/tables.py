@@ -1013,9 +1013,10 @@ def rewind(r: Report) -> str:
             f"({b['not_kept']} answered not kept)", f"≤ {a['target_ms']} ms"])  # fmt: skip
     vp = r.get("viewers_history_process")
     if vp:
+        budget = ", half a core at most" if "gateway_args" in r else ""
         rows.append([
             "… the same, the gateway's history in its own process (`--history-process`, "
-            "a lower CPU priority)",
+            f"a lower CPU priority{budget})",
             f"{_pair(vp['alone']['p50_ms'], vp['alone']['p99_ms'])} → "
             f"{_pair(vp['during']['p50_ms'], vp['during']['p99_ms'])} ms "
             f"(p99 ×{vp['p99_ratio']})", f"p99 ≤ ×{vp['target_p99_ratio']}"])  # fmt: skip

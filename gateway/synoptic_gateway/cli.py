@@ -135,6 +135,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--history-nice", dest="hist_nice", type=int, default=d.hist_nice,
                    help="how much lower the history process's CPU priority is "
                         "(nice; the live loop's frames first)")  # fmt: skip
+    p.add_argument("--history-cpu", dest="hist_cpu", type=float, default=d.hist_cpu,
+                   help="share of one core the history process's work keeps to "
+                        "on average (0: no budget)")  # fmt: skip
     p.add_argument("--archive-dsn", default=d.hist_archive_dsn,
                    help="HDB++ PostgreSQL connection string "
                         "(default $SYNOPTIC_ARCHIVE_DSN; empty: bus history only)")  # fmt: skip
@@ -178,7 +181,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         hist_per_socket=args.hist_per_socket,
         hist_archive_dsn=args.archive_dsn, hist_blocks=args.hist_blocks,
         hist_process=args.hist_process,
-        hist_nice=args.hist_nice,
+        hist_nice=args.hist_nice, hist_cpu=args.hist_cpu,
     )  # fmt: skip
 
 

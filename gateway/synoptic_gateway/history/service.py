@@ -23,6 +23,7 @@ from synoptic_bus.store import StoreError
 from synoptic_gateway.auth import Principal
 from synoptic_gateway.history.backend import ChannelHistory, HistoryBackend, HistoryRead
 from synoptic_gateway.history.blocks import covered
+from synoptic_gateway.history.budget import CpuBudget
 from synoptic_gateway.history.moment import MomentReader
 from synoptic_gateway.history.playback import StretchReader
 from synoptic_gateway.history.reduce import reduce_columns
@@ -55,6 +56,10 @@ class HistoryService:
         self._moments = moments or MomentReader(settings, _no_bus)
         self._stretches = stretches or StretchReader(settings, _no_bus)
         self._slots = asyncio.Semaphore(settings.hist_concurrency)
+        #: the CPU share of one core the history process's work keeps to
+        #: (``hist_cpu``; ADR 0037): none on the gateway's thread, where what the
+        #: live loop waits for is the GIL, not a CPU
+        self.budget = CpuBudget(settings.hist_cpu if settings.hist_process else 0)
         self.requests = 0
         self.points_out = 0
         #: values read from the backends, in all (before the reduction)
@@ -128,6 +133,7 @@ class HistoryService:
                 req_id=frame["id"],
             ) from None
         try:
+            await self.budget.pace()
             read, sources = await self._read(list(channels.values()), t0_ns, t1_ns, px)
         finally:
             self._slots.release()
@@ -180,6 +186,7 @@ class HistoryService:
                 req_id=frame["id"],
             ) from None
         try:
+            await self.budget.pace()
             return await work
         except StoreError as exc:
             raise FrameError(
