@@ -8,7 +8,7 @@
 import type { Macros } from '../macros';
 import type { Gateway } from '../transport/gateway.svelte';
 import { navigate, screenHash, type Crumb } from './trail';
-import { prefetchScreen } from './prefetch';
+import { prefetchScreen, subscribeAhead } from './prefetch';
 
 export type Target = 'replace' | 'tab' | 'window';
 
@@ -43,9 +43,13 @@ export function targetOf(a: { target?: Target }, ev?: Pick<MouseEvent, 'ctrlKey'
   return a.target ?? 'replace';
 }
 
-/** Open a screen with `macros` (the opener's, then the action's own) where `target` says. */
-export function openScreen(screen: string, macros: Macros, target: Target, here: Crumb | null): void {
+/**
+ * Open a screen with `macros` (the opener's, then the action's own) where `target` says;
+ * in this page, its channels are subscribed at once through `gateway` when it was read ahead.
+ */
+export function openScreen(screen: string, macros: Macros, target: Target, here: Crumb | null, gateway?: Gateway): void {
   const hash = screenHash(screen, macros);
+  if (target === 'replace' && gateway) subscribeAhead(screen, macros, gateway);
   if (target === 'replace') navigate(hash, here);
   else if (target === 'tab') window.open(`${location.pathname}${location.search}${hash}`, '_blank', 'noopener');
   else window.open(`${location.pathname}${location.search}${hash}`, '_blank', 'noopener,popup,width=900,height=700');
@@ -54,7 +58,7 @@ export function openScreen(screen: string, macros: Macros, target: Target, here:
 /** Run one action; a write answers with its result (after the confirmation it may ask). */
 export async function runAction(a: Action, ctx: ActionContext, ev?: MouseEvent | null): Promise<string> {
   if (a.type === 'open') {
-    openScreen(a.screen, { ...ctx.macros, ...(a.macros ?? {}) }, targetOf(a, ev), ctx.here);
+    openScreen(a.screen, { ...ctx.macros, ...(a.macros ?? {}) }, targetOf(a, ev), ctx.here, ctx.gateway);
     return '';
   }
   if (a.type === 'url') {

@@ -5,7 +5,8 @@
  * page follows saves of the screens it holds (`watch`) and drops one on its save,
  * drops them all when it writes screens itself, and drops any older than MAX_AGE_MS.
  */
-import { fetchScreen, type Screen } from '../screen';
+import { fetchScreen, screenChannels, type Screen } from '../screen';
+import { effectiveMacros, expandScreen, queryMacros, type Macros } from '../macros';
 import { pageFetch } from '../token';
 import type { ScreenFrame } from '../transport/protocol';
 
@@ -73,6 +74,26 @@ export function takePrefetched(name: string): { screen: Screen | null; promise: 
   setTimeout(e.unwatch, 0);
   if (Date.now() - e.at >= MAX_AGE_MS) return null;
   return { screen: e.screen, promise: e.promise };
+}
+
+/** What subscribing ahead needs of the gateway. */
+export interface AheadSubscriber {
+  subscribeAhead(uris: string[]): void;
+  /** a screen of this tab shows the past: its next screen opens live, nothing is asked ahead */
+  readonly rewound: boolean;
+}
+
+/**
+ * A link followed in this page: when the screen it opens is held, subscribe its
+ * channels (with the macros the link passes, as the opened screen will) now, so that
+ * their values are on their way while the page changes and the screen is built.
+ */
+export function subscribeAhead(name: string, macros: Macros, gateway: AheadSubscriber): void {
+  const e = entries.get(name);
+  if (!e?.screen || gateway.rewound || Date.now() - e.at >= MAX_AGE_MS) return;
+  // the opened screen's macros come from its address (queryMacros), over its own
+  const url = queryMacros(new URLSearchParams(macros).toString());
+  gateway.subscribeAhead(screenChannels(expandScreen(e.screen, effectiveMacros(e.screen, url))));
 }
 
 /** Drop every entry (this page saved, deleted or imported screens). */

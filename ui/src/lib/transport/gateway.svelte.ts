@@ -38,6 +38,13 @@ export type { ConnectionState, GatewayOptions, HistTrace, PutResult } from './ty
 /** Close codes of docs/protocol.md that change how the client reconnects. */
 const CLOSE_GOING_AWAY = 4000;
 const CLOSE_UNAUTHORIZED = 4401;
+/** How long a subscription made ahead of its screen (`subscribeAhead`) waits for the screen to take it. */
+export const AHEAD_MS = 10_000;
+
+/** A set of channels as one key (order and repeats do not matter). */
+function setKey(unique: readonly string[]): string {
+  return [...unique].sort().join('\n');
+}
 
 export class Gateway implements Liveness {
   state = $state<ConnectionState>('connecting');
@@ -60,6 +67,8 @@ export class Gateway implements Liveness {
   #opts: Required<Omit<GatewayOptions, 'url' | 'WebSocket' | 'token'>> & Pick<GatewayOptions, 'url' | 'WebSocket' | 'token'>;
   #ws: WebSocket | null = null;
   #subs = new Set<Subscription>();
+  /** subscriptions made ahead of their screens (`subscribeAhead`), by their set, until taken or dropped */
+  #ahead = new Map<string, { sub: Subscription; timer: ReturnType<typeof setTimeout> }>();
   /** told the gateway channels of each new subscription (a rewound screen shows them at its moment) */
   #onSubscribe = new Set<(uris: string[]) => void>();
   #byRequest = new Map<number, Subscription>();
@@ -180,6 +189,9 @@ export class Gateway implements Liveness {
    */
   subscribe(uris: string[], pts?: Record<string, number>): Subscription {
     let unique = [...new Set(uris.map((u) => normaliseUri(u) ?? u))];
+    // the screen a followed link opens: its subscription went out at the click
+    const ahead = pts && Object.keys(pts).length ? null : this.#takeAhead(unique);
+    if (ahead) return ahead;
     let local: string[] = [];
     if (unique.some(isBrowserSide)) [unique, local] = splitBrowserSide(unique);
     const points = pts && Object.keys(pts).length
@@ -201,6 +213,36 @@ export class Gateway implements Liveness {
     if (this.#subsFlow) this.#sendSub(sub);
     if (unique.length) for (const told of this.#onSubscribe) told(unique);
     return sub;
+  }
+
+  /**
+   * Subscribe the channels of a screen about to be built (a link followed, the screen
+   * read ahead): its values are on their way while the page changes and the screen is
+   * built. The screen's own `subscribe` of the same set within AHEAD_MS takes this one;
+   * else it is dropped.
+   */
+  subscribeAhead(uris: string[]): void {
+    const unique = [...new Set(uris.map((u) => normaliseUri(u) ?? u))];
+    const key = setKey(unique);
+    if (this.#ahead.has(key)) return; // asked already: nothing new
+    const sub = this.subscribe(unique);
+    const timer = setTimeout(() => {
+      if (this.#ahead.get(key)?.sub !== sub) return;
+      this.#ahead.delete(key);
+      this.unsubscribe(sub);
+    }, AHEAD_MS);
+    this.#ahead.set(key, { sub, timer });
+  }
+
+  /** The subscription made ahead for exactly this set of channels (taken: it is the caller's now), else null. */
+  #takeAhead(unique: string[]): Subscription | null {
+    if (!this.#ahead.size) return null;
+    const key = setKey(unique);
+    const ahead = this.#ahead.get(key);
+    if (!ahead) return null;
+    this.#ahead.delete(key);
+    clearTimeout(ahead.timer);
+    return ahead.sub;
   }
 
   /** Tell `told` the gateway channels of every subscription made from now on; returns its removal. */

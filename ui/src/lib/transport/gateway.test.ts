@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { Gateway } from './gateway.svelte';
+import { AHEAD_MS, Gateway } from './gateway.svelte';
 import type { MetaMsg, PbFrame, ValueMsg } from './protocol';
 import { gateway as startedGateway } from '../testing/canvas';
 import { Socket } from '../testing/socket';
@@ -435,5 +435,41 @@ describe('Gateway subscriptions sharing one sid', () => {
     const [unsub] = unsubs();
     gw.handle({ op: 'err', id: unsub.id, code: 'unknown_sid', msg: 'no subscription 45 on this connection' });
     expect(gw.lastError).toBeNull();
+  });
+});
+
+describe('a subscription made ahead of its screen (a link followed)', () => {
+  it('is the screen’s own when it subscribes the same set: one sub sent, its snapshot already in', () => {
+    const gw = startedGateway();
+    const subs = () => Socket.last.sent.filter((f) => f.op === 'sub');
+    gw.subscribeAhead(['ca://B', 'ca://A', 'ca://A']);
+    gw.subscribeAhead(['ca://A', 'ca://B']); // asked already: nothing new
+    expect(subs()).toHaveLength(1);
+    gw.handle({ op: 'snap', id: subs()[0].id, sid: 2, ch: ['ca://A', 'ca://B'], val: [val(1), val(2)], meta: [null, null] });
+    gw.flush();
+    const taken = gw.subscribe(['ca://A', 'ca://B']);
+    expect(subs()).toHaveLength(1);
+    expect(taken.ready).toBe(true);
+    expect(gw.channel('ca://B').value?.v).toBe(2);
+    // taken once: another subscription of the set is one of its own
+    expect(gw.subscribe(['ca://A', 'ca://B'])).not.toBe(taken);
+    expect(subs()).toHaveLength(2);
+  });
+
+  it('is dropped when no screen takes it within AHEAD_MS', () => {
+    vi.useFakeTimers();
+    try {
+      const gw = startedGateway();
+      gw.subscribeAhead(['ca://X']);
+      const subs = () => Socket.last.sent.filter((f) => f.op === 'sub');
+      expect(subs()).toHaveLength(1);
+      const id = subs()[0].id;
+      gw.handle({ op: 'snap', id, sid: 7, ch: ['ca://X'], val: [val(1)], meta: [null] });
+      vi.advanceTimersByTime(AHEAD_MS + 1);
+      expect(Socket.last.sent.filter((f) => f.op === 'unsub')).toEqual([expect.objectContaining({ sid: 7 })]);
+      expect(gw.subscribe(['ca://X']).requestId).not.toBe(id); // a new one
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
