@@ -126,8 +126,8 @@ class Settings:
     # are short, the live loop's frames go before rewinds, playbacks and trends
     hist_nice: int = 10
     # the share of one core the history process's work keeps to on average (its
-    # reads on the bus with it): rewinders and trends slow down, live viewers do
-    # not (0: no budget; ADR 0037)
+    # reads on the bus with it): rewinders and trends slow down before live viewers
+    # do (0: no budget; ADR 0037)
     hist_cpu: float = 0.5
     # HDB++ archive on PostgreSQL for ranges older than the bus keeps (a libpq
     # connection string; empty: bus history only)

@@ -6,8 +6,9 @@ history's Python to the live loop where the CPUs are short; the bus server serve
 both at the same priority. So the history service also paces itself: each
 request waits, before its work, until the CPU its thread has used stays within
 ``share`` of one core (a burst of ``burst`` CPU seconds allowed), which bounds
-its reads on the bus too. A busy history slows down (a playback's clock waits);
-the live viewers do not.
+its reads on the bus too. A busy history slows down (a playback's clock waits)
+before the live viewers do. The history process uses it (ADR 0037); on the
+gateway's thread the live loop waits for the GIL instead, which it does not bound.
 """
 
 from __future__ import annotations
