@@ -15,9 +15,10 @@ child process (``--history-process``).
   values) answered by the gateway's history service in this process: wall and CPU
   time of the read, the decoding and the reduction (px 1000).
 - ``open_trends``: a screen of 20 trends, each 1 h of one channel at 10 Hz, opened
-  through a real gateway on one connection as the UI does (at most
-  ``hist_in_flight`` requests in flight, the rest queued): when each trend's
-  history has arrived after the open.
+  through a real gateway on one connection as the UI does (the trends opening
+  together ask in one request of up to ``hist_channels`` channels, at most
+  ``hist_in_flight`` in flight): when each trend's history has arrived after the
+  open.
 - ``storm``: live delivery latency (source stamp -> client) of 5 viewers of 100
   channels at 10 Hz, first alone, then while 50 history requests (25 connections
   x 2 in flight, 2 channels x 1 h each) run; p50/p99 of both windows.
@@ -184,23 +185,34 @@ async def read_reduce(
 
 
 async def open_trends(ws_url: str, uris: list[str], t0_ms: float, t1_ms: float) -> dict:
+    """A screen of one-channel trends opened on one connection as the UI does
+    (``HistoryRequests`` in ui/src/lib/transport/requests.ts): the trends opening
+    together ask for the same window, so their requests go as one ``hist`` frame of
+    up to ``hist_channels`` channels, at most ``hist_in_flight`` frames in flight;
+    each trend is drawn when its frame's answer has arrived."""
     async with GatewayClient([ws_url]) as client:
-        limit = int((client.hello or {}).get("limits", {}).get("hist_in_flight", 2))
-        slots = asyncio.Semaphore(limit)
+        limits = (client.hello or {}).get("limits", {})
+        in_flight = int(limits.get("hist_in_flight", 2))
+        per_request = int(limits.get("hist_channels", 100))
+        slots = asyncio.Semaphore(in_flight)
+        batches = [uris[i : i + per_request] for i in range(0, len(uris), per_request)]
         opened = time.perf_counter()
 
-        async def one(uri: str) -> tuple[float, int, Any]:
+        async def one(batch: list[str]) -> list[tuple[float, int, Any]]:
             async with slots:
-                traces = await client.history([uri], t0_ms, t1_ms, px=800)
-            trace = traces[uri]
-            n = 0 if trace.t is None else len(trace.t)
-            return (time.perf_counter() - opened) * 1e3, n, trace.err
+                traces = await client.history(batch, t0_ms, t1_ms, px=800)
+            drawn = (time.perf_counter() - opened) * 1e3
+            return [(drawn, 0 if traces[u].t is None else len(traces[u].t), traces[u].err)
+                    for u in batch]  # fmt: skip
 
-        results = await asyncio.gather(*(one(u) for u in uris))
+        results = [
+            r for part in await asyncio.gather(*(one(b) for b in batches)) for r in part
+        ]
     drawn = sorted(r[0] for r in results)
     return {
         "trends": len(uris),
-        "hist_in_flight": limit,
+        "requests": len(batches),
+        "hist_in_flight": in_flight,
         "drawn_after_open_ms": [round(x, 1) for x in drawn],
         "last_drawn_ms": round(drawn[-1], 1),
         "points_per_trend": statistics.median(r[1] for r in results),

@@ -9,8 +9,9 @@ then, through the demo's gateway:
   (:func:`synoptic_gateway.history.record.check_trace`): the share of the window
   each covers, pixel columns whose min/max differ, answered points never
   published;
-- ``open_trends``: 20 such trends opened on one connection as the UI does (each
-  drawn when its answer has arrived);
+- ``open_trends``: 20 such trends opened on one connection as the UI does (the
+  trends opening together ask in one request; each drawn when its answer has
+  arrived);
 - ``retention``: how far back each history stream reaches (``synoptic bus
   status``).
 """

@@ -36,3 +36,33 @@ test('a trend opens with history drawn, keeps updating, and zooming out loads ol
   expect(text).toContain('ca://DEMO:SINE');
   await expect(trend.locator('.hist-error')).toHaveCount(0);
 });
+
+test('the trends of a screen opening together ask for their history in one request, each drawn', async ({ page, stack }) => {
+  // the hist frames the page sends (msgpack: their channels read as text)
+  const hists: string[] = [];
+  page.on('websocket', (ws) =>
+    ws.on('framesent', (f) => {
+      const text = typeof f.payload === 'string' ? f.payload : f.payload.toString('latin1');
+      if (text.includes('hist')) hists.push(text);
+    }),
+  );
+  // the demo screen first: its channels' values are on the bus (adapters publish what is shown)
+  await openScreen(page, stack, 'epics-demo');
+  await expect.poll(async () => Number(await page.locator('[data-widget="trend"] .w-trend').first().getAttribute('data-points'))).toBeGreaterThan(20);
+  const names = ['SINE', 'NOISE', 'WALK', 'CNT:00000'];
+  await stack.putRawScreen('e2e-four-trends', {
+    version: 1, title: 'Four trends', layout: { type: 'grid', columns: 12, row_height: 28, gap: 4 },
+    widgets: names.map((n) => ({ type: 'trend', title: n, channels: [stack.pv(n)], w: 4, h: 4, options: { window_s: 30 } })),
+  });
+  const before = hists.length;
+  await openScreen(page, stack, 'e2e-four-trends');
+  const trends = page.locator('[data-widget="trend"] .w-trend');
+  await expect(trends).toHaveCount(names.length);
+  for (let k = 0; k < names.length; k++) {
+    await expect.poll(async () => Number(await trends.nth(k).getAttribute('data-history-points')), { timeout: 15_000 }).toBeGreaterThan(0);
+  }
+  const opening = hists.slice(before);
+  expect(opening).toHaveLength(1);
+  for (const n of names) expect(opening[0]).toContain(stack.pv(n));
+  await expect(page.locator('.hist-error')).toHaveCount(0);
+});

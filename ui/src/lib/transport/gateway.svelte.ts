@@ -564,6 +564,7 @@ export class Gateway implements Liveness {
         this.write = frame.write === true;
         this.expires = frame.exp ?? null;
         this.#history.limit = frame.limits?.hist_in_flight ?? 2;
+        this.#history.maxChannels = frame.limits?.hist_channels ?? 100;
         this.attempts = 0;
         this.state = 'live';
         this.lastError = null;

@@ -5,6 +5,8 @@ import { gateway as startedGateway } from '../testing/canvas';
 import { Socket } from '../testing/socket';
 
 const val = (v: unknown, t = 1e18, sev = 0): ValueMsg => ({ v, t, sev, c: true, seq: 1, ep: 1 });
+/** a task later: history requests made together have gone out */
+const tick = () => new Promise((r) => setTimeout(r, 0));
 const meta: MetaMsg = { dt: 'f8', shape: [], w: true, unit: 'mm', prec: 2 };
 
 /** A gateway whose frame scheduling the test drives by hand. */
@@ -321,8 +323,9 @@ describe('Gateway history requests', () => {
     const ws = FakeSocket.made[0];
     ws.open();
     ws.receive({ op: 'hello', ver: 1, gw: 'g', user: 'u', write: false, limits: { hist_in_flight: 2 } });
-    const answers = [1, 2, 3].map((k) => gw.history([`ca://H${k}`], 1000, 2000, 100));
-    await Promise.resolve();
+    // three windows (requests for one window go together, below)
+    const answers = [1, 2, 3].map((k) => gw.history([`ca://H${k}`], 1000 * k, 2000 * k, 100));
+    await tick();
     expect(hists(ws).map((f) => f.ch[0])).toEqual(['ca://H1', 'ca://H2']); // the third waits
     const [first, second] = hists(ws);
     const t = new Float64Array([1000, 1500]);
@@ -342,6 +345,97 @@ describe('Gateway history requests', () => {
     gw.close();
     await expect(answers[2]).rejects.toThrow(/not connected|disconnected/);
   });
+
+  const f8 = (a: number[]) => ({ dtype: 'f8', shape: [a.length], b64: b64(new Float64Array(a)) });
+  const u1 = (a: number[]) => ({ dtype: 'u1', shape: [a.length], b64: b64(new Uint8Array(a)) });
+  /** A `hist` answer to `frame`: channel k's one point at t0 + k, value k; `err` per channel. */
+  const answerOf = (frame: { id: number; ch: string[]; t0: number; t1: number; px: number }, err: Record<number, object> = {}) => ({
+    op: 'hist', id: frame.id, t0: frame.t0, t1: frame.t1, px: frame.px, ch: frame.ch,
+    t: frame.ch.map((_, k) => f8([frame.t0 + k])), v: frame.ch.map((_, k) => f8([k])), sev: frame.ch.map(() => u1([0])),
+    err: frame.ch.map((_, k) => err[k] ?? null), src: frame.ch.map(() => 'bus'),
+  });
+  const started = (channels = 5) => {
+    FakeSocket.made = [];
+    const gw = new Gateway(opts);
+    gw.start();
+    const ws = FakeSocket.made[0];
+    ws.open();
+    ws.receive({ op: 'hello', ver: 1, gw: 'g', user: 'u', write: false, limits: { hist_in_flight: 2, hist_channels: channels } });
+    return { gw, ws };
+  };
+
+  it('sends the trends of a screen opening together as one request, and gives each its channels', async () => {
+    const { gw, ws } = started();
+    // a few ms apart, of different widths, a channel shown twice
+    const a = gw.history(['ca://A', 'ca://B'], 1000, 61_000, 400);
+    const b = gw.history(['ca://C'], 1003, 61_004, 800);
+    const c = gw.history(['ca://B'], 1005, 61_005, 200);
+    await tick();
+    expect(hists(ws)).toHaveLength(1);
+    const [frame] = hists(ws);
+    expect(frame).toMatchObject({ ch: ['ca://A', 'ca://B', 'ca://C'], t0: 1000, t1: 61_005, px: 800 });
+    ws.receive(answerOf(frame));
+    expect((await a).map((tr) => [...tr.v])).toEqual([[0], [1]]);
+    expect((await b).map((tr) => [...tr.v])).toEqual([[2]]);
+    expect((await c).map((tr) => [...tr.v])).toEqual([[1]]);
+    gw.close();
+  });
+
+  it('keeps other windows apart, and a frame within the channels of hello', async () => {
+    const { gw, ws } = started();
+    const asked = [
+      gw.history(['ca://A', 'ca://B', 'ca://C'], 0, 60_000, 800),
+      gw.history(['ca://D', 'ca://E', 'ca://F'], 0, 60_000, 800), // over 5 channels with the first
+      gw.history(['ca://G'], 0, 3_600_000, 800), // another window
+      gw.history(['ca://H'], 500, 60_500, 800),
+    ];
+    await tick();
+    expect(hists(ws).map((f) => f.ch)).toEqual([['ca://A', 'ca://B', 'ca://C', 'ca://H'], ['ca://D', 'ca://E', 'ca://F']]);
+    for (const f of hists(ws)) ws.receive(answerOf(f));
+    await vi.waitFor(() => expect(hists(ws)).toHaveLength(3));
+    expect(hists(ws)[2].ch).toEqual(['ca://G']);
+    ws.receive(answerOf(hists(ws)[2]));
+    expect((await Promise.all(asked)).map((traces) => traces.length)).toEqual([3, 3, 1, 1]);
+    gw.close();
+  });
+
+  it('answers a batch of wide plots with at most 400 000 points, so none gets fewer than alone', async () => {
+    const { gw, ws } = started(100);
+    const uris = (from: number) => Array.from({ length: 30 }, (_, k) => `ca://W${from + k}`);
+    const wide = [gw.history(uris(0), 0, 60_000, 4000), gw.history(uris(30), 0, 60_000, 4000)]; // 60 × 2 × 4000 points together
+    await tick();
+    expect(hists(ws).map((f) => f.ch.length)).toEqual([30, 30]);
+    for (const f of hists(ws)) ws.receive(answerOf(f));
+    expect((await Promise.all(wide)).map((traces) => traces.length)).toEqual([30, 30]);
+    gw.close();
+  });
+
+  it('asks again alone a request truncated in a batch, and each of a batch refused as a whole', async () => {
+    const { gw, ws } = started();
+    const a = gw.history(['ca://A'], 0, 60_000, 800);
+    const b = gw.history(['ca://B'], 0, 60_000, 800);
+    await tick();
+    const [batch] = hists(ws);
+    expect(batch.ch).toEqual(['ca://A', 'ca://B']);
+    ws.receive(answerOf(batch, { 1: { code: 'truncated', msg: 'more than 2000000 values' } }));
+    expect((await a)[0].error).toBeNull();
+    await vi.waitFor(() => expect(hists(ws)).toHaveLength(2));
+    const alone = hists(ws)[1];
+    expect(alone.ch).toEqual(['ca://B']);
+    ws.receive(answerOf(alone, { 0: { code: 'truncated', msg: 'more than 2000000 values' } }));
+    expect((await b)[0].error).toBe('truncated: more than 2000000 values'); // alone, it is the answer
+    const c = gw.history(['ca://C'], 0, 60_000, 800);
+    const d = gw.history(['ca://D'], 0, 60_000, 800);
+    await vi.waitFor(() => expect(hists(ws)).toHaveLength(3));
+    ws.receive({ op: 'err', id: hists(ws)[2].id, code: 'bad_range', msg: 'px out of range' });
+    await vi.waitFor(() => expect(hists(ws)).toHaveLength(5));
+    expect(hists(ws).slice(3).map((f) => f.ch)).toEqual([['ca://C'], ['ca://D']]);
+    ws.receive(answerOf(hists(ws)[3]));
+    ws.receive({ op: 'err', id: hists(ws)[4].id, code: 'bad_range', msg: 'px out of range' });
+    expect((await c)[0].error).toBeNull();
+    await expect(d).rejects.toThrow('bad_range: px out of range');
+    gw.close();
+  });
 });
 
 describe('Gateway rewind requests', () => {
@@ -356,7 +450,7 @@ describe('Gateway rewind requests', () => {
     ws.receive({ op: 'hello', ver: 1, gw: 'g', user: 'u', write: false });
     const frames: PbFrame[] = [];
     const answer = gw.play(['ca://A'], 1000, 10, (f) => frames.push(f));
-    await Promise.resolve();
+    await tick();
     const id = ws.sent.map((d) => JSON.parse(d)).find((f) => f.op === 'play').id;
     const t = 1795876927959955200n as unknown as number; // ns since the epoch decode as a bigint
     gw.handle({ op: 'at', id, t: 1000, ch: ['ca://A'], val: [{ v: 1, t, sev: 0, c: true }], meta: [null], src: ['raw'], err: [null] });
