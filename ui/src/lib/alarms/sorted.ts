@@ -82,14 +82,7 @@ export class SortedList<T> implements Rows<T> {
   /** The first index where `before(item)` is false; `before` holds for a prefix of the list. */
   partition(before: (item: T) => boolean): number {
     const chunks = this.#chunks;
-    let lo = 0;
-    let hi = chunks.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      const chunk = chunks[mid];
-      if (before(chunk[chunk.length - 1])) lo = mid + 1;
-      else hi = mid;
-    }
+    const lo = this.#firstChunk(before);
     let offset = 0;
     for (let c = 0; c < lo; c++) offset += chunks[c].length;
     if (lo === chunks.length) return offset;
@@ -109,13 +102,18 @@ export class SortedList<T> implements Rows<T> {
 
   /** The chunk that holds `item`'s place: the first whose last item does not sort before it. */
   #chunkFor(item: T): number {
+    return this.#firstChunk((last) => this.#compare(last, item) < 0);
+  }
+
+  /** The first chunk whose last item `before` is false for (`before` holds for a prefix). */
+  #firstChunk(before: (item: T) => boolean): number {
     const chunks = this.#chunks;
     let lo = 0;
     let hi = chunks.length;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
       const chunk = chunks[mid];
-      if (this.#compare(chunk[chunk.length - 1], item) < 0) lo = mid + 1;
+      if (before(chunk[chunk.length - 1])) lo = mid + 1;
       else hi = mid;
     }
     return lo;

@@ -142,6 +142,17 @@ describe('Gateway state from frames', () => {
 });
 
 /** A WebSocket the test drives: it opens, speaks and goes silent on demand. */
+/** A gateway started on a fake socket (JSON frames) that has said hello with `limits`. */
+function helloGateway(limits?: Record<string, number>, write = false) {
+  FakeSocket.made = [];
+  const gw = new Gateway({ url: 'ws://gw.test/ws?format=json', WebSocket: FakeSocket as unknown as typeof WebSocket, schedule: () => {} });
+  gw.start();
+  const ws = FakeSocket.made[0];
+  ws.open();
+  ws.receive({ op: 'hello', ver: 1, gw: 'g', user: 'u', write, ...(limits ? { limits } : {}) });
+  return { gw, ws };
+}
+
 class FakeSocket {
   static made: FakeSocket[] = [];
   readyState = 0;
@@ -354,15 +365,7 @@ describe('Gateway history requests', () => {
     t: frame.ch.map((_, k) => f8([frame.t0 + k])), v: frame.ch.map((_, k) => f8([k])), sev: frame.ch.map(() => u1([0])),
     err: frame.ch.map((_, k) => err[k] ?? null), src: frame.ch.map(() => 'bus'),
   });
-  const started = (channels = 5) => {
-    FakeSocket.made = [];
-    const gw = new Gateway(opts);
-    gw.start();
-    const ws = FakeSocket.made[0];
-    ws.open();
-    ws.receive({ op: 'hello', ver: 1, gw: 'g', user: 'u', write: false, limits: { hist_in_flight: 2, hist_channels: channels } });
-    return { gw, ws };
-  };
+  const started = (channels = 5) => helloGateway({ hist_in_flight: 2, hist_channels: channels });
 
   it('sends the trends of a screen opening together as one request, and gives each its channels', async () => {
     const { gw, ws } = started();
@@ -439,15 +442,8 @@ describe('Gateway history requests', () => {
 });
 
 describe('Gateway rewind requests', () => {
-  const opts = { url: 'ws://gw.test/ws?format=json', WebSocket: FakeSocket as unknown as typeof WebSocket, schedule: () => {} };
-
   it('hands past values (at, pb) on with their timestamps as numbers, as live ones', async () => {
-    FakeSocket.made = [];
-    const gw = new Gateway(opts);
-    gw.start();
-    const ws = FakeSocket.made[0];
-    ws.open();
-    ws.receive({ op: 'hello', ver: 1, gw: 'g', user: 'u', write: false });
+    const { gw, ws } = helloGateway();
     const frames: PbFrame[] = [];
     const answer = gw.play(['ca://A'], 1000, 10, (f) => frames.push(f));
     await tick();
