@@ -53,6 +53,8 @@ from synoptic_adapters.sim.pva_env import CODEC_IMAGES, pva_environment
 from synoptic_bus.stopsignal import StopSignals
 
 READY = "sim pva ready"
+#: Seconds each step of a stop may take (the moving threads, the server's close)
+STOP_BOUND = 3.0
 IMAGE_SIZE = 1024
 TABLE_ROWS = 8
 MOTOR_ID = "synoptic:sim/Motor:1.0"
@@ -422,7 +424,15 @@ def serve(
     )
     signals.wait()
     sim.stop.set()  # by the main thread, never in a signal handler
-    server.stop()
-    print("sim pva stopped", flush=True)
+    for thread in threads:  # no post in flight while the server stops
+        thread.join(STOP_BOUND)
+    stopper = threading.Thread(target=server.stop, daemon=True, name="stop")
+    stopper.start()
+    stopper.join(STOP_BOUND)  # p4p's stop waits on its workers: bounded
+    print(
+        "sim pva stopped" if not stopper.is_alive() else
+        f"sim pva stopped (the server did not close within {STOP_BOUND:g} s)",
+        flush=True,
+    )  # fmt: skip
     sys.stdout.flush()
     os._exit(0)
