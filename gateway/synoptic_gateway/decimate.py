@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from synoptic_gateway.extremes import extreme_indexes
+from synoptic_gateway.extremes import extreme_indexes, kept
 from synoptic_schemas.codec import decode, encode
 
 
@@ -36,7 +36,7 @@ def envelope_indexes(v: np.ndarray, points: int) -> np.ndarray:
     starts = np.unique((np.arange(buckets, dtype=np.int64) * n) // buckets)
     seg = np.repeat(np.arange(len(starts)), np.diff(np.append(starts, n)))
     extremes = extreme_indexes(v.astype(np.float64, copy=False), starts, seg)
-    return np.unique(np.concatenate((extremes, [0, n - 1])))
+    return np.flatnonzero(kept(n, extremes, np.array([0, n - 1])))
 
 
 def bin_max(image: np.ndarray, factor: int) -> np.ndarray:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from synoptic_gateway.extremes import extreme_indexes
+from synoptic_gateway.extremes import extreme_indexes, kept
 from synoptic_schemas.series import Columns
 
 
@@ -27,18 +27,18 @@ def reduce_columns(cols: Columns, t0_ns: int, t1_ns: int, px: int) -> Columns:
     if n <= budget:
         return Columns(t, v, sev, cols.bad)
     buckets = px - 1  # 2 points each, and the first and the last
+    ends = np.array([0, n - 1])
     if buckets == 0:
-        keep = np.array([0, n - 1])
+        keep = kept(n, ends)
     else:
         width = max((t1_ns - t0_ns) / buckets, 1.0)
         bucket = np.minimum(((t - t0_ns) / width).astype(np.int64), buckets - 1)
-        starts = np.concatenate(([0], np.flatnonzero(np.diff(bucket)) + 1))
+        starts = np.concatenate(([0], np.flatnonzero(bucket[1:] != bucket[:-1]) + 1))
         seg = np.repeat(np.arange(len(starts)), np.diff(np.append(starts, n)))
-        extremes = extreme_indexes(v, starts, seg)
-        keep = np.unique(np.concatenate((extremes, [0, n - 1])))
-    room = budget - len(keep)
+        keep = kept(n, extreme_indexes(v, starts, seg), ends)
+    room = budget - int(np.count_nonzero(keep))
     if room > 0:
-        changes = np.flatnonzero(np.diff(sev.astype(np.int16))) + 1
-        changes = np.setdiff1d(changes, keep, assume_unique=True)[:room]
-        keep = np.union1d(keep, changes)
-    return Columns(t[keep], v[keep], sev[keep], cols.bad)
+        changes = np.flatnonzero(sev[1:] != sev[:-1]) + 1
+        keep[changes[~keep[changes]][:room]] = True  # the earliest first
+    index = np.flatnonzero(keep)
+    return Columns(t[index], v[index], sev[index], cols.bad)

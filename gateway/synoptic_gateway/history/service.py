@@ -69,7 +69,6 @@ class HistoryService:
         for backend in (self._bus, self._archive):
             if backend is not None:
                 await backend.start()
-        _warm_up()
 
     async def close(self) -> None:
         for backend in (self._bus, self._archive):
@@ -267,19 +266,6 @@ def _norm(uri: str) -> str:
         return parse_channel(uri).uri
     except ChannelError:
         return uri
-
-
-def _warm_up() -> None:
-    """Reduce and encode a small made-up answer once, so that what numpy loads on
-    first use (``np.unique`` loads ``numpy.ma``: 0.5 s where its bytecode is not
-    compiled) is loaded at start, not on the first trend a user opens."""
-    n = 64
-    t = np.arange(n, dtype=np.int64) * 1_000_000
-    cols = Columns(t, np.sin(np.arange(n, dtype=np.float64)), np.zeros(n, np.uint8))
-    series = _reduce_all([ChannelHistory(cols)], 0, int(t[-1]), 4)
-    frames.pack(
-        frames.hist_reply(0, 0.0, float(n), 4, ["ca://WARM"], series, [None], ["bus"])
-    )
 
 
 def _reduce_all(
