@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import logging
 import signal
@@ -138,6 +139,12 @@ async def cmd_run(args: argparse.Namespace) -> int:
     stopped = asyncio.create_task(stop.wait())
     await asyncio.wait({ready, stopped}, return_when=asyncio.FIRST_COMPLETED)
     if service.ready.is_set():
+        # The alarms, the tree's index and what the start read live as long as the
+        # process: out of the collector's sight, a full collection no longer walks
+        # the ~10^6 objects of 100 000 alarms (~100 ms on a quiet core, during
+        # which no acknowledgement is served).
+        gc.collect()
+        gc.freeze()
         print(f"alarm service {settings.id} ready: {len(service.alarms)} alarms, "
               f"tree revision {service.index.revision}", flush=True)  # fmt: skip
         await stop.wait()

@@ -109,8 +109,12 @@ describe('alarm store, incrementally', () => {
         gw.handle({ op: 'alarms', ...counts, up });
       }
       expect(frames.length).toBeLessThanOrEqual(1);
-      for (const cb of frames.splice(0)) cb();
-      expect(store.version).toBe(version + 1);
+      // a frame places what its budget allows; the rest, the next frames
+      for (let drawn = 0; frames.length; drawn++) {
+        expect(drawn).toBeLessThan(100);
+        for (const cb of frames.splice(0)) cb();
+      }
+      expect(store.version).toBeGreaterThan(version);
       const listed = [...latest.values()].filter((s) => s.lat > 0 || s.shelf !== undefined);
       const expected = [...listed].sort(compareAlarms).map((s) => s.ch);
       expect(store.sorted().map((s) => s.ch)).toEqual(expected);

@@ -11,6 +11,17 @@ import { SortedList, type Rows } from './sorted';
 export const SEVERITY_NAMES = ['NONE', 'MINOR', 'MAJOR', 'INVALID'] as const;
 
 /**
+ * Milliseconds of an animation frame spent placing changes in the sorted list: a
+ * storm's thousands are placed over a few frames (the rest wait for the next), so
+ * the page keeps drawing at the display's rate.
+ */
+export const SETTLE_BUDGET_MS = 3;
+/** Items placed between looks at the clock. */
+const SETTLE_STEP = 64;
+/** The area tree's counts are drawn again at most this often (ms): a storm changes them every frame. */
+export const COUNTS_EVERY_MS = 250;
+
+/**
  * The state with its times as numbers: msgpack gives 64-bit integers (ns since the
  * epoch) as BigInt, which no arithmetic here mixes with numbers (ns as a double keeps
  * a quarter of a microsecond). In place (no copy per state: a storm brings
@@ -119,6 +130,11 @@ export class AlarmStore {
    * is not reactive: it can hold 100 000)
    */
   version = $state(0);
+  /**
+   * bumped when the counts per area changed, at most every `COUNTS_EVERY_MS` (the
+   * area tree redraws on it, not on every frame of a storm)
+   */
+  countsVersion = $state(0);
   /** wall time (ms) of the frame that changed the list last */
   changedAt = 0;
 
@@ -129,6 +145,10 @@ export class AlarmStore {
   /** channels changed since the last settle, with what the sorted list holds of them */
   #pending = new Map<string, AlarmState | undefined>();
   #bumpScheduled = false;
+  /** the counts changed since `countsVersion` was bumped; when it was (performance.now) */
+  #countsChanged = false;
+  #countsAt = -Infinity;
+  #countsTimer: ReturnType<typeof setTimeout> | undefined;
   #gateway: Gateway;
   #following = false;
   #listUsers = 0;
@@ -158,6 +178,7 @@ export class AlarmStore {
         this.#reset([]);
         this.loaded = false;
         this.version++;
+        this.#bumpCounts();
       }
     };
   }
@@ -214,9 +235,13 @@ export class AlarmStore {
     return this.#byChannel.size;
   }
 
-  /** Every listed alarm, sorted (kept sorted as alarms change: read only). */
+  /**
+   * Every listed alarm, sorted (kept sorted as alarms change: read only). While an
+   * animation frame is due to place changes, as of the last frame (the page reads
+   * on `version`, bumped once they are placed).
+   */
   sorted(): readonly AlarmState[] {
-    this.#settle();
+    this.#settleUnlessDue();
     return this.#sorted.items;
   }
 
@@ -226,7 +251,7 @@ export class AlarmStore {
    * is a view of the sorted list, nothing copied however long it is.
    */
   filtered(area: string, text: string, shelved: boolean): Rows<AlarmState> {
-    this.#settle();
+    this.#settleUnlessDue();
     const needle = text.trim().toLowerCase();
     // shelved alarms sort last: the whole of either view is a slice
     const sorted = this.#sorted;
@@ -249,7 +274,7 @@ export class AlarmStore {
 
   /** The first `count` active, unshelved alarms under `area`, most severe first. */
   worst(area: string, count: number): AlarmState[] {
-    this.#settle();
+    this.#settleUnlessDue();
     const out: AlarmState[] = [];
     for (const s of this.#sorted) {
       if (out.length >= count || s.shelf !== undefined) break;
@@ -260,13 +285,13 @@ export class AlarmStore {
 
   /** The counts under `area` ('': everything), undefined when nothing is active there. */
   countOf(area: string): AreaCount | undefined {
-    this.#settle();
+    this.#settleUnlessDue();
     return this.#counts.get(area);
   }
 
   /** Counts per area node (every prefix of each alarm's area): unacknowledged, active, worst. */
   countsByArea(): Map<string, AreaCount> {
-    this.#settle();
+    this.#settleUnlessDue();
     return this.#counts.snapshot();
   }
 
@@ -279,37 +304,78 @@ export class AlarmStore {
       this.#counts.add(s, 1);
     }
     this.#sorted.reset(this.#byChannel.values());
+    this.#countsChanged = true;
   }
 
-  /** Place the held changes in the sorted list and the counts. */
-  #settle(): void {
-    if (!this.#pending.size) return;
+  /** Place the held changes now, unless an animation frame is due to (it bumps `version`). */
+  #settleUnlessDue(): void {
+    if (!this.#bumpScheduled) this.#settle(Infinity);
+  }
+
+  /**
+   * Place the held changes in the sorted list and the counts, for at most
+   * `budgetMs` (the rest stay held, each with what the list holds of it).
+   */
+  #settle(budgetMs: number): void {
+    const pending = this.#pending;
+    if (!pending.size) return;
     const removed: AlarmState[] = [];
     const added: AlarmState[] = [];
-    for (const [ch, before] of this.#pending) {
+    const until = budgetMs === Infinity ? Infinity : performance.now() + budgetMs;
+    let done = 0;
+    for (const [ch, before] of pending) {
+      pending.delete(ch); // (deleting the entry read is safe while iterating a Map)
       const now = this.#byChannel.get(ch);
-      if (before === now) continue;
-      if (before) {
-        removed.push(before);
-        this.#counts.add(before, -1);
+      if (before !== now) {
+        if (before) {
+          removed.push(before);
+          this.#counts.add(before, -1);
+        }
+        if (now) {
+          added.push(now);
+          this.#counts.add(now, 1);
+        }
+        this.#countsChanged = true;
       }
-      if (now) {
-        added.push(now);
-        this.#counts.add(now, 1);
+      if (++done % SETTLE_STEP === 0) {
+        this.#sorted.update(removed, added);
+        removed.length = 0;
+        added.length = 0;
+        if (performance.now() >= until) break;
       }
     }
-    this.#pending.clear();
     this.#sorted.update(removed, added);
   }
 
-  /** One `version` bump per animation frame, however many frames came. */
+  /**
+   * One `version` bump per animation frame, however many frames came; changes left
+   * after the frame's budget are placed in the next frames.
+   */
   #bump(): void {
     if (this.#bumpScheduled) return;
     this.#bumpScheduled = true;
     this.#gateway.schedule(() => {
       this.#bumpScheduled = false;
-      this.#settle();
+      this.#settle(SETTLE_BUDGET_MS);
       this.version++;
+      this.#bumpCounts();
+      if (this.#pending.size) this.#bump();
     });
+  }
+
+  /** Bump `countsVersion` if the counts changed, at most every `COUNTS_EVERY_MS`. */
+  #bumpCounts(): void {
+    if (!this.#countsChanged || this.#countsTimer !== undefined) return;
+    const wait = this.#countsAt + COUNTS_EVERY_MS - performance.now();
+    if (wait > 0) {
+      this.#countsTimer = setTimeout(() => {
+        this.#countsTimer = undefined;
+        this.#bumpCounts();
+      }, wait);
+      return;
+    }
+    this.#countsChanged = false;
+    this.#countsAt = performance.now();
+    this.countsVersion++;
   }
 }
