@@ -442,26 +442,44 @@ async def acknowledge(gateway: GatewayProc, pages: SocketPages,
     sent: dict[str, float] = {}
     at_sockets: list[float] = []
     answers: list[float] = []
+    last_socket: dict[str, float] = {}  # per ack: its last socket page (ms)
+    answered: dict[str, float] = {}
     for ch in channels:
         sent[ch] = t0 = time.time()
         status, body, _ = await asyncio.to_thread(
             gateway.api, "POST", "/api/alarms/ack", {"ch": [ch]}, token
         )
-        answers.append((time.time() - t0) * 1000)
+        answered[ch] = (time.time() - t0) * 1000
+        answers.append(answered[ch])
         if status != 200 or not body.get("n"):
             raise RuntimeError(f"ack {ch}: {status} {body}")
         arrived = (await pages.ask(f"ack {ch}", timeout=60))["acked"]
         at_sockets += [(at - t0) * 1000 for at in arrived]
+        last_socket[ch] = (max(arrived) - t0) * 1000
     stamped = [(tap.acked[ch][1] / 1e9 - sent[ch]) * 1000 for ch in channels
                if ch in tap.acked]  # fmt: skip
     on_bus = [(tap.acked[ch][0] - sent[ch]) * 1000 for ch in channels
               if ch in tap.acked]  # fmt: skip
     in_browser: list[float] = []
+    acked: dict[str, float] = {}
     if browser is not None:
         acked = (await browser.ask("acks"))["acked"]
         in_browser = [acked[ch] - sent[ch] * 1000 for ch in channels if ch in acked]
+    # the slowest acknowledgement along its path (ms from the request): where it waited
+    worst = max(channels, key=lambda c: last_socket.get(c, 0.0))
+    slowest = {
+        "stamped_by_the_service": round((tap.acked[worst][1] / 1e9 - sent[worst]) * 1000, 1)
+        if worst in tap.acked else None,
+        "on_the_bus": round((tap.acked[worst][0] - sent[worst]) * 1000, 1)
+        if worst in tap.acked else None,
+        "last_socket_page": round(last_socket[worst], 1),
+        "browser_page": round(acked[worst] - sent[worst] * 1000, 1)
+        if browser is not None and worst in acked else None,
+        "answered": round(answered[worst], 1),
+    }  # fmt: skip
     return {
         "acks": len(channels),
+        "slowest_ms": slowest,
         "answer_ms": {"p50": pct(answers, 0.5), "p99": pct(answers, 0.99)},
         "stamped_by_the_service_ms": {"p50": pct(stamped, 0.5), "p99": pct(stamped, 0.99)},
         "on_the_bus_ms": {"p50": pct(on_bus, 0.5), "p99": pct(on_bus, 0.99)},
