@@ -1,7 +1,7 @@
 """Rewind benchmark (``make bench-rewind``): JSON on stdout.
 
 Against a real nats-server with the bus's history streams and a real gateway
-(history on its thread, the default):
+(history in its child process, the default):
 
 - ``at``: a screen of 1000 channels at a moment, asked through the gateway
   (``at``, msgpack) by a Python client: wall time from request to decoded
@@ -16,12 +16,14 @@ Against a real nats-server with the bus's history streams and a real gateway
 - ``viewers``: live latency (source stamp → client) of 5 viewers of 100
   channels at 10 Hz for ``--window`` seconds alone, then while 20 other
   connections rewind (an ``at`` of 100 channels at a random moment) and play
-  (10×) in turn over the same history; p50/p99 of both windows and their ratio.
-  The rewinders' own client process runs at a lower CPU priority (their browsers
-  would not be on the gateway's host). ``viewers_history_process``: the same
-  with the gateway's history in its own process (``--history-process``, at a
-  lower CPU priority and within its CPU budget: ``--history-cpu``, half a core
-  by default; ``--gateway-arg=--history-cpu=0`` measures without it).
+  (10×) in turn over the same history; p50/p99 of both windows and their ratio;
+  here with the gateway's history on a thread of its own
+  (``--no-history-process``). The rewinders' own client process runs at a lower
+  CPU priority (their browsers would not be on the gateway's host).
+  ``viewers_history_process``: the same with the gateway's history in its own
+  process (the default: at a lower CPU priority and within its CPU budget,
+  ``--history-cpu``, half a core by default; ``--gateway-arg=--history-cpu=0``
+  measures without it).
 
 ``--case`` runs only some cases (``--case viewers_history_process``: the live
 viewers beside the rewinders, history in its own process); ``--gateway-arg``
@@ -324,11 +326,14 @@ async def run(args: argparse.Namespace) -> dict:
                 report["play"] = await play_case(gateway.ws_url, uris, first, 60)
                 print("bench-rewind: play done", file=sys.stderr, flush=True)
             if "viewers" in cases:
+                # the history on a thread of the gateway (ADR 0039: not the default)
+                gateway.stop()
+                gateway = start_gateway(server.url, "--no-history-process", *extra)
                 report["viewers"] = await viewers_case(
                     nc, gateway.ws_url, uris, first / 1e6, last / 1e6, args.window
                 )
             if "viewers_history_process" in cases:
-                # the same with the history in its own process, at a lower priority
+                # the history in its own process (the default), at a lower priority
                 gateway.stop()
                 gateway = start_gateway(server.url, "--history-process", *extra)
                 report["viewers_history_process"] = await viewers_case(

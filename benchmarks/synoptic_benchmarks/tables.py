@@ -569,9 +569,9 @@ def pva_browser(r: Report) -> str:
 
 def history(r: Report) -> str:
     """Trend history in one run, three ways: the raw history only
-    (``--no-hist-blocks``), the rollup's blocks on the history thread (the
-    default), and blocks in a history process: the read and reduction, 20 trends
-    opened, live p99 under a storm."""
+    (``--no-hist-blocks``), the rollup's blocks on a history thread, and blocks in
+    a history process (the gateway's default, ADR 0039): the read and reduction,
+    20 trends opened, live p99 under a storm."""
 
     def cells(part: Report) -> list[str]:
         read, opened, storm = part["read_reduce"], part["open_trends"], part["storm"]
@@ -594,7 +594,7 @@ def history(r: Report) -> str:
              f"p99 ≤ ×{storm['target_p99_ratio']}"]  # fmt: skip
     before = cells(r["raw"]) if "raw" in r else ["–"] * 3
     process = (
-        ["same service as the default", *cells({**r, **r["process"]})[1:]]
+        ["the same service as on the thread", *cells({**r, **r["process"]})[1:]]
         if "process" in r
         else ["–"] * 3
     )
@@ -604,8 +604,8 @@ def history(r: Report) -> str:
     scale = r.get("scale", 1)
     note = "" if scale == 1 else f"*Data sets at {scale} of the full workload.*\n\n"
     header = ["case", "raw history only (--no-hist-blocks)",
-              "blocks, history thread (default)",
-              "blocks, history process (--history-process)", "goal"]  # fmt: skip
+              "blocks, history thread (--no-history-process)",
+              "blocks, history process (default)", "goal"]  # fmt: skip
     return provenance(r) + note + _table(header, rows)
 
 
@@ -1012,7 +1012,8 @@ def rewind(r: Report) -> str:
          f"history per second, longest gap {_num(p['max_gap_ms'])} ms, end: {p['end']})",
          f"≥ {p['target_frames_per_s']} frames/s"],
         [f"live p50 / p99 of {v['viewers']} viewers of {v['live_channels']} channels at "
-         f"10 Hz, alone → beside {v['rewinders']} rewinding and playing",
+         f"10 Hz, alone → beside {v['rewinders']} rewinding and playing, the gateway's "
+         "history on a thread (`--no-history-process`)",
          f"{_pair(v['alone']['p50_ms'], v['alone']['p99_ms'])} → "
          f"{_pair(v['during']['p50_ms'], v['during']['p99_ms'])} ms (p99 ×{v['p99_ratio']})",
          f"p99 ≤ ×{v['target_p99_ratio']}"],
@@ -1028,7 +1029,7 @@ def rewind(r: Report) -> str:
     if vp:
         budget = ", half a core at most" if "gateway_args" in r else ""
         rows.append([
-            "… the same, the gateway's history in its own process (`--history-process`, "
+            "… the same, the gateway's history in its own process (the default, "
             f"a lower CPU priority{budget})",
             f"{_pair(vp['alone']['p50_ms'], vp['alone']['p99_ms'])} → "
             f"{_pair(vp['during']['p50_ms'], vp['during']['p99_ms'])} ms "

@@ -119,6 +119,12 @@ def _die_with(parent: int) -> None:  # in the child, between fork and exec
         os._exit(1)
 
 
+def die_with(parent: int) -> None:
+    """In a child, as it starts (for one exec'd without :func:`die_with_parent`):
+    SIGKILL when its parent ``parent`` ends, or at once if it already has."""
+    _die_with(parent)
+
+
 def die_with_parent() -> Callable[[], None]:
     """A ``preexec_fn`` for ``subprocess`` and ``asyncio.create_subprocess_exec``:
     the child gets SIGKILL when the thread that forks it ends (its process ended,

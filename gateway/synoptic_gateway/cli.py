@@ -129,9 +129,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="seconds to wait for a history slot, and per backend read")  # fmt: skip
     p.add_argument("--no-hist-blocks", dest="hist_blocks", action="store_false",
                    help="read every history value raw, not the rollup's blocks")  # fmt: skip
-    p.add_argument("--history-process", dest="hist_process", action="store_true",
-                   help="answer history in a child process, not on a thread of "
-                        "the gateway (ADR 0027)")  # fmt: skip
+    p.add_argument("--history-process", dest="hist_process",
+                   action=argparse.BooleanOptionalAction, default=d.hist_process,
+                   help="answer history in a child process (the default); "
+                        "--no-history-process: on a thread of the gateway (ADR 0039)")  # fmt: skip
     p.add_argument("--history-nice", dest="hist_nice", type=int, default=d.hist_nice,
                    help="how much lower the history process's CPU priority is "
                         "(nice; the live loop's frames first)")  # fmt: skip

@@ -119,8 +119,8 @@ class Settings:
     play_fps: float = 30.0  # ``pb`` frames per second of a playback at most
     hist_blocks: bool = True  # read the rollup's blocks (CS_ROLL) where it has them
     # the history service in a child process (its Python off the live loop's
-    # interpreter; ADR 0027) instead of on a thread of the gateway
-    hist_process: bool = False
+    # interpreter; ADR 0039) instead of on a thread of the gateway
+    hist_process: bool = True
     hist_queue: int = 64  # requests waiting or running in the history process
     # how much less CPU priority the history process takes (nice): where the CPUs
     # are short, the live loop's frames go before rewinds, playbacks and trends

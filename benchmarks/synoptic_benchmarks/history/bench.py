@@ -7,9 +7,9 @@ value, ``--no-hist-blocks``: the state before the rollup) under ``raw``, and
 reading the blocks of ``synoptic rollup`` (running through the fill, blocks of at
 most 600 values: the fill packs 15 min of 10 Hz into about a minute, and 600
 values make as many blocks as 60-s windows of real time would) at the top level,
-with the history service on a thread of the gateway (the default); ``process``
-repeats ``open_trends`` and ``storm`` with blocks and the history service in a
-child process (``--history-process``).
+with the history service on a thread of the gateway (``--no-history-process``);
+``process`` repeats ``open_trends`` and ``storm`` with blocks and the history
+service in a child process (``--history-process``, the gateway's default).
 
 - ``read_reduce``: one ``hist`` request of 100 channels x 15 min at 10 Hz (900 000
   values) answered by the gateway's history service in this process: wall and CPU
@@ -436,11 +436,12 @@ async def run(args: argparse.Namespace) -> dict:
         b_range = (b0 / 1e6 - 1, b1 / 1e6 + 1)
         try:
             # raw: no blocks; the top level: blocks, history on a thread of the
-            # gateway; process: blocks, history in a child process
+            # gateway; process: blocks, history in a child process (the default)
+            thread = "--no-history-process"
             for key, blocks, flags in (
-                ("raw", False, ("--no-hist-blocks",)),
+                ("raw", False, ("--no-hist-blocks", thread)),
                 ("process", True, ("--history-process",)),
-                ("blocks", True, ()),
+                ("blocks", True, (thread,)),
             ):
                 part = report.setdefault(key, {}) if key != "blocks" else report
                 if key != "process":

@@ -1,11 +1,13 @@
-"""The history process (``python -m synoptic_gateway.history.child FD``): the
-:class:`HistoryService` answering the gateway over the socket ``FD``.
+"""The history process (``python -m synoptic_gateway.history.child FD PID``):
+the :class:`HistoryService` answering the gateway (process ``PID``) over the
+socket ``FD``.
 
 The first message is the gateway's settings (pickled); then ``["req", n, frame,
 principal, json_mode]`` and ``["cancel", n]``. Each request is answered by
 ``["ok", n, is_text]`` with the encoded answer as body, or ``["err", n, code,
 msg, ch]`` (a :class:`FrameError`), or ``["fail", n]``. The process ends when the
-socket does (the gateway closed it, or died), not on SIGINT or SIGTERM."""
+socket does (the gateway closed it, or died), not on SIGINT or SIGTERM, and with
+the gateway's death even while it starts (connecting to a bus that is down)."""
 
 from __future__ import annotations
 
@@ -78,6 +80,9 @@ async def serve(fd: int) -> None:
 
 
 def main() -> None:
+    from synoptic_bus.procs import die_with
+
+    die_with(int(sys.argv[2]))  # before its socket is read: while it starts
     import uvloop
 
     # a terminal's Ctrl-C or a stop of the whole process group reaches the gateway

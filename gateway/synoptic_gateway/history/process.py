@@ -44,6 +44,8 @@ class HistoryProcess:
         self._pending: dict[int, asyncio.Future[tuple[Any, bytes]]] = {}
         self._next = 0
         self._writer: asyncio.StreamWriter | None = None
+        #: the socket to a child that is starting (closed by :meth:`close`)
+        self._starting: asyncio.StreamWriter | None = None
         self._ready = asyncio.Event()
         self._supervisor: asyncio.Task[None] | None = None
         self._closing = False
@@ -83,18 +85,23 @@ class HistoryProcess:
         try:
             proc = await asyncio.create_subprocess_exec(
                 sys.executable, "-m", "synoptic_gateway.history.child",
-                str(theirs.fileno()), pass_fds=(theirs.fileno(),),
+                str(theirs.fileno()), str(os.getpid()), pass_fds=(theirs.fileno(),),
             )  # fmt: skip
         finally:
             theirs.close()
         self.pid, self.starts = proc.pid, self.starts + 1
+        ready = False
         try:
             reader, writer = await asyncio.open_unix_connection(sock=ours)
+            self._starting = writer
+            if self._closing:  # closed while the child was being spawned
+                return
             level = logging.getLogger().getEffectiveLevel()
             send(writer, ["settings", level], pickle.dumps(self._settings))
             head, _ = await receive(reader)
             if head != ["ready"]:
                 raise OSError(f"history process said {head!r}")
+            ready = True
             self._writer = writer
             self._ready.set()
             log.info("history process %d ready", proc.pid)
@@ -105,10 +112,10 @@ class HistoryProcess:
                     future.set_result((head, body))
         finally:
             self._ready.clear()
-            self._writer = None
+            self._writer = self._starting = None
             ours.close()
             self.pid = None
-            if self._closing:  # its socket closed: it ends by itself
+            if self._closing and ready:  # its socket closed: it ends by itself
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(proc.wait(), 3)
             if proc.returncode is None:
@@ -186,8 +193,9 @@ class HistoryProcess:
     async def close(self) -> None:
         """Stop the child (closing its socket ends it) and wait for it."""
         self._closing = True
-        if self._writer is not None:
-            self._writer.close()
+        # a child still starting has nothing in flight: it is killed, not awaited
+        if self._starting is not None:
+            self._starting.close()
         if self._supervisor is not None:
             try:
                 await asyncio.wait_for(asyncio.shield(self._supervisor), 5)

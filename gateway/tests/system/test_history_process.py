@@ -1,7 +1,8 @@
-"""The history service in a child process (``HistoryProcess``, ADR 0027): a child
-killed mid-request fails that request and is started again; the child does not
-outlive a SIGKILLed gateway; without ``--history-process`` history stays on a
-thread."""
+"""The history service in a child process (``HistoryProcess``, ADR 0027, the
+default since ADR 0039): a child killed mid-request fails that request and is
+started again; a gateway closed while its child starts stops at once; the child
+does not outlive a SIGKILLed gateway, even while it starts; with ``--no-history-process`` history
+answers on a thread."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ import pytest
 from synoptic_bus.connect import NatsClient
 from synoptic_bus.history import HistoryConfig, ensure_history
 from synoptic_bus.natsserver import NatsServer
+from synoptic_bus.procs import free_port
 from synoptic_bus.store import StoreConfig, ensure_store
 from synoptic_gateway.auth import Principal
 from synoptic_gateway.client import GatewayClient
@@ -122,11 +124,27 @@ async def test_a_killed_child_fails_its_request_and_the_next_one_works(
     assert history.pid is None
 
 
+async def test_closed_while_its_child_starts_it_stops_at_once(
+    nats_server: NatsServer,
+) -> None:
+    history = HistoryProcess(Settings(nats_url=nats_server.url, gateway_id="gw-hs"))
+    starting = asyncio.create_task(history.start())
+    await _wait_until(lambda: history.pid is not None, 30)
+    child = history.pid
+    assert child is not None
+    os.kill(child, signal.SIGSTOP)  # it never gets ready
+    began = time.monotonic()
+    await history.close()
+    assert time.monotonic() - began < 3  # not the 5 s given to a ready child
+    assert history.pid is None and not _running(child)
+    starting.cancel()
+
+
 async def test_the_child_exits_when_the_gateway_is_sigkilled(
     nats_server: NatsServer, nc: NatsClient, names: list[str]
 ) -> None:
     await _streams(nc)
-    gateway = start_gateway(nats_server.url, "--history-process")
+    gateway = start_gateway(nats_server.url)  # the history process by default
     try:
         async with GatewayClient([gateway.ws_url]) as client:
             now = time.time() * 1000
@@ -140,11 +158,24 @@ async def test_the_child_exits_when_the_gateway_is_sigkilled(
         gateway.proc.kill()
 
 
-async def test_by_default_history_answers_on_a_thread(
+async def test_a_starting_child_ends_with_its_sigkilled_gateway() -> None:
+    """A child still starting (connecting to a bus that is down) does not read its
+    socket yet: it ends with the gateway all the same."""
+    gateway = start_gateway(f"nats://127.0.0.1:{free_port()}", wait_nats=False)
+    try:
+        await _wait_until(lambda: _history_children(gateway.proc.pid) != [], 30)
+        child = _history_children(gateway.proc.pid)[0]
+        gateway.proc.signal(signal.SIGKILL)  # the gateway only, not its group
+        await _wait_until(lambda: not _running(child), 30)
+    finally:
+        gateway.proc.kill()
+
+
+async def test_without_the_process_history_answers_on_a_thread(
     nats_server: NatsServer, nc: NatsClient, names: list[str]
 ) -> None:
     await _streams(nc)
-    gateway = start_gateway(nats_server.url)
+    gateway = start_gateway(nats_server.url, "--no-history-process")
     try:
         async with GatewayClient([gateway.ws_url]) as client:
             now = time.time() * 1000
