@@ -25,6 +25,24 @@ const UI_DIR = process.env.BENCH_UI_DIR ?? join(ROOT, 'ui/dist');
 const PARTS = new Set((process.env.BENCH_PARTS ?? 'open,sustained,breaking,charts').split(','));
 /** a file to save the traced open's Chromium trace in (chrome://tracing, Perfetto); BENCH_SCREENSHOT a PNG of the opened screen */
 const TRACE_FILE = process.env.BENCH_TRACE;
+/** a folder to save Chromium traces of the imported opens in (`<label>.json`: the run BENCH_TRACE_RUN, default 3; `all`: `<label><run>.json` each) */
+const TRACE_DIR = process.env.BENCH_TRACE_DIR;
+const TRACE_RUN = process.env.BENCH_TRACE_RUN ?? '3';
+/** BENCH_TRACE_JS=0: no JavaScript samples in the traces (less overhead) */
+const TRACE_JS = process.env.BENCH_TRACE_JS !== '0';
+
+/** Run `during`, traced into TRACE_DIR/`label`.json when asked (timeline, user timing, GC and JS samples). */
+async function traced<T>(page: Page, label: string, run: number, during: () => Promise<T>): Promise<T> {
+  if (!TRACE_DIR || (TRACE_RUN !== 'all' && run !== Number(TRACE_RUN))) return during();
+  const browser = page.context().browser()!;
+  const categories = ['devtools.timeline', 'disabled-by-default-devtools.timeline', 'blink.user_timing', 'v8', 'v8.gc', 'loading', 'navigation', 'blink', ...(TRACE_JS ? ['disabled-by-default-v8.cpu_profiler'] : [])];
+  await browser.startTracing(page, { categories });
+  try {
+    return await during();
+  } finally {
+    writeFileSync(join(TRACE_DIR, `${label}${TRACE_RUN === 'all' ? run : ''}.json`), await browser.stopTracing());
+  }
+}
 
 /** the text of the imported menu's button that opens the 500-widget screen (synoptic_benchmarks.importer.bench) */
 const LINK_TEXT = 'Open the 500';
@@ -39,6 +57,16 @@ function screens(dir: string): void {
     ...Array.from({ length: 10 }, (_, i) => ({ type: 'spectrum', title: `spectrum ${i}`, channels: [uri('array', i)], w: 4, h: 6 })),
   ];
   writeFileSync(join(dir, 'bench-charts.json'), JSON.stringify({ title: '50 trends, 10 spectra', layout: { columns: 20, row_height: 22, gap: 2 }, widgets: charts }));
+}
+
+/** CPU ms (user + system) of a process so far, from /proc (Linux); 0 when gone */
+function procCpuMs(pid: number | undefined): number {
+  try {
+    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return ((Number(f[11]) + Number(f[12])) * 1000) / 100; // utime, stime in clock ticks (100 Hz)
+  } catch {
+    return 0;
+  }
 }
 
 const pct = (xs: number[], p: number) => {
@@ -175,6 +203,12 @@ class Bench {
     return `http://127.0.0.1:${port}`;
   }
 
+  /** The channels the gateway at `base` holds now (its `channels` gauge). */
+  async channels(base: string): Promise<number> {
+    const text = await (await fetch(`${base}/metrics`)).text();
+    return Number(/^synoptic_gateway_channels (\S+)$/m.exec(text)?.[1] ?? -1);
+  }
+
   /** Wait until the gateway at `base` holds no channel (the previous page's session is gone): the next open is cold. */
   async drained(base: string): Promise<void> {
     for (const t0 = Date.now(); Date.now() - t0 < 10_000; ) {
@@ -237,8 +271,10 @@ test('browser benchmarks', async ({ page }) => {
       const marks: Record<string, number>[] = [];
       for (let run = 0; run < OPEN_RUNS; run++) {
         await before();
-        await page.goto(`${base}/?run=${label}${run}${QUERY}#/screen/${route}`);
-        await page.waitForFunction(() => (window as any).__openMs !== undefined, null, { timeout: 30_000 });
+        await traced(page, label, run, async () => {
+          await page.goto(`${base}/?run=${label}${run}${QUERY}#/screen/${route}`);
+          await page.waitForFunction(() => (window as any).__openMs !== undefined, null, { timeout: 30_000 });
+        });
         opens.push(await page.evaluate(() => (window as any).__openMs));
         marks.push(await page.evaluate(() => {
           const at = (name: string) => Math.round(performance.getEntriesByName(name)[0]?.startTime ?? -1);
@@ -273,43 +309,61 @@ test('browser benchmarks', async ({ page }) => {
       const reopen = opens ? await openRuns(bench.base, 'ireopen', async () => {}, 'imported-500') : undefined;
       // a link followed: the imported menu's button opens the 500-widget screen in its place; from the click to
       // every value of the linked screen live (cold: its channels new to the gateway; again: held by its linger)
-      const follow = async (base: string, label: string, before: () => Promise<void>) => {
-        const runs: number[] = [];
-        const marks: Record<string, number>[] = [];
-        for (let run = 0; run < OPEN_RUNS; run++) {
-          await before();
-          await page.goto(`${base}/?run=${label}${run}${QUERY}#/screen/imported-menu`);
-          await page.getByRole('link', { name: LINK_TEXT }).waitFor();
-          await page.waitForFunction(() => document.querySelector('.grid.canvas')?.getAttribute('data-ready') === 'true');
-          runs.push(await page.evaluate(([n, text]) => new Promise<number>((done) => {
-            const link = [...document.querySelectorAll('a')].find((a) => a.textContent?.includes(text as string))!;
-            const t0 = performance.now();
-            (window as any).__clickAt = t0;
-            link.click();
-            // seen in an animation frame callback; the time taken after that frame is rendered (as for an open)
-            const check = () => {
-              if (location.hash.includes('imported-500') && document.querySelectorAll('.grid:not(.unrevealed) [data-role=value][data-stale=false]').length >= (n as number)) {
-                const after = new MessageChannel();
-                after.port1.onmessage = () => done(performance.now() - t0);
-                after.port2.postMessage(0);
-              } else requestAnimationFrame(check);
-            };
-            requestAnimationFrame(check);
-          }), [bench.importedLive, LINK_TEXT] as const));
-          // the same milestones as an open's, from the click (the first of each after it)
-          marks.push(await page.evaluate(() => {
-            const t0 = (window as any).__clickAt as number;
-            const at = (name: string) => Math.round((performance.getEntriesByName(name).find((e) => e.startTime >= t0)?.startTime ?? t0 - 1) - t0);
-            return { screen: at('synoptic:screen'), sub: at('synoptic:sub'), mounted: at('synoptic:mounted'), snapshot_rx: at('synoptic:snap-rx'), snapshot_decoded: at('synoptic:snap-decoded'), snapshot: at('synoptic:snap'), snapshot_committed: at('synoptic:snap-committed') };
-          }));
-        }
-        return { runs: runs.map((x) => Math.round(x)), median: pct(runs, 50), target: 300, milestones: marks };
+      // cold and again alternate run by run (the same minutes for both: a machine's load that changes
+      // during the bench weighs on both alike); `held`: the channels the gateway held at the click
+      const follow = async (base: string, label: string, run: number, before: () => Promise<void>) => {
+        await before();
+        await page.goto(`${base}/?run=${label}${run}${QUERY}#/screen/imported-menu`);
+        await page.getByRole('link', { name: LINK_TEXT }).waitFor();
+        await page.waitForFunction(() => document.querySelector('.grid.canvas')?.getAttribute('data-ready') === 'true');
+        const held = await bench.channels(base);
+        const cpu0 = bench.procs.map((p) => procCpuMs(p.child.pid));
+        const ms = await traced(page, label, run, () => page.evaluate(([n, text]) => new Promise<number>((done) => {
+          const link = [...document.querySelectorAll('a')].find((a) => a.textContent?.includes(text as string))!;
+          const t0 = performance.now();
+          (window as any).__clickAt = t0;
+          link.click();
+          // seen in an animation frame callback; the time taken after that frame is rendered (as for an open)
+          const check = () => {
+            if (location.hash.includes('imported-500') && document.querySelectorAll('.grid:not(.unrevealed) [data-role=value][data-stale=false]').length >= (n as number)) {
+              const after = new MessageChannel();
+              after.port1.onmessage = () => done(performance.now() - t0);
+              after.port2.postMessage(0);
+            } else requestAnimationFrame(check);
+          };
+          requestAnimationFrame(check);
+        }), [bench.importedLive, LINK_TEXT] as const));
+        const cpu1 = bench.procs.map((p) => procCpuMs(p.child.pid));
+        // the same milestones as an open's, from the click (the first of each after it)
+        const marks: Record<string, number> = await page.evaluate(() => {
+          const t0 = (window as any).__clickAt as number;
+          const at = (name: string) => Math.round((performance.getEntriesByName(name).find((e) => e.startTime >= t0)?.startTime ?? t0 - 1) - t0);
+          return { screen: at('synoptic:screen'), sub: at('synoptic:sub'), mounted: at('synoptic:mounted'), snapshot_rx: at('synoptic:snap-rx'), snapshot_decoded: at('synoptic:snap-decoded'), snapshot: at('synoptic:snap'), snapshot_committed: at('synoptic:snap-committed') };
+        });
+        marks.held = held;
+        // CPU ms of the bench's own processes (gateways, NATS, publisher) from the click to the open (BENCH_PROC_CPU=1)
+        if (process.env.BENCH_PROC_CPU) bench.procs.forEach((p, i) => cpu1[i] > cpu0[i] && (marks[`cpu_${p.name}`] = Math.round(cpu1[i] - cpu0[i])));
+        return { ms, marks };
       };
-      const linkCold = await follow(bench.coldBase, 'lcold', async () => {
-        await page.goto('about:blank');
-        await bench.drained(bench.coldBase);
-      });
-      const linkAgain = await follow(bench.base, 'lagain', async () => {});
+      const coldL = { runs: [] as number[], marks: [] as Record<string, number>[] };
+      const againL = { runs: [] as number[], marks: [] as Record<string, number>[] };
+      // the first "again" follows a visit of the linked screen on its gateway (held by its linger)
+      await page.goto(`${bench.base}/?run=lwarmup${QUERY}#/screen/imported-500`);
+      await page.waitForFunction(() => (window as any).__openMs !== undefined, null, { timeout: 30_000 });
+      for (let run = 0; run < OPEN_RUNS; run++) {
+        const c = await follow(bench.coldBase, 'lcold', run, async () => {
+          await page.goto('about:blank');
+          await bench.drained(bench.coldBase);
+        });
+        coldL.runs.push(c.ms);
+        coldL.marks.push(c.marks);
+        const a = await follow(bench.base, 'lagain', run, async () => {});
+        againL.runs.push(a.ms);
+        againL.marks.push(a.marks);
+      }
+      const summary = (r: typeof coldL) => ({ runs: r.runs.map((x) => Math.round(x)), median: pct(r.runs, 50), target: 300, milestones: r.marks });
+      const linkCold = summary(coldL);
+      const linkAgain = summary(againL);
       results.imported = { import: bench.importResult, live_widgets: bench.importedLive, open_cold_ms: cold, open_reopen_ms: reopen, link_cold_ms: linkCold, link_again_ms: linkAgain };
     }
     // a re-open once more, counting the CPU the renderer spent (the wall time above includes waiting for a busy machine)
