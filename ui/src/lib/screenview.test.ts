@@ -1,7 +1,10 @@
 import { render } from '@testing-library/svelte';
 import { flushSync } from 'svelte';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import ScreenHost from './testing/ScreenHost.svelte';
+import Host from './testing/Host.svelte';
+import type { WidgetSpec } from './screen';
+import { staticCell } from './widgets/cells';
 import { Gateway } from './transport/gateway.svelte';
 import type { MetaMsg, ValueMsg } from './transport/protocol';
 import type { Screen } from './screen';
@@ -91,5 +94,50 @@ describe('screen grid', () => {
     gw.handle({ op: 'upd', sid: 7, i: [0], val: [val(5)] });
     frame();
     expect(label.firstChild!.textContent).toBe('1.000'); // the snapshot's, not 5
+  });
+
+  it('builds sections and text as plain cells, the same elements as their components', () => {
+    const gw = new Gateway({ url: 'ws://gw.test/ws?format=json', WebSocket: Socket as unknown as typeof WebSocket, pingMs: 0 });
+    const specs: WidgetSpec[] = [
+      { type: 'section', title: 'Group 1', x: 1, y: 2, w: 3, h: 2 },
+      { type: 'section', w: 2, h: 1 },
+      { type: 'text', options: { text: 'Pressures', size: 'heading' }, w: 4, h: 1 },
+      { type: 'text', title: 'a title' },
+    ];
+    for (const spec of specs) {
+      const component = render(Host, { props: { gateway: gw, spec } }).container.querySelector('section.cell')!;
+      const plain = staticCell(spec, [], spec.type === 'text' ? [12, 1] : [6, 4])!.el;
+      // Svelte writes the place as an attribute, the plain cell as properties: compare the place alone
+      expect(plain.style.cssText).toBe(component.getAttribute('style') ?? '');
+      plain.removeAttribute('style');
+      component.removeAttribute('style');
+      // (whitespace between the elements of a flex cell is not rendered)
+      const strip = (html: string) => html.replace(/<!---->/g, '').replace(/>\s+</g, '><').replace(/ class="([^"]*?)\s*svelte-\w+"/g, ' class="$1"');
+      expect(plain.outerHTML).toBe(strip(component.outerHTML));
+    }
+    expect(staticCell({ type: 'label', channels: ['ca://A'] }, [])).toBeNull();
+  });
+
+  it('a screen built before its subscription left is built once (in slices when large) and revealed after its last slice and snapshot', async () => {
+    for (const n of [20, 250]) {
+      const gw = new Gateway({ url: 'ws://gw.test/ws?format=json', WebSocket: Socket as unknown as typeof WebSocket, pingMs: 0, schedule: () => {} });
+      const widgets = Array.from({ length: n }, (_, i) => ({ type: 'label' as const, channels: [`ca://B${i}`], w: 1, h: 1, options: { compact: true } }));
+      const view = render(ScreenHost, { props: { gateway: gw, screen: { title: 'big', layout: { columns: 10 }, widgets } } });
+      flushSync();
+      const grid = view.container.querySelector('.grid')!;
+      expect(grid.children.length).toBe(Math.min(n, 100)); // a large one: the first slice, the rest in later tasks
+      await vi.waitFor(() => expect(grid.children.length).toBe(n));
+      gw.start(); // the socket opens: the subscription leaves
+      gw.handle({ op: 'hello', ver: 1, gw: 'g', user: 'u', write: false });
+      const sub = Socket.last.sent.find((f) => f.op === 'sub')!;
+      expect(grid.classList.contains('unrevealed')).toBe(true);
+      gw.handle({ op: 'snap', id: sub.id, sid: 7, ch: sub.ch!, val: sub.ch!.map(() => val(1)), meta: sub.ch!.map(() => null) });
+      flushSync();
+      expect(grid.children.length).toBe(n); // not built again when the snapshot came
+      expect(grid.classList.contains('unrevealed')).toBe(false);
+      expect(grid.querySelector('[data-stale=true]')).toBeNull();
+      view.unmount();
+      gw.close();
+    }
   });
 });

@@ -5,7 +5,9 @@
  * caption the grid cell itself is the value box (`data-role=value`), its first
  * child the value's text node, then the unit (labels; an LED's lamp is CSS).
  * Fewer nodes to create, style, lay out and paint when the screen opens.
- * Every other widget type is a component (Widget.svelte).
+ * Sections and text (the frames and captions of an imported display: a fifth of
+ * its widgets) are plain cells too (`staticCell`), the same elements as their
+ * components inside Widget.svelte. Every other widget type is a component.
  */
 import { shortName } from '../transport/channels';
 import type { ChannelState } from '../transport/channel.svelte';
@@ -14,7 +16,7 @@ import type { WidgetSpec } from '../screen';
 import { ledPainter, valuePainter } from './paint';
 
 /** Widget types built as plain cells. */
-export const PLAIN_TYPES: ReadonlySet<string> = new Set(['label', 'led']);
+export const PLAIN_TYPES: ReadonlySet<string> = new Set(['label', 'led', 'section', 'text']);
 
 /** A built cell: its element and the function that stops its painting. */
 export interface PlainCell {
@@ -95,4 +97,39 @@ export function plainCell(spec: WidgetSpec, channels: readonly ChannelState[], s
       ? valuePainter(box, base, ch, o, box.firstChild as Text, box.lastElementChild)
       : ledPainter(box, ch, o, base);
   return { el: cell, release: ch.watch(painter) };
+}
+
+/**
+ * The cell of a section or a text widget as plain DOM (what Widget.svelte renders
+ * around Section.svelte and Text.svelte, without a component each), or null for any
+ * other type. Nothing in it changes while it is shown.
+ */
+export function staticCell(spec: WidgetSpec, channels: readonly ChannelState[], size: [number, number] = [2, 1]): PlainCell | null {
+  const type = spec.type;
+  if (type !== 'section' && type !== 'text') return null;
+  const cell = document.createElement('section');
+  cell.className = `cell t-${type}`;
+  const [w, h] = [spec.w ?? size[0], spec.h ?? size[1]];
+  const place = placement(spec, w, h);
+  if (place) cell.style.cssText = place;
+  cell.setAttribute('data-widget', type);
+  if (channels[0]) cell.setAttribute('data-channel', channels[0].uri);
+  const caption = captionOf(spec, channels);
+  if (caption) {
+    const header = document.createElement('header');
+    header.title = channels.map((c) => c.uri).join('\n');
+    header.textContent = caption;
+    cell.append(header);
+  }
+  const inner = document.createElement('div');
+  if (type === 'section') {
+    inner.className = 'w-section';
+    inner.setAttribute('data-section', spec.title ?? '');
+  } else {
+    const o = (spec.options ?? {}) as { text?: string; size?: string };
+    inner.className = `w-text ${o.size ?? 'normal'}`;
+    inner.textContent = o.text ?? spec.title ?? '';
+  }
+  cell.append(inner);
+  return { el: cell, release: () => {} };
 }
