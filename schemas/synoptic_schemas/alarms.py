@@ -154,13 +154,29 @@ def is_unacknowledged(state: AlarmMsg | dict[str, Any]) -> bool:
     return is_active(state) and not state.get("ackd") and "shelf" not in state
 
 
+#: A state's required fields and their types.
+_ALARM_FIELDS = (("ch", str), ("area", str), ("n", int), ("ev", str), ("sev", int),
+                 ("st", str), ("c", bool), ("lat", int), ("ackd", bool),
+                 ("since", int), ("t", int), ("at", int))  # fmt: skip
+
+
 def decode_alarm(data: bytes) -> AlarmMsg:
     """Decode a ``cs.alarm.st`` state."""
     msg = decode(data)
-    for key, kind in (("ch", str), ("area", str), ("n", int), ("ev", str),
-                      ("sev", int), ("st", str), ("c", bool), ("lat", int),
-                      ("ackd", bool), ("since", int), ("t", int), ("at", int)):  # fmt: skip
-        _need(msg, "alarm", key, kind)
+    # msgpack gives exact types: one look at each (a gateway reads a storm's states
+    # behind which a person's acknowledgement waits); the field-by-field check, with
+    # its message, when one is not
+    get = msg.get
+    if not (
+        type(get("ch")) is str and type(get("area")) is str and type(get("n")) is int
+        and type(get("ev")) is str and type(get("sev")) is int
+        and type(get("st")) is str and type(get("c")) is bool
+        and type(get("lat")) is int and type(get("ackd")) is bool
+        and type(get("since")) is int and type(get("t")) is int
+        and type(get("at")) is int
+    ):  # fmt: skip
+        for key, kind in _ALARM_FIELDS:
+            _need(msg, "alarm", key, kind)
     if not 0 <= msg["lat"] <= 3 or not 0 <= msg["sev"] <= 3:
         raise DecodeError("alarm.sev and alarm.lat must be 0..3")
     return cast(AlarmMsg, msg)

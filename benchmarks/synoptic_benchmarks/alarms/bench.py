@@ -444,6 +444,7 @@ async def acknowledge(gateway: GatewayProc, pages: SocketPages,
     answers: list[float] = []
     last_socket: dict[str, float] = {}  # per ack: its last socket page (ms)
     answered: dict[str, float] = {}
+    began = time.time()
     for ch in channels:
         sent[ch] = t0 = time.time()
         status, body, _ = await asyncio.to_thread(
@@ -468,6 +469,7 @@ async def acknowledge(gateway: GatewayProc, pages: SocketPages,
     # the slowest acknowledgement along its path (ms from the request): where it waited
     worst = max(channels, key=lambda c: last_socket.get(c, 0.0))
     slowest = {
+        "index": channels.index(worst),  # its place in the sequence (0: first)
         "stamped_by_the_service": round((tap.acked[worst][1] / 1e9 - sent[worst]) * 1000, 1)
         if worst in tap.acked else None,
         "on_the_bus": round((tap.acked[worst][0] - sent[worst]) * 1000, 1)
@@ -476,6 +478,7 @@ async def acknowledge(gateway: GatewayProc, pages: SocketPages,
         "browser_page": round(acked[worst] - sent[worst] * 1000, 1)
         if browser is not None and worst in acked else None,
         "answered": round(answered[worst], 1),
+        "sent_after_the_first_s": round(sent[worst] - began, 2),
     }  # fmt: skip
     return {
         "acks": len(channels),
