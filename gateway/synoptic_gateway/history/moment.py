@@ -77,6 +77,8 @@ def ns_of_ms(t_ms: float) -> int:
 
 #: Direct Gets at once for the per-channel questions (how far back it reaches).
 _FIRST_KEPT_AT_ONCE = 32
+#: A moment after anything stored: ``last_at`` of it is each subject's latest.
+_LATEST_NS = 3600 * 10**9
 #: Raw history subjects whose oldest value's store time is remembered, at most.
 RAW_FIRSTS_KEPT = 100_000
 
@@ -444,10 +446,31 @@ class MomentReader:
             past = out[channel.uri]
             if past.value is None and past.error is None:
                 jobs.append(since(channel, past))
-            if past.meta is None:
-                jobs.append(meta_after(channel, past))
+        no_meta = [c for c in channels if out[c.uri].meta is None]
+        for channel in await self._with_meta(nc, no_meta):
+            jobs.append(meta_after(channel, out[channel.uri]))
         if jobs:
             await asyncio.gather(*jobs)
+
+    async def _with_meta(
+        self, nc: NatsClient, channels: Sequence[Channel]
+    ) -> list[Channel]:
+        """Those of ``channels`` with any metadata kept at all (one batched Direct
+        Get of their latest), so that only those are asked for their oldest, one
+        Direct Get each: a screen of channels with no metadata history costs one
+        request, not one per channel."""
+        if not channels:
+            return []
+        subjects = {self._subjects.hist_meta(c): c for c in channels}
+        try:
+            latest = await last_at(
+                nc, self._meta, list(subjects), time.time_ns() + _LATEST_NS,
+                timeout=self._settings.hist_timeout,
+            )  # fmt: skip
+        except (StoreError, TimeoutError) as exc:
+            log.debug("at: metadata: %s", exc)
+            return []
+        return [c for subject, c in subjects.items() if subject in latest]
 
 
 def _place(past: Past, point: Point, source: str) -> None:

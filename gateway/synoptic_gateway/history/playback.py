@@ -16,7 +16,11 @@ holds more values in the span than a quarter of channels times frames (the
 messages a read of every value takes before it gives up), each frame's values
 are read as an ``at`` reads them instead, each channel's last value at the
 frame's end (one batched Direct Get per frame), and those that changed since
-the frame before are shown: the same frames for a twentieth of the messages.
+the frame before are shown: the same frames for a twentieth of the messages. A
+playback sampled once goes on sampling without trying the whole read first (but
+for every eighth stretch). Metadata and large values, which change seldom, are
+read only for the channels whose last one by the stretch's end is in it (one
+batched Direct Get each, no consumer where none changed).
 
 The part of a span older than the raw history's oldest value (its byte budget or
 max age) is read from the rollup's history blocks instead (``CS_ROLL``: numbers
@@ -28,6 +32,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import time
+from collections import OrderedDict
 from typing import Any
 
 import msgpack
@@ -56,6 +61,11 @@ MAX_LARGE_PER_STRETCH = 64
 #: Frames' ends read at once from the raw history (one Direct Get each) where a
 #: stretch holds more values than channels times frames.
 SAMPLES_AT_ONCE = 4
+#: A playback sampled once samples its next stretches at once, but for every
+#: this many, which try a whole read again (its channels may have quietened).
+SAMPLED_RETRY = 8
+#: Playbacks (channels and frame step) remembered as sampled, at most.
+DENSE_KEPT = 256
 
 
 class StretchReader:
@@ -75,6 +85,9 @@ class StretchReader:
         self.sampled = 0
         #: False: every stretch read whole (the reference its frames equal)
         self.sampling = True
+        #: playbacks (raw subjects, step) last sampled -> stretches sampled since
+        #: their last whole read was tried
+        self._dense: OrderedDict[tuple[tuple[str, ...], float], int] = OrderedDict()
 
     async def answer(self, frame: dict[str, Any], principal: Principal) -> bytes:
         """The frames of ``frame["t0"]`` < stored ≤ ``frame["t1"]`` (ms), each
@@ -122,15 +135,26 @@ class StretchReader:
             if t0_ns < stored <= t1_ns:
                 raw_found.append((stored, index[subject], False, data))
 
-        read = await read_range(
-            nc, self._raw, raw, t0_ns + 1, t1_ns,
-            max_msgs=min(samples if self.sampling else 1 << 62,
-                         self._settings.hist_max_points),
-            timeout=timeout, on_stored=on_raw,
-        )  # fmt: skip
-        self.values_in += read.count
-        if read.truncated and self.sampling:
+        # a playback whose stretches were too dense to read whole stays so: its
+        # next stretches are sampled at once (every SAMPLED_RETRY-th tries again)
+        key = (tuple(raw), frame["step"])
+        dense = self._dense.pop(key, None)
+        if dense is not None and dense % SAMPLED_RETRY and self.sampling:
+            truncated = True
+        else:
+            read = await read_range(
+                nc, self._raw, raw, t0_ns + 1, t1_ns,
+                max_msgs=min(samples if self.sampling else 1 << 62,
+                             self._settings.hist_max_points),
+                timeout=timeout, on_stored=on_raw,
+            )  # fmt: skip
+            self.values_in += read.count
+            truncated = read.truncated
+        if truncated and self.sampling:
             self.sampled += 1
+            self._dense[key] = (dense or 0) + 1
+            while len(self._dense) > DENSE_KEPT:
+                self._dense.popitem(last=False)
             raw_found = await self._sampled(nc, raw, index, t0_ns, t1_ns, step_ns, n)
         found.extend(raw_found)
         by_stream = {
@@ -140,8 +164,11 @@ class StretchReader:
         }  # fmt: skip
         for stream, (wanted, limit) in by_stream.items():
             try:
+                changed = await _stored_since(nc, stream, wanted, t0_ns, t1_ns, timeout)
+                if not changed:
+                    continue
                 read = await read_range(
-                    nc, stream, wanted, t0_ns + 1, t1_ns, max_msgs=limit,
+                    nc, stream, changed, t0_ns + 1, t1_ns, max_msgs=limit,
                     timeout=timeout, on_stored=on_stored,
                 )  # fmt: skip
             except StoreError:
@@ -196,7 +223,9 @@ class StretchReader:
     ) -> list[tuple[int, int, bool, bytes]]:
         """The raw history's values at ``t0_ns`` and at the end of each of the
         ``n`` frames (one batched Direct Get each): those that changed from one
-        frame's end to the next, as ``(stored, channel index, False, payload)``."""
+        frame's end to the next, as ``(stored, channel index, False, payload)``,
+        ``stored`` the end of the frame it changed in (its own store time is not
+        parsed: that cost more than the rest of the stretch)."""
         ends = [t0_ns] + [min(t0_ns + (k + 1) * step_ns, t1_ns) for k in range(n)]
         slots = asyncio.Semaphore(SAMPLES_AT_ONCE)
         timeout = self._settings.hist_timeout
@@ -207,12 +236,14 @@ class StretchReader:
 
         states = await asyncio.gather(*(at(end) for end in ends))
         out: list[tuple[int, int, bool, bytes]] = []
-        for before, after in itertools.pairwise(states):
+        for end, (before, after) in zip(
+            ends[1:], itertools.pairwise(states), strict=True
+        ):
             self.values_in += len(after)
             for subject, stored in after.items():
                 was = before.get(subject)
                 if was is None or was.seq != stored.seq:
-                    out.append((stored.stored_ns, index[subject], False, stored.data))
+                    out.append((end, index[subject], False, stored.data))
         return out
 
     async def _older(
@@ -255,6 +286,23 @@ class StretchReader:
                 if t0_ns < t <= end and v == v:  # NaN: not a number, not shown
                     k = min((t - t0_ns - 1) // step_ns, n - 1)
                     values[k][i] = encode(value_map(Point(t, v, sev), None))
+
+
+async def _stored_since(
+    nc: NatsClient,
+    stream: str,
+    subjects: list[str],
+    t0_ns: int,
+    t1_ns: int,
+    timeout: float,
+) -> list[str]:
+    """Those of ``subjects`` with a message stored in ``(t0_ns, t1_ns]``: one
+    batched Direct Get of each one's last by ``t1_ns``. Metadata and large values
+    change seldom: most stretches then read them with no consumer at all."""
+    if not subjects:
+        return []
+    last = await last_at(nc, stream, subjects, t1_ns, timeout=timeout)
+    return [x for x, m in last.items() if m.stored_ns > t0_ns]
 
 
 def _decoded(data: bytes) -> dict[str, Any] | None:
