@@ -29,9 +29,13 @@ SYNOPTIC = [sys.executable, "-m", "synoptic_bus.cli"]
 
 
 #: Tango's own signal thread, given SIGTERM while its server is starting (before the
-#: device's handler is registered, and before the admin device it would stop exists),
-#: says this and ends the process with SIGKILL at once: stopped, nothing left behind
-TANGO_STARTING = "Class DServer is not initialised!"
+#: device's handler is registered), says one of these and ends the process at once:
+#: with SIGKILL before the admin device it would stop exists, with exit status 255
+#: (``_exit(-1)``) before Tango itself is: stopped, nothing left behind
+TANGO_STARTING = {
+    "Class DServer is not initialised!": -9,
+    "Tango is not initialised !!!": 255,
+}
 
 
 def check(result: StopResult, bound: float, what: str) -> None:
@@ -43,9 +47,11 @@ def check(result: StopResult, bound: float, what: str) -> None:
     assert not result.left, f"{context}: still running after {bound} s: {result.left}"
     assert result.seconds <= bound, f"{context}: took {result.seconds:.1f} s"
     # stopped by its handler (0) or, before one was installed, by the signal
-    stopped = (0, -15)
-    if not result.after_ready and TANGO_STARTING in result.output:
-        stopped = (0, -15, -9)
+    stopped = [0, -15]
+    if not result.after_ready:
+        stopped += [
+            code for said, code in TANGO_STARTING.items() if said in result.output
+        ]
     assert result.returncode in stopped, f"{context}: {result.output[-3000:]}"
     assert "Traceback" not in result.output, f"{context}: {result.output[-3000:]}"
 
