@@ -120,22 +120,10 @@ class HistoryService:
         :class:`FrameError` for a request over a limit."""
         started = time.perf_counter()
         t0_ns, t1_ns, px, uris, channels, fixed = self._check(frame, principal)
-        s = self._settings
         self.requests += 1
-        try:
-            await asyncio.wait_for(self._slots.acquire(), s.hist_timeout)
-        except TimeoutError:
-            raise FrameError(
-                ErrorCode.UNAVAILABLE,
-                f"history is busy ({s.hist_concurrency} requests in flight for over "
-                f"{s.hist_timeout:g} s): try again",
-                req_id=frame["id"],
-            ) from None
-        try:
-            await self.budget.pace()
-            read, sources = await self._read(list(channels.values()), t0_ns, t1_ns, px)
-        finally:
-            self._slots.release()
+        read, sources = await self._in_slot(
+            frame, self._read(list(channels.values()), t0_ns, t1_ns, px)
+        )
         self.values_in += sum(len(e.cols) for e in read.values() if e.cols is not None)
         entries = {**fixed, **read}
         ordered = [entries.get(u) or entries.get(_norm(u)) for u in uris]
@@ -160,7 +148,9 @@ class HistoryService:
         if frame["op"] == frames.Op.AT:
             reply = await self._at(frame, principal)
         elif frame["op"] == frames.Op.STEP:
-            reply = await self._in_slot(frame, self._moments.step(frame, principal))
+            reply = await self._in_slot(
+                frame, self._moments.step(frame, principal), paced=False
+            )
         elif frame["op"] == "pbread":  # a playback's next stretch, encoded there
             return await self._in_slot(frame, self._stretches.answer(frame, principal))
         else:
@@ -169,11 +159,27 @@ class HistoryService:
 
     async def _at(self, frame: dict[str, Any], principal: Principal) -> dict:
         """The ``at`` answer, read in one of the same slots as ``hist``."""
-        return await self._in_slot(frame, self._moments.answer(frame, principal))
+        return await self._in_slot(
+            frame, self._moments.answer(frame, principal), paced=False
+        )
 
-    async def _in_slot(self, frame: dict[str, Any], work: Coroutine[Any, Any, T]) -> T:
-        """``work`` in one of the gateway's history slots (``hist_concurrency``)."""
+    async def _in_slot(
+        self, frame: dict[str, Any], work: Coroutine[Any, Any, T], *, paced: bool = True
+    ) -> T:
+        """``work`` in one of the gateway's history slots (``hist_concurrency``).
+
+        ``paced`` work (trends, playback stretches: what can come in a sustained
+        stream) first waits for the CPU budget, before it takes a slot, so a
+        request waiting for the budget holds no slot; a screen at a moment and a
+        step (one click of a user's, a few ms each) never wait for it, though
+        their CPU counts against it."""
         s = self._settings
+        if paced:
+            try:
+                await self.budget.pace()
+            except BaseException:  # cancelled while waiting: the work never runs
+                work.close()
+                raise
         try:
             await asyncio.wait_for(self._slots.acquire(), s.hist_timeout)
         except TimeoutError:
@@ -185,7 +191,6 @@ class HistoryService:
                 req_id=frame["id"],
             ) from None
         try:
-            await self.budget.pace()
             return await work
         except StoreError as exc:
             raise FrameError(

@@ -1,8 +1,10 @@
 """The history service's CPU budget: work paced to a share of one core on
-average, a small burst at once, and no waiting where there is no budget."""
+average, a small burst at once, and no waiting where there is no budget; a
+user's click (a screen at a moment, a step) never waits for it."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import Any
 
@@ -72,3 +74,38 @@ def test_the_history_process_has_the_budget_and_the_thread_none() -> None:
     on_thread = HistoryService(Settings(hist_process=False, hist_cpu=0.5), bus)
     assert in_process.budget.share == 0.5
     assert on_thread.budget.share == 0
+
+
+async def test_a_click_waits_neither_for_the_budget_nor_behind_paced_work() -> None:
+    """A screen at a moment (``at``) or a step is one click of a user's: it does not
+    wait for the budget, and a trend or a playback stretch waiting for the budget
+    holds no slot, so the click is answered even with one slot."""
+    bus: Any = None
+    service = HistoryService(
+        Settings(hist_process=True, hist_cpu=0.5, hist_concurrency=1), bus
+    )
+    cpu, wall = [0.0], [0.0]
+    waiting, refilled = asyncio.Event(), asyncio.Event()
+
+    async def sleep(seconds: float) -> None:
+        waiting.set()
+        await refilled.wait()
+        wall[0] += seconds
+
+    service.budget = CpuBudget(
+        0.5, 0.1, cpu=lambda: cpu[0], clock=lambda: wall[0], sleep=sleep
+    )
+    await service.budget.pace()
+    cpu[0] = 1.0  # 0.9 s of CPU owed: 1.8 s at half a core
+
+    async def work(name: str) -> str:
+        return name
+
+    trend = asyncio.create_task(service._in_slot({"id": 1}, work("trend")))
+    await asyncio.wait_for(waiting.wait(), 5)  # the trend waits for the budget
+    click = service._in_slot({"id": 2}, work("at"), paced=False)
+    assert await asyncio.wait_for(click, 5) == "at"
+    assert not trend.done()
+    refilled.set()
+    assert await asyncio.wait_for(trend, 5) == "trend"
+    assert service.budget.waited == 1.8
