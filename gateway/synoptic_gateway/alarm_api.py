@@ -25,7 +25,7 @@ from nats.errors import TimeoutError as NatsTimeoutError
 
 from synoptic_bus.alarmtree import TreeStore, TreeStoreConfig
 from synoptic_bus.screens import ConflictError, StoreUnavailableError
-from synoptic_gateway.auth import Principal
+from synoptic_gateway.principal import Principal
 from synoptic_gateway.screen_api import ApiError, request_principal
 from synoptic_gateway.screen_api import _read_raw as read_raw
 from synoptic_importer.phoebus_alarms import (

@@ -18,7 +18,7 @@ import base64
 import binascii
 import json
 import logging
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from fnmatch import fnmatchcase
 from typing import Any
 
@@ -26,7 +26,8 @@ import jwt
 
 from synoptic_gateway.jws import DECODER
 from synoptic_gateway.keyset import ALGORITHMS, KeySet, KeySetError
-from synoptic_gateway.roles import Because, Grants, Identity, RoleFile, RoleMap
+from synoptic_gateway.principal import Principal
+from synoptic_gateway.roles import Grants, RoleFile, RoleMap
 from synoptic_gateway.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -40,58 +41,6 @@ MAX_TOKEN = 16 * 1024
 
 class AuthError(Exception):
     """A token that may not be used (missing, malformed, forged, expired …)."""
-
-
-@dataclass(frozen=True)
-class Principal:
-    """An authenticated (or anonymous) user and their grants."""
-
-    name: str
-    read: tuple[str, ...]
-    write: tuple[str, ...]
-    expires: float | None = None  # the token's exp (Unix seconds)
-    screens: tuple[str, ...] = ()  # screen names (globs) this principal may edit
-    command: tuple[str, ...] = ()  # Tango commands (channel URI globs)
-    ack: tuple[str, ...] = ()  # alarms (channel URI globs) it may acknowledge, shelve
-    #: who the token is about, issuer and subject: a renewal must name the same
-    subject: str = ""
-    #: the person's full name where the token gives one
-    display: str = ""
-    #: the groups, roles and client the role mapping matched (None: no mapping)
-    identity: Identity | None = None
-    #: grants the token's own claims gave (kept when the mapping is reloaded)
-    claimed: Grants = field(default_factory=Grants)
-    because: tuple[Because, ...] = ()
-
-    def may_read(self, uri: str) -> bool:
-        return any(fnmatchcase(uri, pattern) for pattern in self.read)
-
-    def may_write(self, uri: str) -> bool:
-        return any(fnmatchcase(uri, pattern) for pattern in self.write)
-
-    def may_command(self, uri: str) -> bool:
-        return any(fnmatchcase(uri, pattern) for pattern in self.command)
-
-    def may_ack(self, uri: str) -> bool:
-        return any(fnmatchcase(uri, pattern) for pattern in self.ack)
-
-    @property
-    def can_write(self) -> bool:
-        return bool(self.write)
-
-    def may_edit(self, screen: str) -> bool:
-        """Whether this principal may save, revert or delete the screen ``screen``."""
-        return any(fnmatchcase(screen, pattern) for pattern in self.screens)
-
-    @property
-    def grants(self) -> Grants:
-        return Grants(self.read, self.write, self.command, self.screens, self.ack)
-
-    def with_grants(self, grants: Grants, because: tuple[Because, ...]) -> Principal:
-        return replace(
-            self, read=grants.read, write=grants.write, command=grants.command,
-            screens=grants.screens, ack=grants.ack, because=because,
-        )  # fmt: skip
 
 
 def _patterns(claims: dict[str, Any], key: str) -> tuple[str, ...]:

@@ -18,7 +18,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from synoptic_gateway.auth import LEEWAY, Authenticator, AuthError, Principal
+from synoptic_gateway.auth import LEEWAY, Authenticator, AuthError
+from synoptic_gateway.principal import Principal
 from synoptic_schemas import frames
 
 log = logging.getLogger(__name__)

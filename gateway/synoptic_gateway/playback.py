@@ -31,9 +31,9 @@ from synoptic_schemas import frames
 from synoptic_schemas.frames import END_ERROR, END_HALT, END_NOW, FrameError
 
 if TYPE_CHECKING:
-    from synoptic_gateway.auth import Principal
     from synoptic_gateway.history.process import HistoryProcess
     from synoptic_gateway.history.worker import HistoryWorker
+    from synoptic_gateway.principal import Principal
 
 log = logging.getLogger(__name__)
 

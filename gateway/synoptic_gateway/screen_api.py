@@ -26,7 +26,8 @@ from synoptic_bus.screens import (
     ScreenNotFoundError,
     StoreUnavailableError,
 )
-from synoptic_gateway.auth import AuthError, Principal, bearer_token
+from synoptic_gateway.auth import AuthError, bearer_token
+from synoptic_gateway.principal import Principal
 from synoptic_gateway.screens import ScreenError
 from synoptic_gateway.static import REVALIDATE, not_modified
 from synoptic_importer import (

@@ -18,11 +18,12 @@ from typing import TYPE_CHECKING, Any
 
 from starlette.websockets import WebSocket
 
-from synoptic_gateway.auth import AuthError, Principal
+from synoptic_gateway.auth import AuthError
 from synoptic_gateway.credentials import Credentials
 from synoptic_gateway.limits import TokenBucket
 from synoptic_gateway.mailbox import Mailbox, State
 from synoptic_gateway.playback import Playback
+from synoptic_gateway.principal import Principal
 from synoptic_gateway.writes import Writes
 from synoptic_schemas import ChannelError, frames, parse_channel
 from synoptic_schemas.channels import Channel

@@ -22,7 +22,7 @@ from fastapi.responses import JSONResponse, Response
 
 from synoptic_bus.screens import Entry
 from synoptic_bus.sitestore import counts, store_site
-from synoptic_gateway.auth import Principal
+from synoptic_gateway.principal import Principal
 from synoptic_gateway.screen_api import AUDIT_TIMEOUT_S, ApiError, request_principal
 from synoptic_gateway.screen_api import _read_raw as read_raw
 from synoptic_gateway.screen_api import _store_errors as store_errors

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from synoptic_gateway.auth import Principal
+from synoptic_gateway.principal import Principal
 from synoptic_schemas import (
     SCHEMA_VERSION,
     ChannelError,

@@ -54,10 +54,10 @@ from synoptic_bus.natsserver import NatsServer
 from synoptic_bus.procs import die_with_parent
 from synoptic_bus.rollup import ensure_rollup, start_rollup
 from synoptic_bus.store import StoreConfig, ensure_store, fetch_last
-from synoptic_gateway.auth import Principal
 from synoptic_gateway.client import GatewayClient
 from synoptic_gateway.history.busbackend import BusHistory
 from synoptic_gateway.history.service import HistoryService
+from synoptic_gateway.principal import Principal
 from synoptic_gateway.settings import Settings
 from synoptic_gateway.testing import start_gateway
 from synoptic_schemas import Subjects, encode, parse_channel

@@ -17,6 +17,10 @@ from synoptic_schemas.channels import Channel
 from synoptic_schemas.series import Columns
 
 
+class ArchiveError(Exception):
+    """The archive could not be read (its server's error, in words)."""
+
+
 @dataclass
 class ChannelHistory:
     """One channel's answer: columns in time order, and/or an error

@@ -4,7 +4,6 @@ in a child process (``Settings.hist_process``)."""
 from __future__ import annotations
 
 from synoptic_gateway.history.busbackend import BusHistory
-from synoptic_gateway.history.hdbpp import HdbppArchive
 from synoptic_gateway.history.moment import MomentReader
 from synoptic_gateway.history.playback import StretchReader
 from synoptic_gateway.history.process import HistoryProcess
@@ -21,9 +20,11 @@ def history_service(settings: Settings) -> HistoryService:
         f"synoptic-gateway-{settings.gateway_id}-hist",
         blocks=settings.hist_blocks,
     )
-    archive = (
-        HdbppArchive(settings.hist_archive_dsn) if settings.hist_archive_dsn else None
-    )
+    archive = None
+    if settings.hist_archive_dsn:  # psycopg loaded only where there is an archive
+        from synoptic_gateway.history.hdbpp import HdbppArchive
+
+        archive = HdbppArchive(settings.hist_archive_dsn)
     return HistoryService(
         settings,
         bus,

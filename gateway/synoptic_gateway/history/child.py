@@ -21,9 +21,9 @@ import socket
 import sys
 from typing import Any
 
-from synoptic_gateway.auth import Principal
 from synoptic_gateway.history.pipe import receive, send
 from synoptic_gateway.history.service import HistoryService
+from synoptic_gateway.principal import Principal
 from synoptic_schemas.frames import FrameError
 
 log = logging.getLogger("synoptic_gateway.history.child")

@@ -20,7 +20,7 @@ import numpy as np
 import psycopg
 
 from synoptic_bus.hdbpp import SEV_OF_QUALITY, data_time
-from synoptic_gateway.history.backend import ChannelHistory, HistoryRead
+from synoptic_gateway.history.backend import ArchiveError, ChannelHistory, HistoryRead
 from synoptic_schemas.frames import ErrorCode
 from synoptic_schemas.series import Columns
 
@@ -123,17 +123,17 @@ class HdbppArchive:
         """Each channel's last row at or before ``at_ns``: ``(t_ns, value,
         severity)`` by URI (value NaN where the row has none); none for a channel
         the archive holds nothing of by then. One query per data table. Raises
-        :class:`TimeoutError` and :class:`psycopg.Error`."""
+        :class:`TimeoutError` and :class:`ArchiveError`."""
         if not uris:
             return {}
         async with asyncio.timeout(timeout), self._lock:
             try:
                 return await self._last_at(uris, at_ns, timeout)
-            except psycopg.Error:
+            except psycopg.Error as exc:
                 if self._conn is not None:
                     await self._conn.close()
                     self._conn = None
-                raise
+                raise ArchiveError(str(exc).strip()) from exc
 
     async def _last_at(
         self, uris: list[str], at_ns: int, timeout: float

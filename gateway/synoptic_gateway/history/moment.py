@@ -39,17 +39,16 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-import psycopg
-
 from synoptic_bus.arrays import arrays_stream_name
 from synoptic_bus.connect import NatsClient
 from synoptic_bus.metahistory import meta_stream_name
 from synoptic_bus.moment import Stored, first_kept, last_at, run_from
 from synoptic_bus.rollup import rollup_stream_name
 from synoptic_bus.store import StoreError, history_stream_name
-from synoptic_gateway.auth import Principal
 from synoptic_gateway.decimate import reduce_map
+from synoptic_gateway.history.backend import ArchiveError
 from synoptic_gateway.history.older import Point, is_number, last_in_blocks, value_map
+from synoptic_gateway.principal import Principal
 from synoptic_gateway.settings import Settings
 from synoptic_schemas import ChannelError, DecodeError, Subjects, frames, parse_channel
 from synoptic_schemas.blocks import decode_block
@@ -347,7 +346,7 @@ class MomentReader:
                 rows = await self._archive.last_at(
                     [c.uri for c in rest], at_ns, timeout
                 )
-            except (TimeoutError, psycopg.Error) as exc:
+            except (TimeoutError, ArchiveError) as exc:
                 log.info("at: the archive: %s", str(exc).strip()[:200])
                 rows = {}
             for channel in rest:

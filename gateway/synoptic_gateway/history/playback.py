@@ -44,10 +44,10 @@ from synoptic_bus.metahistory import meta_stream_name
 from synoptic_bus.moment import Stored, first_kept, last_at
 from synoptic_bus.rollup import rollup_stream_name
 from synoptic_bus.store import StoreError, history_stream_name
-from synoptic_gateway.auth import Principal
 from synoptic_gateway.history.blocks import read_blocks
 from synoptic_gateway.history.moment import is_newer, ns_of_ms, points_of, reduced
 from synoptic_gateway.history.older import Point, value_map
+from synoptic_gateway.principal import Principal
 from synoptic_gateway.settings import Settings
 from synoptic_schemas import ChannelError, DecodeError, Subjects, frames, parse_channel
 from synoptic_schemas.codec import decode, encode

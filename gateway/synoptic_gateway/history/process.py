@@ -25,8 +25,8 @@ import socket
 import sys
 from typing import Any
 
-from synoptic_gateway.auth import Principal
 from synoptic_gateway.history.pipe import receive, send
+from synoptic_gateway.principal import Principal
 from synoptic_gateway.settings import Settings
 from synoptic_schemas.frames import ErrorCode, FrameError
 

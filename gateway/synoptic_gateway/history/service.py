@@ -20,13 +20,13 @@ from typing import Any, TypeVar
 import numpy as np
 
 from synoptic_bus.store import StoreError
-from synoptic_gateway.auth import Principal
 from synoptic_gateway.history.backend import ChannelHistory, HistoryBackend, HistoryRead
 from synoptic_gateway.history.blocks import covered
 from synoptic_gateway.history.budget import CpuBudget
 from synoptic_gateway.history.moment import MomentReader
 from synoptic_gateway.history.playback import StretchReader
 from synoptic_gateway.history.reduce import reduce_columns
+from synoptic_gateway.principal import Principal
 from synoptic_gateway.settings import Settings
 from synoptic_schemas import ChannelError, frames, parse_channel
 from synoptic_schemas.channels import Channel

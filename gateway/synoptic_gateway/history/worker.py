@@ -14,8 +14,8 @@ import threading
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
-from synoptic_gateway.auth import Principal
 from synoptic_gateway.history.service import HistoryService
+from synoptic_gateway.principal import Principal
 
 T = TypeVar("T")
 

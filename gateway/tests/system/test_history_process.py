@@ -20,9 +20,9 @@ from synoptic_bus.history import HistoryConfig, ensure_history
 from synoptic_bus.natsserver import NatsServer
 from synoptic_bus.procs import free_port
 from synoptic_bus.store import StoreConfig, ensure_store
-from synoptic_gateway.auth import Principal
 from synoptic_gateway.client import GatewayClient
 from synoptic_gateway.history.process import HistoryProcess
+from synoptic_gateway.principal import Principal
 from synoptic_gateway.settings import Settings
 from synoptic_gateway.testing import start_gateway
 from synoptic_schemas import frames

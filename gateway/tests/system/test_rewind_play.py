@@ -18,10 +18,10 @@ import pytest
 from synoptic_bus.connect import NatsClient
 from synoptic_bus.natsserver import NatsServer
 from synoptic_bus.procs import Process
-from synoptic_gateway.auth import Principal
 from synoptic_gateway.client import GatewayClient, GatewayError
 from synoptic_gateway.history.moment import MomentReader
 from synoptic_gateway.history.playback import StretchReader
+from synoptic_gateway.principal import Principal
 from synoptic_gateway.settings import Settings
 from synoptic_gateway.testing import GatewayProc, Publisher, start_gateway
 from synoptic_schemas import Subjects, decode, parse_channel
