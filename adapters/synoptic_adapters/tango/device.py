@@ -381,7 +381,8 @@ class DeviceLink:
             held_since = reads.busy_since if reads is not None else None
             started = time.monotonic()
             try:
-                await asyncio.wait_for(self.proxy.ping(), self.settings.ping_timeout)
+                async with asyncio.timeout(self.settings.ping_timeout):
+                    await self.proxy.ping()  # (not wait_for: it can lose a cancel)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
@@ -664,13 +665,11 @@ class DeviceLink:
         if not states:
             return
         try:
-            infos = await asyncio.wait_for(
-                self._blocking(
+            async with asyncio.timeout(self.settings.read_timeout):
+                infos = await self._blocking(
                     self.proxy.get_attribute_config_ex,
                     [self.names[s.name] for s in states],
-                ),
-                self.settings.read_timeout,
-            )
+                )
         except (TimeoutError, tango.DevFailed) as exc:
             log.info("%s: metadata not read: %s", self.url, describe(exc))
             return

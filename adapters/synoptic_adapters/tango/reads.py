@@ -183,8 +183,7 @@ class Reads:
             self.link.awaits_subscription(s) for s in self.link.attrs.values()
         ):
             self.wake.clear()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self.wake.wait(), 0.05)
+            await _woken(self.wake, 0.05)
 
     async def _sleep(self) -> None:
         """Until the next read is due (or something wakes the lane)."""
@@ -206,8 +205,7 @@ class Reads:
                         due = max(due, now + self.time.wait(now))
                     dues.append(due)
         self.wake.clear()
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self.wake.wait(), max(0.01, min(dues) - now))
+        await _woken(self.wake, max(0.01, min(dues) - now))
 
     async def _step(self) -> bool:
         """Do the most urgent due read; False when nothing was due."""
@@ -263,7 +261,8 @@ class Reads:
         result: Any = None
         error: BaseException | None = None
         try:
-            result = await asyncio.wait_for(call, self.settings.read_timeout + 1)
+            async with asyncio.timeout(self.settings.read_timeout + 1):
+                result = await call  # (not wait_for: see _woken)
         except (TimeoutError, tango.DevFailed) as exc:
             error = exc
         finally:
@@ -413,3 +412,13 @@ class Reads:
             self.link.take(state, result)
         else:
             self.link.invalid(state, f"read failed: {describe(error)}")
+
+
+async def _woken(wake: asyncio.Event, seconds: float) -> None:
+    """Until ``wake`` is set or ``seconds`` pass. Not ``asyncio.wait_for``: on
+    Python 3.11 it returns the inner result when the event is set in the same
+    turn as the task is cancelled, losing the cancellation (a link closing sets
+    the event as it cancels the lane, which then read on forever)."""
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(seconds):
+            await wake.wait()
