@@ -103,24 +103,32 @@ async def test_demo_restarts_a_killed_nats_server_and_adapter(var_dir: Path) -> 
             "--tango-port", str(free_udp_tcp_port()),
             "--idp-port", str(free_port())]  # fmt: skip
     demo = Process("demo", argv)
+    pids: set[str] = set()  # every child's, read while its line is in the window
+
+    def seen() -> None:
+        pids.update(re.findall(r"(?:pid |restarted \(pid )(\d+)", demo.output()))
+
     try:
         # the last to start is the sign-in provider (a JVM: tens of seconds)
         await asyncio.to_thread(demo.wait_for, r"demo running", 540)
+        seen()
         async with GatewayClient(f"ws://127.0.0.1:{http}/ws") as client:
             sub = await client.subscribe([COUNTER])
             await counting(sub, 3)
             await pva_types_arrive(client)
 
             nats = await kill_and_see_restart(demo, "nats-server", 0)
+            seen()
             await counting(sub, 5)  # the gateway and the adapter are back on NATS
             assert exists(nats)
 
             await kill_and_see_restart(demo, "adapter-epics", 0)
+            seen()
             await counting(sub, 5)
     finally:
         sent = time.monotonic()
         demo.stop(30)  # SIGTERM
-    pids = re.findall(r"(?:pid |restarted \(pid )(\d+)", demo.output())
+    seen()
     while [p for p in pids if exists(p)] and time.monotonic() - sent < 20:  # noqa: ASYNC110 - no event tells of other processes ending
         await asyncio.sleep(0.05)
     took = time.monotonic() - sent
