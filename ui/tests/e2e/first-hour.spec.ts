@@ -214,6 +214,9 @@ async function pick(page: Page, search: string, uri: string): Promise<void> {
   await best.tap();
 }
 
+/** Chromium's double-tap timeout, and a margin. */
+const DOUBLE_TAP_WINDOW_MS = 400;
+
 /** A finger on the screen as a phone sends it (touch events, which the page sees as pointer events too). */
 function finger(cdp: CDPSession) {
   const touch = (type: 'touchStart' | 'touchMove' | 'touchEnd', x = 0, y = 0) =>
@@ -243,6 +246,11 @@ async function centre(locator: Locator): Promise<{ x: number; y: number }> {
 async function tapSave(page: Page): Promise<void> {
   const button = page.getByRole('button', { name: 'Save' });
   await expect(button).toBeEnabled();
+  // Desktop Chromium's emulated touch keeps double-tap detection on: a tap within its
+  // 300 ms window of an earlier tap (here: the label's, a quick drag between) is taken
+  // as a double tap and clicks nothing. No event marks the window's end; a person's
+  // taps on two controls are further apart than this anyway.
+  await page.waitForTimeout(DOUBLE_TAP_WINDOW_MS);
   const clicked = button.evaluate((b) => new Promise<void>((done) => b.addEventListener('click', () => done(), { once: true })));
   await button.tap();
   await clicked;
