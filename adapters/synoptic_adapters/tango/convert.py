@@ -12,6 +12,7 @@ still show it. The status text is always the Tango quality name.
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -83,8 +84,11 @@ class Reading(NamedTuple):
 
 
 def timestamp_ns(time_val: tango.TimeVal) -> int:
-    """A Tango ``TimeVal`` as integer nanoseconds."""
-    return time_val.tv_sec * 1_000_000_000 + time_val.tv_usec * 1000
+    """A Tango ``TimeVal`` as integer nanoseconds; an unset one (0: a device
+    server that gave its value no date) is now, as the EPICS adapters do for an
+    unset stamp, so that its value is not placed in 1970 by trends and history."""
+    secs = time_val.tv_sec
+    return secs * 1_000_000_000 + time_val.tv_usec * 1000 if secs else time.time_ns()
 
 
 #: Gives the plain value of a ``DeviceAttribute`` (see :func:`plain_value`).
@@ -103,9 +107,10 @@ def reading(
         sev, st = _SEVERITY_BY_VALUE[quality], _STATUS_BY_VALUE[quality]
     except IndexError:
         sev, st = Severity.INVALID, str(attr_value.quality)
+    secs = time_val.tv_sec
     return Reading(
         (value_of or plain_value)(attr_value),
-        time_val.tv_sec * 1_000_000_000 + time_val.tv_usec * 1000,
+        secs * 1_000_000_000 + time_val.tv_usec * 1000 if secs else time.time_ns(),
         sev,
         st,
     )

@@ -4,6 +4,8 @@ settings (no servers)."""
 from __future__ import annotations
 
 import asyncio
+import operator
+import time
 
 import numpy as np
 import pytest
@@ -15,6 +17,8 @@ from synoptic_adapters.tango.convert import (
     STATE_LABELS,
     STATUS_OF_QUALITY,
     metadata,
+    reading,
+    timestamp_ns,
 )
 from synoptic_adapters.tango.device import _polled_attributes
 from synoptic_adapters.tango.events import EventInbox, EventItem
@@ -45,6 +49,20 @@ def test_quality_to_severity_and_status() -> None:
     assert SEVERITY_OF_QUALITY[AttrQuality.ATTR_INVALID] == 3
     assert SEVERITY_OF_QUALITY[AttrQuality.ATTR_CHANGING] == 0
     assert STATUS_OF_QUALITY[AttrQuality.ATTR_CHANGING] == "CHANGING"
+
+
+def test_a_value_without_a_date_is_stamped_now() -> None:
+    attr = tango.DeviceAttribute()
+    attr.value, attr.quality = 4.5, AttrQuality.ATTR_VALID
+    attr.time = tango.TimeVal(1_700_000_000, 250_000, 0)
+    value_of = operator.attrgetter("value")
+    assert reading(attr, value_of).t == 1_700_000_000_250_000_000
+    assert timestamp_ns(attr.time) == 1_700_000_000_250_000_000
+    attr.time = tango.TimeVal(0, 0, 0)  # a device server that set no date
+    before = time.time_ns()
+    stamped = reading(attr, value_of).t
+    assert before <= stamped <= time.time_ns()
+    assert before <= timestamp_ns(attr.time) <= time.time_ns()
 
 
 def test_metadata_of_a_writable_spectrum_with_limits() -> None:
