@@ -49,6 +49,22 @@ test('build a screen from empty by drag and drop, bind channels, save, see it li
   await other.context().close();
 });
 
+test('the picker\'s list follows the channel directory while it is open: a channel that comes later is listed without typing again', async ({ page, stack }) => {
+  await openEditor(page, stack, '');
+  await drop(page, 'label', 1, 1);
+  const uri = `ca://E2E:PICKER:${Date.now()}`;
+  const picker = page.getByRole('combobox', { name: 'add channel' });
+  await picker.fill('PICKER');
+  const list = page.getByRole('listbox', { name: 'channels' });
+  await expect(list).toContainText('no channel has “PICKER”');
+  await stack.announce(uri, 'pressure of the picker test'); // as an adapter serving it from now on
+  await expect(list.getByRole('option', { name: uri, exact: true })).toBeVisible();
+  await expect(list).toContainText('[mbar] pressure of the picker test');
+  await expect(picker).toHaveValue('PICKER'); // nothing typed meanwhile
+  await picker.press('Enter');
+  await expect(page.getByRole('combobox', { name: 'channel 1' })).toHaveValue(uri); // bound
+});
+
 test('concurrent edits: the second save is refused and offers overwrite or reload', async ({ page, browser, stack }) => {
   await openEditor(page, stack, '');
   await drop(page, 'label', 1, 1);

@@ -240,6 +240,26 @@ export class Stack {
     return Number(m[1]);
   }
 
+  /** A channel's value and metadata published straight to the bus, as an adapter publishes a channel it starts serving. */
+  async announce(uri: string, desc: string): Promise<void> {
+    const code = [
+      'import asyncio, sys',
+      'from synoptic_bus.connect import connect',
+      'from synoptic_gateway.testing import Publisher',
+      'async def main():',
+      '    nc = await connect(sys.argv[1], name="e2e-announce")',
+      '    publisher = Publisher(nc)',
+      '    await publisher.meta(sys.argv[2], unit="mbar", desc=sys.argv[3])',
+      '    await publisher.value(sys.argv[2], 1.5)',
+      '    await nc.flush()',
+      '    await nc.close()',
+      'asyncio.run(main())',
+    ].join('\n');
+    const p = new Proc('announce', [join(VENV, 'python'), '-c', code, this.natsUrl, uri, desc]);
+    await new Promise<void>((res) => p.child.once('exit', () => res()));
+    if (p.child.exitCode !== 0) throw new Error(`announcing ${uri} failed (${p.child.exitCode}): ${p.output}`);
+  }
+
   /** `synoptic get` from outside the browser: the channel's last value as printed. */
   async get(uri: string): Promise<string> {
     const p = new Proc('get', [join(VENV, 'synoptic'), 'get', '--nats', this.natsUrl, uri]);
