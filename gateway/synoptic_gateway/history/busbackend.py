@@ -14,6 +14,8 @@ from __future__ import annotations
 import asyncio
 import logging
 
+import numpy as np
+
 from synoptic_bus.connect import NatsClient, connect
 from synoptic_bus.history import history_stream_name, oldest, read_range
 from synoptic_bus.rollup import rollup_stream_name
@@ -100,9 +102,7 @@ class BusHistory:
             cols = read.columns.get(tail) or Columns.empty()
             entry = ChannelHistory(cols)
             missing = before(read.gaps.get(tail, []), raw_from)
-            entry.missing = until_held(
-                missing, int(cols.t.min()) if len(cols) else None
-            )
+            entry.missing = until_held(missing, cols.t)  # time-ordered
             if read.truncated:
                 entry.error = _truncated(q)
             out[uri] = entry
@@ -153,18 +153,24 @@ def before(gaps: list[tuple[int, int]], raw_from: int | None) -> list[tuple[int,
     return [(s, min(e, raw_from)) for s, e in gaps if s < raw_from]
 
 
-def until_held(
-    gaps: list[tuple[int, int]], first_held: int | None
-) -> list[tuple[int, int]]:
-    """``gaps`` cut where the bus's first value of the channel is: a value that
-    reached the rollup late sits in a block whose window starts after it, and the
-    archive is not asked for what the bus holds."""
-    if first_held is None:
+def until_held(gaps: list[tuple[int, int]], held: np.ndarray) -> list[tuple[int, int]]:
+    """``gaps`` each cut where the bus's first value of the channel within it is
+    (``held``: the source times of the values the bus answered with, sorted).
+
+    A gap's values read from the raw history are held from the first one on: the
+    raw history drops its oldest messages first, so it holds every value stored
+    after one it holds. ``before`` cuts a gap at the raw history's oldest *store*
+    time, which comes a publish's latency after that value's source time: the
+    archive is not asked for the span between. The gap before the first block is
+    cut the same way (a value that reached the rollup late sits in a block whose
+    window starts after it)."""
+    if not len(held):
         return gaps
     out = []
     for s, e in gaps:
-        if s <= first_held:
-            e = min(e, first_held)
+        i = int(np.searchsorted(held, s, side="left"))
+        if i < len(held) and held[i] < e:
+            e = int(held[i])
         if e > s:
             out.append((s, e))
     return out
