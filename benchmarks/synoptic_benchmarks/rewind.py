@@ -44,6 +44,8 @@ import sys
 import time
 from typing import Any
 
+import psutil
+
 from synoptic_benchmarks.history.bench import _live_window, _pcts
 from synoptic_benchmarks.report import add_save_option, emit, machine
 from synoptic_bus.arrays import ArraysConfig, ensure_arrays
@@ -213,6 +215,7 @@ async def rewinders(params: dict) -> None:
     of the history, then a 10× playback from another for 2 s, then a halt; prints
     a line when connected and one JSON line when ``params["s"]`` have passed."""
     os.nice(REWINDERS_NICE)
+    cpu0 = time.process_time()
     clients = [GatewayClient([params["url"]]) for _ in range(20)]
     for c in clients:
         await c.connect()
@@ -238,13 +241,37 @@ async def rewinders(params: dict) -> None:
             "frames", counts["frames"] + (f["op"] == "pb")
         )
     await asyncio.gather(*(one(c) for c in clients))
+    counts["cpu_s"] = round(time.process_time() - cpu0, 2)
     print(json.dumps(counts), flush=True)
     for c in clients:
         await c.close()
 
 
+def _cpu_s(pids: dict[str, int]) -> dict[str, float]:
+    """CPU seconds (user and system) each process has taken so far."""
+    out: dict[str, float] = {}
+    for name, pid in pids.items():
+        with contextlib.suppress(psutil.Error):
+            times = psutil.Process(pid).cpu_times()
+            out[name] = times.user + times.system
+    return out
+
+
+def _spent(before: dict[str, float], after: dict[str, float]) -> dict[str, float]:
+    return {k: round(after[k] - before[k], 2) for k in after if k in before}
+
+
+def _processes(gateway_pid: int, nats_pid: int) -> dict[str, int]:
+    """The processes whose CPU a viewers case reports, by role."""
+    pids = {"gateway": gateway_pid, "nats_server": nats_pid, "bench": os.getpid()}
+    for child in psutil.Process(gateway_pid).children():
+        pids["history_process"] = child.pid  # the gateway's one child, if any
+    return pids
+
+
 async def viewers_case(
     nc: NatsClient,
+    pids: dict[str, int],
     url: str,
     hist: list[str],
     t0: float,
@@ -267,7 +294,9 @@ async def viewers_case(
         await viewer.subscribe(live, on_update=on_update)
     try:
         recording[0] = True
+        cpu_start = _cpu_s(pids)
         await _live_window(nc, live, window, seq)
+        cpu_alone = _cpu_s(pids)
         alone = _pcts(latencies)
         latencies.clear()
         proc = await asyncio.create_subprocess_exec(
@@ -278,7 +307,9 @@ async def viewers_case(
         assert proc.stdout is not None
         await proc.stdout.readline()  # connected
         print("bench-rewind: rewinders connected", file=sys.stderr, flush=True)
+        cpu_alone_end = _cpu_s(pids)
         await _live_window(nc, live, window, seq)
+        cpu_during = _cpu_s(pids)
         during = _pcts(latencies)
         counts = json.loads(await proc.stdout.readline() or b"{}")
         await proc.wait()
@@ -291,10 +322,14 @@ async def viewers_case(
         if alone.get("p99_ms") and during.get("p99_ms")
         else None
     )
+    cpu_s = {"alone": _spent(cpu_start, cpu_alone),
+             "during": _spent(cpu_alone_end, cpu_during)}  # fmt: skip
+    cpu_s["during"]["rewinders"] = counts.pop("cpu_s", None)
     return {"viewers": len(viewers), "live_channels": len(live), "window_s": window,
             "rewinders": 20, "rewinders_nice": REWINDERS_NICE,
             "alone": alone, "during": during, "p99_ratio": ratio,
-            "rewinder_requests": counts, "target_p99_ratio": 1.1}  # fmt: skip
+            "rewinder_requests": counts, "cpu_s": cpu_s,
+            "target_p99_ratio": 1.1}  # fmt: skip
 
 
 async def run(args: argparse.Namespace) -> dict:
@@ -329,15 +364,17 @@ async def run(args: argparse.Namespace) -> dict:
                 # the history on a thread of the gateway (ADR 0039: not the default)
                 gateway.stop()
                 gateway = start_gateway(server.url, "--no-history-process", *extra)
+                pids = _processes(gateway.proc.pid, server.process.pid)
                 report["viewers"] = await viewers_case(
-                    nc, gateway.ws_url, uris, first / 1e6, last / 1e6, args.window
+                    nc, pids, gateway.ws_url, uris, first / 1e6, last / 1e6, args.window
                 )
             if "viewers_history_process" in cases:
                 # the history in its own process (the default), at a lower priority
                 gateway.stop()
                 gateway = start_gateway(server.url, "--history-process", *extra)
+                pids = _processes(gateway.proc.pid, server.process.pid)
                 report["viewers_history_process"] = await viewers_case(
-                    nc, gateway.ws_url, uris, first / 1e6, last / 1e6, args.window,
+                    nc, pids, gateway.ws_url, uris, first / 1e6, last / 1e6, args.window,
                     "LP",
                 )  # fmt: skip
         finally:

@@ -1040,7 +1040,33 @@ def rewind(r: Report) -> str:
         f"{c.get('play', 0)} playbacks at 10× ({c.get('frames', 0)} `pb` frames), "
         f"{c.get('errors', 0)} errors.\n\n"
     )
+    cpu = (vp or {}).get("cpu_s")
+    if cpu:
+        note += (
+            f"CPU seconds in the {_num(vp['window_s'])}-s window, history in its own "
+            f"process, alone → beside the rewinders: {_cpu_line(cpu)}.\n\n"
+        )
     return provenance(r) + _table(["case", "measured", "goal"], rows) + "\n" + note
+
+
+#: The processes of a viewers case's CPU report, in the order they are named.
+_CPU_ROLES = (("history_process", "the history process"),
+              ("nats_server", "nats-server"), ("gateway", "the gateway"),
+              ("bench", "the live publisher and viewers"),
+              ("rewinders", "the rewinders' client"))  # fmt: skip
+
+
+def _cpu_line(cpu: dict[str, dict[str, float | None]]) -> str:
+    """``cpu_s`` of a viewers case as prose: each process's seconds alone → during."""
+    alone, during = cpu.get("alone", {}), cpu.get("during", {})
+    parts = []
+    for key, name in _CPU_ROLES:
+        if during.get(key) is None:
+            continue
+        before = alone.get(key)
+        was = f"{_num(before)} → " if before is not None else ""
+        parts.append(f"{name} {was}{_num(during[key])}")
+    return ", ".join(parts)
 
 
 def auth(r: Report) -> str:
