@@ -220,44 +220,48 @@ export class Stack {
     return p.output;
   }
 
-  /** A value written straight into the screens bucket, past the gateway's checks (as another tool may): its revision. */
-  async putRawScreen(name: string, value: unknown): Promise<number> {
+  /**
+   * Python run against the stack's bus (as another tool may): `body` runs with `nc` connected and
+   * `sys.argv[2:]` = `args`; its output, or an error saying `what` failed.
+   */
+  private async onTheBus(what: string, imports: string[], body: string[], args: string[]): Promise<string> {
     const code = [
       'import asyncio, sys',
       'from synoptic_bus.connect import connect',
-      'from synoptic_bus.screens import ScreenBucket, ScreensConfig',
+      ...imports,
       'async def main():',
-      '    nc = await connect(sys.argv[1], name="e2e-raw-screen")',
-      '    bucket = await ScreenBucket.open(nc, ScreensConfig())',
-      '    print("revision", await bucket.kv.put(sys.argv[2], sys.argv[3].encode()))',
+      '    nc = await connect(sys.argv[1], name="e2e-tool")',
+      ...body.map((line) => `    ${line}`),
       '    await nc.close()',
       'asyncio.run(main())',
     ].join('\n');
-    const p = new Proc('raw-screen', [join(VENV, 'python'), '-c', code, this.natsUrl, name, JSON.stringify(value)]);
+    const p = new Proc('bus-tool', [join(VENV, 'python'), '-c', code, this.natsUrl, ...args]);
     await new Promise<void>((res) => p.child.once('exit', () => res()));
-    const m = /revision (\d+)/.exec(p.output);
-    if (p.child.exitCode !== 0 || !m) throw new Error(`writing screen ${name} failed (${p.child.exitCode}): ${p.output}`);
+    if (p.child.exitCode !== 0) throw new Error(`${what} failed (${p.child.exitCode}): ${p.output}`);
+    return p.output;
+  }
+
+  /** A value written straight into the screens bucket, past the gateway's checks (as another tool may): its revision. */
+  async putRawScreen(name: string, value: unknown): Promise<number> {
+    const output = await this.onTheBus(
+      `writing screen ${name}`,
+      ['from synoptic_bus.screens import ScreenBucket, ScreensConfig'],
+      ['bucket = await ScreenBucket.open(nc, ScreensConfig())', 'print("revision", await bucket.kv.put(sys.argv[2], sys.argv[3].encode()))'],
+      [name, JSON.stringify(value)],
+    );
+    const m = /revision (\d+)/.exec(output);
+    if (!m) throw new Error(`writing screen ${name}: no revision in ${output}`);
     return Number(m[1]);
   }
 
   /** A channel's value and metadata published straight to the bus, as an adapter publishes a channel it starts serving. */
   async announce(uri: string, desc: string): Promise<void> {
-    const code = [
-      'import asyncio, sys',
-      'from synoptic_bus.connect import connect',
-      'from synoptic_gateway.testing import Publisher',
-      'async def main():',
-      '    nc = await connect(sys.argv[1], name="e2e-announce")',
-      '    publisher = Publisher(nc)',
-      '    await publisher.meta(sys.argv[2], unit="mbar", desc=sys.argv[3])',
-      '    await publisher.value(sys.argv[2], 1.5)',
-      '    await nc.flush()',
-      '    await nc.close()',
-      'asyncio.run(main())',
-    ].join('\n');
-    const p = new Proc('announce', [join(VENV, 'python'), '-c', code, this.natsUrl, uri, desc]);
-    await new Promise<void>((res) => p.child.once('exit', () => res()));
-    if (p.child.exitCode !== 0) throw new Error(`announcing ${uri} failed (${p.child.exitCode}): ${p.output}`);
+    await this.onTheBus(
+      `announcing ${uri}`,
+      ['from synoptic_gateway.testing import Publisher'],
+      ['publisher = Publisher(nc)', 'await publisher.meta(sys.argv[2], unit="mbar", desc=sys.argv[3])', 'await publisher.value(sys.argv[2], 1.5)', 'await nc.flush()'],
+      [uri, desc],
+    );
   }
 
   /** `synoptic get` from outside the browser: the channel's last value as printed. */
