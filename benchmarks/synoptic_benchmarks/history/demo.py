@@ -79,6 +79,8 @@ async def trends(ws_url: str, series: dict, t0: int, t1: int) -> dict[str, Any]:
         "columns_differing_by_minute": _by_minute(good, t1 - t0),
         "points_not_published": sum(len(c.strangers) for c in good),
         "values_recorded": sum(c.recorded for c in good),
+        # values the live recorder itself missed (their spans are not compared)
+        "values_the_recorder_missed": sum(c.missed for c in good),
         "target_coverage": 0.99,
     }
 

@@ -5,7 +5,9 @@ and benchmarks; the gateway itself does not use it).
 (arrays and images left out: a Python recorder taking megabytes a second would fall
 behind) and keeps the payloads; :func:`check_trace` compares one ``hist`` answer
 with the record over the same window, pixel column by pixel column, the columns
-made as the history service makes them.
+made as the history service makes them. Where the record itself missed values
+(a channel's ``seq`` jumps: a recorder on a busy machine can lose its connection
+as a slow consumer), the span is not compared and the misses are counted.
 """
 
 from __future__ import annotations
@@ -23,7 +25,10 @@ from synoptic_schemas import Subjects, decode_value
 
 #: payloads larger than this are not recorded
 SMALL = 4096
-_RECORD = np.dtype([("t", "i8"), ("v", "f8")])
+#: one recorded value: its source time and number, and the adapter's epoch and
+#: per-channel sequence number (``seq`` 1, 2, 3 … within an epoch: a jump says the
+#: recorder missed values, e.g. its connection dropped as a slow consumer)
+RECORD = np.dtype([("t", "i8"), ("v", "f8"), ("ep", "i8"), ("seq", "i8")])
 
 
 def numeric(data: bytes) -> tuple[int, float] | None:
@@ -82,16 +87,38 @@ class LiveRecord:
         self._subs.clear()
 
     def series(self) -> dict[str, np.ndarray]:
-        """Each numeric channel's record, by URI: ``(t, v)`` in time order."""
+        """Each numeric channel's record, by URI: ``(t, v, ep, seq)`` in time
+        order."""
         subjects = Subjects(self.prefix)
         out: dict[str, np.ndarray] = {}
         for subject, payloads in self.payloads.items():
-            points = [p for p in map(numeric, payloads) if p is not None]
-            numbers = sum(1 for _, v in points if v == v)
+            points = []
+            for data in payloads:
+                point = numeric(data)
+                if point is None:
+                    break
+                msg = decode_value(data)
+                points.append((*point, int(msg["ep"]), int(msg["seq"])))
+            numbers = sum(1 for _, v, _, _ in points if v == v)
             if len(points) == len(payloads) and numbers >= 2:
                 uri = subjects.parse(subject)[1].uri
-                out[uri] = np.sort(np.array(points, _RECORD), order="t")
+                out[uri] = np.sort(np.array(points, RECORD), order="t")
         return out
+
+
+def missed_spans(
+    record: np.ndarray, t0: int, t1: int
+) -> tuple[list[tuple[int, int]], int]:
+    """The spans ``(t_before, t_after)`` (ns, exclusive) reaching into ``[t0, t1]``
+    in which the record missed values (between two recorded values of one epoch
+    whose ``seq`` jumps), and how many values it missed there."""
+    by_seq = np.sort(record, order=["ep", "seq"])
+    step = np.diff(by_seq["seq"])
+    lo = np.minimum(by_seq["t"][:-1], by_seq["t"][1:])
+    hi = np.maximum(by_seq["t"][:-1], by_seq["t"][1:])
+    jump = (step > 1) & (np.diff(by_seq["ep"]) == 0) & (hi > t0) & (lo < t1)
+    spans = [(int(a), int(b)) for a, b in zip(lo[jump], hi[jump], strict=True)]
+    return spans, int(np.sum(step[jump] - 1))
 
 
 def columns(t: np.ndarray, t0: int, t1: int, px: int) -> np.ndarray:
@@ -116,6 +143,9 @@ class TraceCheck:
     #: the share of the record's span (first to last recorded value in the
     #: window) that the answer spans
     coverage: float
+    #: values the recorder missed in the window (``seq`` jumps): answered points
+    #: and pixel columns within those spans are not compared
+    missed: int = 0
 
     @property
     def equal(self) -> bool:
@@ -131,6 +161,11 @@ def check_trace(
     inside = record[(record["t"] >= t0) & (record["t"] <= t1)]
     if len(inside) == 0 or len(t_ms) == 0:
         return TraceCheck(uri, len(inside), [], 0, [], 0.0 if len(inside) else 1.0)
+    gaps, missed = missed_spans(record, t0, t1)
+    seen = np.ones(len(t_ms), bool)
+    for a, b in gaps:  # an answered point the recorder could not have seen
+        seen &= ~((t_ms > a / 1e6) & (t_ms < b / 1e6))
+    t_ms, v = t_ms[seen], v[seen]
     rec_ms = inside["t"] / 1e6
     at = np.clip(np.searchsorted(rec_ms, t_ms), 0, len(inside) - 1)
     before = np.clip(at - 1, 0, len(inside) - 1)
@@ -145,8 +180,14 @@ def check_trace(
     want_col = columns(inside["t"], t0, t1, px)
     got_col = columns(inside["t"][nearer[same]], t0, t1, px)
     got_v = v[same]
+    blind: set[int] = set()  # pixel columns the record cannot tell in full
+    for a, b in gaps:
+        first, last = columns(np.array([a, b], np.int64), t0, t1, px)
+        blind.update(range(int(first), int(last) + 1))
     differing, counted = [], 0
     for col in np.unique(want_col):
+        if int(col) in blind:
+            continue
         want = inside["v"][want_col == col]
         if np.isnan(want).all():
             continue
@@ -158,8 +199,8 @@ def check_trace(
         if (np.nanmin(got), np.nanmax(got)) != (np.nanmin(want), np.nanmax(want)):
             differing.append(int(col))
     span = float(rec_ms[-1] - rec_ms[0])
-    spanned = float(np.max(t_ms) - np.min(t_ms))
+    spanned = float(np.max(t_ms) - np.min(t_ms)) if len(t_ms) else 0.0
     return TraceCheck(
         uri, len(inside), strangers, counted, differing,
-        1.0 if span == 0 else min(spanned / span, 1.0),
+        1.0 if span == 0 else min(spanned / span, 1.0), missed,
     )  # fmt: skip
