@@ -31,17 +31,19 @@ SMALL = 4096
 RECORD = np.dtype([("t", "i8"), ("v", "f8"), ("ep", "i8"), ("seq", "i8")])
 
 
-def numeric(data: bytes) -> tuple[int, float] | None:
-    """``(t, v)`` of a numeric scalar value, NaN where it has none (a disconnected
-    source, an invalid Tango reading: history keeps those as NaN), or None for a
-    value that is not a number (a string, an array)."""
+def numeric(data: bytes) -> tuple[int, float, int, int] | None:
+    """``(t, v, ep, seq)`` of a numeric scalar value, ``v`` NaN where it has none
+    (a disconnected source, an invalid Tango reading: history keeps those as NaN),
+    or None for a value that is not a number (a string, an array)."""
     msg = decode_value(data)
     v = msg["v"]
     if v is None or not msg["c"]:
-        return int(msg["t"]), float("nan")
-    if isinstance(v, np.ndarray) or not isinstance(v, int | float):
+        number = float("nan")
+    elif isinstance(v, np.ndarray) or not isinstance(v, int | float):
         return None
-    return int(msg["t"]), float(v)
+    else:
+        number = float(v)
+    return int(msg["t"]), number, int(msg["ep"]), int(msg["seq"])
 
 
 @dataclass
@@ -92,13 +94,7 @@ class LiveRecord:
         subjects = Subjects(self.prefix)
         out: dict[str, np.ndarray] = {}
         for subject, payloads in self.payloads.items():
-            points = []
-            for data in payloads:
-                point = numeric(data)
-                if point is None:
-                    break
-                msg = decode_value(data)
-                points.append((*point, int(msg["ep"]), int(msg["seq"])))
+            points = [p for p in map(numeric, payloads) if p is not None]
             numbers = sum(1 for _, v, _, _ in points if v == v)
             if len(points) == len(payloads) and numbers >= 2:
                 uri = subjects.parse(subject)[1].uri
