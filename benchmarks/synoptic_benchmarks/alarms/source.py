@@ -5,7 +5,8 @@ severity transitions are what the adapters send), driven over NATS.
 Every channel's value changes ``rate`` times a second, spread evenly; each
 second a ``crossing`` share of the channels crosses an alarm limit (MINOR or
 MAJOR) and the previous second's go back, so that many transitions enter and
-leave alarm every second. ``--part i/n`` takes every n-th thousand of the
+leave alarm every second, spread over the second as the values are (a channel
+crosses with one of its values; channels at 1 Hz change at their own moments). ``--part i/n`` takes every n-th thousand of the
 channels (several processes share the work). ``bench.alarms.storm`` (payload: a
 count) puts that many channels of the upper half into MAJOR within the next
 second; ``bench.alarms.stats`` (request, one answer per process) gives counters.
@@ -49,6 +50,9 @@ class Source:
         self.sev = [0] * len(self.channels)
         self.storming: list[int] = []
         self.crossed: list[int] = []
+        #: this second's transitions not published yet: (channel, severity, value)
+        self.due: list[tuple[int, int, float]] = []
+        self.due_per_slot = 0
         self.values = 0
         self.skipped = 0  # values not sent: the process was behind
         self.transitions = 0
@@ -79,6 +83,8 @@ class Source:
             if now >= next_cross:  # transitions keep to the clock ...
                 self.cross()
                 next_cross += 1.0
+            if self.due:
+                self.publish_due(self.due_per_slot)
             if self.rate and now < start + (tick + 1) / SLOTS:  # ... values as far
                 # as it keeps up
                 for _ in range(per_slot):
@@ -97,18 +103,26 @@ class Source:
         beat.cancel()
 
     def cross(self) -> None:
-        for i in self.crossed:
-            if self.sev[i] != 0:
-                self.sev[i] = 0
-                self.push(i, 0.5)
-                self.transitions += 1
+        """A new second: the last second's crossed channels go back and a new
+        share crosses; both spread over the second's slots, in random order."""
+        self.publish_due(len(self.due))  # behind: the last second's rest first
+        back = [(i, 0, 0.5) for i in self.crossed]
         count = int(len(self.channels) * self.crossing)
-        lower = [k for k, i in enumerate(self.index) if i < self.total // 2]
+        was = set(self.crossed)  # (not again at once: its going back comes first)
+        lower = [k for k, i in enumerate(self.index)
+                 if i < self.total // 2 and k not in was]  # fmt: skip
         self.crossed = random.sample(lower, min(count, len(lower)))
-        for i in self.crossed:
-            self.sev[i] = random.choice((1, 2))
-            self.push(i, 95.0)
-            self.transitions += 1
+        self.due = back + [(i, random.choice((1, 2)), 95.0) for i in self.crossed]
+        random.shuffle(self.due)
+        self.due_per_slot = -(-len(self.due) // SLOTS)
+
+    def publish_due(self, count: int) -> None:
+        batch, self.due = self.due[:count], self.due[count:]
+        for i, sev, v in batch:
+            if self.sev[i] != sev:
+                self.sev[i] = sev
+                self.push(i, v)
+                self.transitions += 1
 
     async def heartbeat(self) -> None:
         while self.running:

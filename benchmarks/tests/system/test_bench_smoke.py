@@ -78,3 +78,14 @@ def test_faults() -> None:
     assert all(r["tries_left_running"] == 0 for r in report["sigterm"])
     assert [r["restarts"] for r in report["restarts"]] == [1, 1]
     assert report["hanging_host"]["valued_devices"] == 10, report["hanging_host"]
+
+
+def test_alarms() -> None:
+    report = run("alarms.bench", "--channels", "4000", "--storm", "400", "--pages", "1",
+                 "--acks", "10", "--window", "3", "--procs", "1", "--no-browser")  # fmt: skip
+    steady = report["steady"]
+    # 1 % of 4000 channels cross each second and go back the next: 80 states a second
+    assert 60 <= steady["states_per_s"] <= 100 and steady["repeats"] == 0
+    assert report["storm"]["listed_on_every_socket_page_s"] > 0
+    ack = report["ack"]
+    assert ack["acks"] == 10 and ack["to_every_socket_page_ms"]["p99"] > 0
