@@ -567,6 +567,14 @@ def pva_browser(r: Report) -> str:
     return provenance(r) + _table(header, rows)
 
 
+def _spread(storm: Report) -> str:
+    """Over how many pairs of windows, and the alone windows against each other."""
+    if storm.get("pairs", 1) < 2:
+        return ""
+    return (f" over {storm['pairs']} pairs of windows; alone against alone "
+            f"×{storm['alone_vs_alone_ratio']}")  # fmt: skip
+
+
 def history(r: Report) -> str:
     """Trend history in one run, three ways: the raw history only
     (``--no-hist-blocks``), the rollup's blocks on a history thread, and blocks in
@@ -581,7 +589,7 @@ def history(r: Report) -> str:
             f"last drawn {_num(opened['last_drawn_ms'])} ms, first {_num(opened['drawn_after_open_ms'][0])} ms",
             f"{_pair(storm['alone'].get('p50_ms'), storm['alone'].get('p99_ms'))} → "
             f"{_pair(storm['during_storm'].get('p50_ms'), storm['during_storm'].get('p99_ms'))} ms "
-            f"(p99 ×{storm['p99_ratio']})",
+            f"(p99 ×{storm['p99_ratio']}{_spread(storm)})",
         ]
 
     read, opened, storm = r["read_reduce"], r["open_trends"], r["storm"]

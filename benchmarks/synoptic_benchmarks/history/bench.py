@@ -21,7 +21,9 @@ service in a child process (``--history-process``, the gateway's default).
   open.
 - ``storm``: live delivery latency (source stamp -> client) of 5 viewers of 100
   channels at 10 Hz, first alone, then while 50 history requests (25 connections
-  x 2 in flight, 2 channels x 1 h each) run; p50/p99 of both windows.
+  x 2 in flight, 2 channels x 1 h each) run, ``--pairs`` times in turn; p50/p99
+  of all the alone windows together and of all the storm windows, and the alone
+  windows against each other (the host's own spread in the same run).
 
 - ``images``: the read and reduce again, on a bus whose streams have the
   defaults of ``synoptic bus init`` (1 GiB of raw history, values up to 4 KiB),
@@ -246,15 +248,40 @@ def _pcts(samples: list[int]) -> dict:
             "p99_ms": round(float(np.percentile(a, 99)), 2)}  # fmt: skip
 
 
+def _ratio(during: dict, alone: dict) -> float | None:
+    if alone.get("p99_ms") and during.get("p99_ms"):
+        return round(during["p99_ms"] / alone["p99_ms"], 2)
+    return None
+
+
+def _alone_vs_alone(windows: list[list[int]]) -> float | None:
+    """The p99 of the even-numbered alone windows over the odd ones': how far two
+    sets of windows without any history work differ on this host in this run (a
+    10-s window's p99 is its worst round or two of 500 samples each)."""
+    if len(windows) < 2:
+        return None
+    even = [x for w in windows[0::2] for x in w]
+    odd = [x for w in windows[1::2] for x in w]
+    return _ratio(_pcts(even), _pcts(odd))
+
+
 async def storm(
     nc: NatsClient, ws_url: str, hist_uris: list[str], t0_ms: float, t1_ms: float,
-    seconds: float, tag: str = "L",
+    seconds: float, tag: str = "L", pairs: int = 1,
 ) -> dict:  # fmt: skip
+    """Live latency alone, then during a storm of 50 history requests, ``pairs``
+    times in turn; the p50/p99 of all the alone windows' samples together and of
+    all the storm windows' (so the host's drift and its rare hiccups weigh on
+    both alike)."""
     live = _uris(tag, 100)
     latencies: list[int] = []
     received: list[int] = []  # when each sample arrived (ns since the epoch)
     recording = [False]
     seq = [0]
+    alone_windows: list[list[int]] = []
+    during_all: list[int] = []
+    within: list[int] = []
+    runs: list[dict] = []
 
     viewers = [GatewayClient([ws_url]) for _ in range(5)]
     for viewer in viewers:
@@ -268,50 +295,57 @@ async def storm(
         await viewer.subscribe(live, on_update=on_update)
     try:
         recording[0] = True
-        await _live_window(nc, live, seconds, seq)
-        alone = _pcts(latencies)
-        latencies.clear()
-        received.clear()
-        # the storm runs in a process of its own: its decoding must not slow the
-        # viewers measured here
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "synoptic_benchmarks.history.bench", "--storm-client",
-            json.dumps({"url": ws_url, "uris": hist_uris, "t0": t0_ms, "t1": t1_ms}),
-            stdout=asyncio.subprocess.PIPE, preexec_fn=die_with_parent(),
-        )  # fmt: skip
-        assert proc.stdout is not None
-        await proc.stdout.readline()  # connected
-        storm_from = time.time_ns()
-        await _live_window(nc, live, seconds, seq)
-        during = _pcts(latencies)
-        result = json.loads(await proc.stdout.readline() or b"{}")
-        # the samples that arrived while the storm ran (it lasts a fraction of
-        # the window: the window's p99 is mostly the machine's noise)
-        storm_to = storm_from + int((result.get("s", 0.0) + 0.05) * 1e9)
-        within = [lat for lat, at in zip(latencies, received, strict=True)
-                  if storm_from <= at <= storm_to]  # fmt: skip
-        storm_only = _pcts(within) if within else {"n": 0}
-        await proc.wait()
-        answered, errors, storm_s = (
-            result.get("answered", 0),
-            result.get("errors", 50),
-            result.get("s", 0.0),
-        )
+        for _ in range(pairs):
+            latencies.clear()
+            received.clear()
+            await _live_window(nc, live, seconds, seq)
+            alone_windows.append(list(latencies))
+            latencies.clear()
+            received.clear()
+            # the storm runs in a process of its own: its decoding must not slow
+            # the viewers measured here
+            proc = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "synoptic_benchmarks.history.bench",
+                "--storm-client", json.dumps(
+                    {"url": ws_url, "uris": hist_uris, "t0": t0_ms, "t1": t1_ms}),
+                stdout=asyncio.subprocess.PIPE, preexec_fn=die_with_parent(),
+            )  # fmt: skip
+            assert proc.stdout is not None
+            await proc.stdout.readline()  # connected
+            storm_from = time.time_ns()
+            await _live_window(nc, live, seconds, seq)
+            during_all.extend(latencies)
+            result = json.loads(await proc.stdout.readline() or b"{}")
+            await proc.wait()
+            # the samples that arrived while the storm ran (it lasts a fraction
+            # of the window)
+            storm_to = storm_from + int((result.get("s", 0.0) + 0.05) * 1e9)
+            within.extend(lat for lat, at in zip(latencies, received, strict=True)
+                          if storm_from <= at <= storm_to)  # fmt: skip
+            runs.append({
+                "alone_p99_ms": _pcts(alone_windows[-1]).get("p99_ms"),
+                "during_p99_ms": _pcts(latencies).get("p99_ms"),
+                "answered": result.get("answered", 0),
+                "errors": result.get("errors", 50), "storm_s": result.get("s", 0.0),
+            })  # fmt: skip
     finally:
         recording[0] = False
         for viewer in viewers:
             await viewer.close()
-    ratio = (
-        round(during["p99_ms"] / alone["p99_ms"], 2)
-        if alone.get("p99_ms") and during.get("p99_ms")
-        else None
-    )
+    alone = _pcts([x for w in alone_windows for x in w])
+    during = _pcts(during_all)
     return {
         "viewers": len(viewers), "live_channels": len(live), "window_s": seconds,
-        "alone": alone, "during_storm": during, "p99_ratio": ratio,
-        "storm_time_only": storm_only,
-        "storm_requests": 50, "answered": answered, "errors": errors,
-        "storm_s": round(storm_s, 1), "target_p99_ratio": 1.1,
+        "pairs": pairs, "alone": alone, "during_storm": during,
+        "p99_ratio": _ratio(during, alone),
+        "pair_ratios": [_ratio({"p99_ms": r["during_p99_ms"]},
+                               {"p99_ms": r["alone_p99_ms"]}) for r in runs],
+        "alone_vs_alone_ratio": _alone_vs_alone(alone_windows),
+        "storm_time_only": _pcts(within) if within else {"n": 0},
+        "storm_requests": 50, "answered": min(r["answered"] for r in runs),
+        "errors": sum(r["errors"] for r in runs),
+        "storm_s": round(max(r["storm_s"] for r in runs), 1),
+        "target_p99_ratio": 1.1,
     }  # fmt: skip
 
 
@@ -462,6 +496,7 @@ async def run(args: argparse.Namespace) -> dict:
                         *b_range,
                         args.window,
                         tag={"raw": "LR", "process": "LP"}.get(key, "LB"),
+                        pairs=1 if key == "raw" else args.pairs,
                     )
                 finally:
                     gateway.stop()
@@ -482,6 +517,9 @@ def main() -> None:
                         help="fraction of every data set (1: the full workload)")  # fmt: skip
     parser.add_argument("--window", type=float, default=10.0,
                         help="seconds of live latency measured alone and under the storm")  # fmt: skip
+    parser.add_argument("--pairs", type=int, default=4,
+                        help="alone and storm windows in turn, per case (the raw "
+                             "case: one; its storm outlasts a window)")  # fmt: skip
     parser.add_argument("--storm-client", help=argparse.SUPPRESS)
     add_save_option(parser)
     args = parser.parse_args()

@@ -13,7 +13,7 @@ import pytest
 def test_history_bench_smoke() -> None:
     out = subprocess.run(
         [sys.executable, "-m", "synoptic_benchmarks.history.bench", "--scale", "0.01",
-         "--window", "1"],
+         "--window", "1", "--pairs", "2"],
         capture_output=True, text=True, timeout=300, check=True,
     )  # fmt: skip
     report = json.loads(out.stdout)
@@ -28,7 +28,8 @@ def test_history_bench_smoke() -> None:
     assert len(trends["drawn_after_open_ms"]) == 20
     storm = report["storm"]
     assert storm["alone"]["n"] > 0 and storm["during_storm"]["n"] > 0
-    assert storm["answered"] == 50
+    assert storm["answered"] == 50 and storm["pairs"] == 2
+    assert len(storm["pair_ratios"]) == 2 and storm["alone_vs_alone_ratio"] > 0
     # images beside the fill: every value still read back, none in the raw history
     images = report["images"]
     assert images["images_published"] > 0 and images["arrays_kept"] >= 1
