@@ -16,7 +16,9 @@ Against a real nats-server with the bus's history streams and a real gateway
 - ``viewers``: live latency (source stamp → client) of 5 viewers of 100
   channels at 10 Hz for ``--window`` seconds alone, then while 20 other
   connections rewind (an ``at`` of 100 channels at a random moment) and play
-  (10×) in turn over the same history; p50/p99 of both windows and their ratio;
+  (10×) in turn over the same history, ``--pairs`` times in turn; p50/p99 of
+  all the alone windows together and of all the others, their ratio, and the
+  alone windows against each other (the host's own spread in the same run);
   here with the gateway's history on a thread of its own
   (``--no-history-process``). The rewinders' own client process runs at a lower
   CPU priority (their browsers would not be on the gateway's host).
@@ -46,7 +48,12 @@ from typing import Any
 
 import psutil
 
-from synoptic_benchmarks.history.bench import _live_window, _pcts
+from synoptic_benchmarks.history.bench import (
+    _alone_vs_alone,
+    _live_window,
+    _pcts,
+    _ratio,
+)
 from synoptic_benchmarks.report import add_save_option, emit, machine
 from synoptic_bus.arrays import ArraysConfig, ensure_arrays
 from synoptic_bus.connect import NatsClient, connect
@@ -278,11 +285,19 @@ async def viewers_case(
     t1: float,
     window: float,
     tag: str = "L",
+    pairs: int = 4,
 ) -> dict:
+    """Live latency alone, then beside the rewinders, ``pairs`` times in turn; the
+    p50/p99 of all the alone windows' samples together and of all the others'."""
     live = _uris(tag, 100)  # channels of its own (a gateway drops a seq seen before)
     latencies: list[int] = []
     recording = [False]
     seq = [0]
+    alone_windows: list[list[int]] = []
+    beside: list[int] = []
+    pair_ratios: list[float | None] = []
+    spent: dict[str, dict[str, float]] = {"alone": {}, "during": {}}
+    counts: dict[str, Any] = {}
     viewers = [GatewayClient([url]) for _ in range(5)]
     for viewer in viewers:
         await viewer.connect()
@@ -294,42 +309,53 @@ async def viewers_case(
         await viewer.subscribe(live, on_update=on_update)
     try:
         recording[0] = True
-        cpu_start = _cpu_s(pids)
-        await _live_window(nc, live, window, seq)
-        cpu_alone = _cpu_s(pids)
-        alone = _pcts(latencies)
-        latencies.clear()
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "synoptic_benchmarks.rewind", "--rewinders",
-            json.dumps({"url": url, "uris": hist, "t0": t0, "t1": t1, "s": window}),
-            stdout=asyncio.subprocess.PIPE, preexec_fn=die_with_parent(),
-        )  # fmt: skip
-        assert proc.stdout is not None
-        await proc.stdout.readline()  # connected
-        print("bench-rewind: rewinders connected", file=sys.stderr, flush=True)
-        cpu_alone_end = _cpu_s(pids)
-        await _live_window(nc, live, window, seq)
-        cpu_during = _cpu_s(pids)
-        during = _pcts(latencies)
-        counts = json.loads(await proc.stdout.readline() or b"{}")
-        await proc.wait()
+        for _ in range(pairs):
+            latencies.clear()
+            cpu_start = _cpu_s(pids)
+            await _live_window(nc, live, window, seq)
+            _add(spent["alone"], _spent(cpu_start, _cpu_s(pids)))
+            alone_windows.append(list(latencies))
+            proc = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "synoptic_benchmarks.rewind", "--rewinders",
+                json.dumps({"url": url, "uris": hist, "t0": t0, "t1": t1, "s": window}),
+                stdout=asyncio.subprocess.PIPE, preexec_fn=die_with_parent(),
+            )  # fmt: skip
+            assert proc.stdout is not None
+            await proc.stdout.readline()  # connected
+            print("bench-rewind: rewinders connected", file=sys.stderr, flush=True)
+            latencies.clear()
+            cpu_start = _cpu_s(pids)
+            await _live_window(nc, live, window, seq)
+            _add(spent["during"], _spent(cpu_start, _cpu_s(pids)))
+            beside.extend(latencies)
+            pair_ratios.append(_ratio(_pcts(latencies), _pcts(alone_windows[-1])))
+            done = json.loads(await proc.stdout.readline() or b"{}")
+            await proc.wait()
+            done["rewinders"] = done.pop("cpu_s", None)
+            _add(counts, done)
     finally:
         recording[0] = False
         for viewer in viewers:
             await viewer.close()
-    ratio = (
-        round(during["p99_ms"] / alone["p99_ms"], 2)
-        if alone.get("p99_ms") and during.get("p99_ms")
-        else None
-    )
-    cpu_s = {"alone": _spent(cpu_start, cpu_alone),
-             "during": _spent(cpu_alone_end, cpu_during)}  # fmt: skip
-    cpu_s["during"]["rewinders"] = counts.pop("cpu_s", None)
+    alone = _pcts([x for w in alone_windows for x in w])
+    during = _pcts(beside)
+    spent["during"]["rewinders"] = counts.pop("rewinders", None)
+    cpu_s = {k: {name: round(x / pairs, 2) for name, x in v.items() if x is not None}
+             for k, v in spent.items()}  # fmt: skip
     return {"viewers": len(viewers), "live_channels": len(live), "window_s": window,
-            "rewinders": 20, "rewinders_nice": REWINDERS_NICE,
-            "alone": alone, "during": during, "p99_ratio": ratio,
+            "rewinders": 20, "rewinders_nice": REWINDERS_NICE, "pairs": pairs,
+            "alone": alone, "during": during, "p99_ratio": _ratio(during, alone),
+            "pair_ratios": pair_ratios,
+            "alone_vs_alone_ratio": _alone_vs_alone(alone_windows),
             "rewinder_requests": counts, "cpu_s": cpu_s,
             "target_p99_ratio": 1.1}  # fmt: skip
+
+
+def _add(into: dict[str, Any], more: dict[str, Any]) -> None:
+    """Sum ``more``'s numbers into ``into`` key by key."""
+    for key, value in more.items():
+        if isinstance(value, int | float):
+            into[key] = into.get(key, 0) + value
 
 
 async def run(args: argparse.Namespace) -> dict:
@@ -366,8 +392,9 @@ async def run(args: argparse.Namespace) -> dict:
                 gateway = start_gateway(server.url, "--no-history-process", *extra)
                 pids = _processes(gateway.proc.pid, server.process.pid)
                 report["viewers"] = await viewers_case(
-                    nc, pids, gateway.ws_url, uris, first / 1e6, last / 1e6, args.window
-                )
+                    nc, pids, gateway.ws_url, uris, first / 1e6, last / 1e6, args.window,
+                    pairs=args.pairs,
+                )  # fmt: skip
             if "viewers_history_process" in cases:
                 # the history in its own process (the default), at a lower priority
                 gateway.stop()
@@ -375,7 +402,7 @@ async def run(args: argparse.Namespace) -> dict:
                 pids = _processes(gateway.proc.pid, server.process.pid)
                 report["viewers_history_process"] = await viewers_case(
                     nc, pids, gateway.ws_url, uris, first / 1e6, last / 1e6, args.window,
-                    "LP",
+                    "LP", pairs=args.pairs,
                 )  # fmt: skip
         finally:
             gateway.stop()
@@ -396,6 +423,8 @@ def main() -> None:
                         help="seconds of 100 channels at 10 Hz played back at 60x")  # fmt: skip
     parser.add_argument("--window", type=float, default=10.0,
                         help="seconds of live latency measured alone and with the rewinders")  # fmt: skip
+    parser.add_argument("--pairs", type=int, default=4,
+                        help="alone and beside-the-rewinders windows in turn")  # fmt: skip
     parser.add_argument("--case", action="append", choices=CASES,
                         help="run only this case (repeatable; all by default)")  # fmt: skip
     parser.add_argument("--gateway-arg", action="append",

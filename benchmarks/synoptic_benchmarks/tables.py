@@ -1023,7 +1023,8 @@ def rewind(r: Report) -> str:
          f"10 Hz, alone → beside {v['rewinders']} rewinding and playing, the gateway's "
          "history on a thread (`--no-history-process`)",
          f"{_pair(v['alone']['p50_ms'], v['alone']['p99_ms'])} → "
-         f"{_pair(v['during']['p50_ms'], v['during']['p99_ms'])} ms (p99 ×{v['p99_ratio']})",
+         f"{_pair(v['during']['p50_ms'], v['during']['p99_ms'])} ms (p99 ×{v['p99_ratio']}"
+         f"{_spread(v)})",
          f"p99 ≤ ×{v['target_p99_ratio']}"],
     ]  # fmt: skip
     b = a.get("before_first")
@@ -1041,20 +1042,27 @@ def rewind(r: Report) -> str:
             f"a lower CPU priority{budget})",
             f"{_pair(vp['alone']['p50_ms'], vp['alone']['p99_ms'])} → "
             f"{_pair(vp['during']['p50_ms'], vp['during']['p99_ms'])} ms "
-            f"(p99 ×{vp['p99_ratio']})", f"p99 ≤ ×{vp['target_p99_ratio']}"])  # fmt: skip
+            f"(p99 ×{vp['p99_ratio']}{_spread(vp)})",
+            f"p99 ≤ ×{vp['target_p99_ratio']}"])  # fmt: skip
     c = v["rewinder_requests"]
     note = (
-        f"The rewinders' requests in the window: {c.get('at', 0)} `at` of 100 channels, "
+        f"The rewinders' requests in the {_windows(v)}: {c.get('at', 0)} `at` of 100 channels, "
         f"{c.get('play', 0)} playbacks at 10× ({c.get('frames', 0)} `pb` frames), "
         f"{c.get('errors', 0)} errors.\n\n"
     )
     cpu = (vp or {}).get("cpu_s")
     if cpu:
         note += (
-            f"CPU seconds in the {_num(vp['window_s'])}-s window, history in its own "
-            f"process, alone → beside the rewinders: {_cpu_line(cpu)}.\n\n"
+            f"CPU seconds in a {_num(vp['window_s'])}-s window (the mean of "
+            f"{vp.get('pairs', 1)}), history in its own process, alone → beside the "
+            f"rewinders: {_cpu_line(cpu)}.\n\n"
         )
     return provenance(r) + _table(["case", "measured", "goal"], rows) + "\n" + note
+
+
+def _windows(v: Report) -> str:
+    pairs = v.get("pairs", 1)
+    return f"{pairs} windows beside them" if pairs > 1 else "window"
 
 
 #: The processes of a viewers case's CPU report, in the order they are named.
