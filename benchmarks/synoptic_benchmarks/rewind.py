@@ -29,7 +29,8 @@ Against a real nats-server with the bus's history streams and a real gateway
 
 ``--case`` runs only some cases (``--case viewers_history_process``: the live
 viewers beside the rewinders, history in its own process); ``--gateway-arg``
-passes an argument to the gateways started.
+passes an argument to the gateways started; ``--rewinders-only at`` or ``play``
+has the rewinders do only one of the two.
 """
 
 from __future__ import annotations
@@ -231,11 +232,17 @@ async def rewinders(params: dict) -> None:
     counts = {"at": 0, "play": 0, "frames": 0, "errors": 0}
     stop = time.monotonic() + params["s"]
 
+    only = params.get("only")  # "at" or "play": that one alone
+
     async def one(client: GatewayClient) -> None:
         while time.monotonic() < stop:
             try:
-                await client.at(uris, random.uniform(lo, hi))
-                counts["at"] += 1
+                if only != "play":
+                    await client.at(uris, random.uniform(lo, hi))
+                    counts["at"] += 1
+                if only == "at":
+                    await asyncio.sleep(2)  # looking at the moment
+                    continue
                 answer = await client.play(uris, random.uniform(lo, hi), 10)
                 counts["play"] += 1
                 await asyncio.sleep(2)  # watching the playback
@@ -286,6 +293,7 @@ async def viewers_case(
     window: float,
     tag: str = "L",
     pairs: int = 4,
+    only: str | None = None,
 ) -> dict:
     """Live latency alone, then beside the rewinders, ``pairs`` times in turn; the
     p50/p99 of all the alone windows' samples together and of all the others'."""
@@ -317,7 +325,8 @@ async def viewers_case(
             alone_windows.append(list(latencies))
             proc = await asyncio.create_subprocess_exec(
                 sys.executable, "-m", "synoptic_benchmarks.rewind", "--rewinders",
-                json.dumps({"url": url, "uris": hist, "t0": t0, "t1": t1, "s": window}),
+                json.dumps({"url": url, "uris": hist, "t0": t0, "t1": t1, "s": window,
+                            "only": only}),
                 stdout=asyncio.subprocess.PIPE, preexec_fn=die_with_parent(),
             )  # fmt: skip
             assert proc.stdout is not None
@@ -344,6 +353,7 @@ async def viewers_case(
              for k, v in spent.items()}  # fmt: skip
     return {"viewers": len(viewers), "live_channels": len(live), "window_s": window,
             "rewinders": 20, "rewinders_nice": REWINDERS_NICE, "pairs": pairs,
+            "rewinders_only": only,
             "alone": alone, "during": during, "p99_ratio": _ratio(during, alone),
             "pair_ratios": pair_ratios,
             "alone_vs_alone_ratio": _alone_vs_alone(alone_windows),
@@ -393,7 +403,7 @@ async def run(args: argparse.Namespace) -> dict:
                 pids = _processes(gateway.proc.pid, server.process.pid)
                 report["viewers"] = await viewers_case(
                     nc, pids, gateway.ws_url, uris, first / 1e6, last / 1e6, args.window,
-                    pairs=args.pairs,
+                    pairs=args.pairs, only=args.rewinders_only,
                 )  # fmt: skip
             if "viewers_history_process" in cases:
                 # the history in its own process (the default), at a lower priority
@@ -402,7 +412,7 @@ async def run(args: argparse.Namespace) -> dict:
                 pids = _processes(gateway.proc.pid, server.process.pid)
                 report["viewers_history_process"] = await viewers_case(
                     nc, pids, gateway.ws_url, uris, first / 1e6, last / 1e6, args.window,
-                    "LP", pairs=args.pairs,
+                    "LP", pairs=args.pairs, only=args.rewinders_only,
                 )  # fmt: skip
         finally:
             gateway.stop()
@@ -425,6 +435,9 @@ def main() -> None:
                         help="seconds of live latency measured alone and with the rewinders")  # fmt: skip
     parser.add_argument("--pairs", type=int, default=4,
                         help="alone and beside-the-rewinders windows in turn")  # fmt: skip
+    parser.add_argument("--rewinders-only", choices=("at", "play"),
+                        help="the rewinders only rewind (an `at` every 2 s) or only "
+                             "play back: which of the two the live viewers feel")  # fmt: skip
     parser.add_argument("--case", action="append", choices=CASES,
                         help="run only this case (repeatable; all by default)")  # fmt: skip
     parser.add_argument("--gateway-arg", action="append",
