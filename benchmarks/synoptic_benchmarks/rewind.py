@@ -49,12 +49,7 @@ from typing import Any
 
 import psutil
 
-from synoptic_benchmarks.history.bench import (
-    _alone_vs_alone,
-    _live_window,
-    _pcts,
-    _ratio,
-)
+from synoptic_benchmarks.history.bench import _live_window, pooled
 from synoptic_benchmarks.report import add_save_option, emit, machine
 from synoptic_bus.arrays import ArraysConfig, ensure_arrays
 from synoptic_bus.connect import NatsClient, connect
@@ -295,15 +290,14 @@ async def viewers_case(
     pairs: int = 4,
     only: str | None = None,
 ) -> dict:
-    """Live latency alone, then beside the rewinders, ``pairs`` times in turn; the
-    p50/p99 of all the alone windows' samples together and of all the others'."""
+    """Live latency alone, then beside the rewinders, ``pairs`` times in turn
+    (:func:`~synoptic_benchmarks.history.bench.pooled`)."""
     live = _uris(tag, 100)  # channels of its own (a gateway drops a seq seen before)
     latencies: list[int] = []
     recording = [False]
     seq = [0]
     alone_windows: list[list[int]] = []
-    beside: list[int] = []
-    pair_ratios: list[float | None] = []
+    beside: list[list[int]] = []
     spent: dict[str, dict[str, float]] = {"alone": {}, "during": {}}
     counts: dict[str, Any] = {}
     viewers = [GatewayClient([url]) for _ in range(5)]
@@ -336,8 +330,7 @@ async def viewers_case(
             cpu_start = _cpu_s(pids)
             await _live_window(nc, live, window, seq)
             _add(spent["during"], _spent(cpu_start, _cpu_s(pids)))
-            beside.extend(latencies)
-            pair_ratios.append(_ratio(_pcts(latencies), _pcts(alone_windows[-1])))
+            beside.append(list(latencies))
             done = json.loads(await proc.stdout.readline() or b"{}")
             await proc.wait()
             done["rewinders"] = done.pop("cpu_s", None)
@@ -346,17 +339,12 @@ async def viewers_case(
         recording[0] = False
         for viewer in viewers:
             await viewer.close()
-    alone = _pcts([x for w in alone_windows for x in w])
-    during = _pcts(beside)
     spent["during"]["rewinders"] = counts.pop("rewinders", None)
     cpu_s = {k: {name: round(x / pairs, 2) for name, x in v.items() if x is not None}
              for k, v in spent.items()}  # fmt: skip
     return {"viewers": len(viewers), "live_channels": len(live), "window_s": window,
-            "rewinders": 20, "rewinders_nice": REWINDERS_NICE, "pairs": pairs,
-            "rewinders_only": only,
-            "alone": alone, "during": during, "p99_ratio": _ratio(during, alone),
-            "pair_ratios": pair_ratios,
-            "alone_vs_alone_ratio": _alone_vs_alone(alone_windows),
+            "rewinders": 20, "rewinders_nice": REWINDERS_NICE,
+            "rewinders_only": only, **pooled(alone_windows, beside),
             "rewinder_requests": counts, "cpu_s": cpu_s,
             "target_p99_ratio": 1.1}  # fmt: skip
 

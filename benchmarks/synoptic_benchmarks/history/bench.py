@@ -265,21 +265,32 @@ def _alone_vs_alone(windows: list[list[int]]) -> float | None:
     return _ratio(_pcts(even), _pcts(odd))
 
 
+def pooled(alone: list[list[int]], during: list[list[int]]) -> dict:
+    """Windows measured in pairs (alone, then beside some work): the p50/p99 of
+    each kind's samples together, their p99 ratio, each pair's, and the alone
+    windows against each other (so the host's drift and its rare hiccups weigh on
+    both kinds alike, and its own spread is seen in the same run)."""
+    a = _pcts([x for w in alone for x in w])
+    d = _pcts([x for w in during for x in w])
+    return {"pairs": len(alone), "alone": a, "during": d, "p99_ratio": _ratio(d, a),
+            "pair_ratios": [_ratio(_pcts(y), _pcts(x))
+                            for x, y in zip(alone, during, strict=True)],
+            "alone_vs_alone_ratio": _alone_vs_alone(alone)}  # fmt: skip
+
+
 async def storm(
     nc: NatsClient, ws_url: str, hist_uris: list[str], t0_ms: float, t1_ms: float,
     seconds: float, tag: str = "L", pairs: int = 1,
 ) -> dict:  # fmt: skip
     """Live latency alone, then during a storm of 50 history requests, ``pairs``
-    times in turn; the p50/p99 of all the alone windows' samples together and of
-    all the storm windows' (so the host's drift and its rare hiccups weigh on
-    both alike)."""
+    times in turn (:func:`pooled`)."""
     live = _uris(tag, 100)
     latencies: list[int] = []
     received: list[int] = []  # when each sample arrived (ns since the epoch)
     recording = [False]
     seq = [0]
     alone_windows: list[list[int]] = []
-    during_all: list[int] = []
+    storm_windows: list[list[int]] = []
     within: list[int] = []
     runs: list[dict] = []
 
@@ -314,7 +325,7 @@ async def storm(
             await proc.stdout.readline()  # connected
             storm_from = time.time_ns()
             await _live_window(nc, live, seconds, seq)
-            during_all.extend(latencies)
+            storm_windows.append(list(latencies))
             result = json.loads(await proc.stdout.readline() or b"{}")
             await proc.wait()
             # the samples that arrived while the storm ran (it lasts a fraction
@@ -322,25 +333,18 @@ async def storm(
             storm_to = storm_from + int((result.get("s", 0.0) + 0.05) * 1e9)
             within.extend(lat for lat, at in zip(latencies, received, strict=True)
                           if storm_from <= at <= storm_to)  # fmt: skip
-            runs.append({
-                "alone_p99_ms": _pcts(alone_windows[-1]).get("p99_ms"),
-                "during_p99_ms": _pcts(latencies).get("p99_ms"),
-                "answered": result.get("answered", 0),
-                "errors": result.get("errors", 50), "storm_s": result.get("s", 0.0),
-            })  # fmt: skip
+            runs.append({"answered": result.get("answered", 0),
+                         "errors": result.get("errors", 50),
+                         "storm_s": result.get("s", 0.0)})  # fmt: skip
     finally:
         recording[0] = False
         for viewer in viewers:
             await viewer.close()
-    alone = _pcts([x for w in alone_windows for x in w])
-    during = _pcts(during_all)
+    stats = pooled(alone_windows, storm_windows)
+    stats["during_storm"] = stats.pop("during")
     return {
         "viewers": len(viewers), "live_channels": len(live), "window_s": seconds,
-        "pairs": pairs, "alone": alone, "during_storm": during,
-        "p99_ratio": _ratio(during, alone),
-        "pair_ratios": [_ratio({"p99_ms": r["during_p99_ms"]},
-                               {"p99_ms": r["alone_p99_ms"]}) for r in runs],
-        "alone_vs_alone_ratio": _alone_vs_alone(alone_windows),
+        **stats,
         "storm_time_only": _pcts(within) if within else {"n": 0},
         "storm_requests": 50, "answered": min(r["answered"] for r in runs),
         "errors": sum(r["errors"] for r in runs),
