@@ -55,6 +55,8 @@ class HistoryBackend(Protocol):
 
     #: ``bus`` or ``archive``: named in the answer's ``src``
     name: str
+    #: the step of its times (ns): a value stands for that whole step
+    resolution_ns: int
 
     async def start(self) -> None:
         """Connect (may return before the store is reachable)."""

@@ -34,6 +34,7 @@ class BusHistory:
     """The history stream as a :class:`HistoryBackend`."""
 
     name = "bus"
+    resolution_ns = 1  # stamped to the nanosecond
 
     def __init__(
         self, url: str, prefix: str, client_name: str, *, blocks: bool = True

@@ -49,6 +49,9 @@ class HdbppArchive:
     """An HDB++ PostgreSQL database as a :class:`HistoryBackend`."""
 
     name = "archive"
+    #: its times are to the microsecond (PostgreSQL's timestamp): a row stands for
+    #: that whole microsecond
+    resolution_ns = 1000
 
     def __init__(self, dsn: str) -> None:
         self._dsn = dsn

@@ -231,7 +231,7 @@ class HistoryService:
                 mine.error = mine.error or theirs.error
             if theirs.cols is None:
                 continue
-            cols = _within(theirs.cols, mine.missing)
+            cols = _within(theirs.cols, mine.missing, self._archive.resolution_ns)
             mine.cols = Columns.concat([cols, mine.cols or Columns.empty()])
             got = sources[channel.uri]
             sources[channel.uri] = "archive+bus" if got else "archive"
@@ -252,15 +252,18 @@ def _holds_some(entry: ChannelHistory, t0_ns: int, t1_ns: int) -> bool:
     return missed < t1_ns + 1 - t0_ns
 
 
-def _within(cols: Columns, parts: list[tuple[int, int]]) -> Columns:
-    """The values of ``cols`` whose times lie in one of ``parts`` ([start, end))."""
+def _within(cols: Columns, parts: list[tuple[int, int]], tick: int = 1) -> Columns:
+    """The values of ``cols`` whose times lie in one of ``parts`` ([start, end)),
+    a value stamped to ``tick`` ns standing for its whole tick: one in the tick
+    where a part ends (the bus's first value it holds, stamped to the ns) is the
+    bus's value, not one before it."""
     if not parts:
         return Columns.empty()
     starts = np.array([a for a, _ in parts], np.int64)
     ends = np.array([b for _, b in parts], np.int64)
     order = np.argsort(starts)
     starts, ends = starts[order], np.maximum.accumulate(ends[order])
-    keep = covered(cols.t, starts, ends)
+    keep = covered(cols.t + (tick - 1), starts, ends)
     if keep.all():
         return cols
     return Columns(cols.t[keep], cols.v[keep], cols.sev[keep], cols.bad)
