@@ -49,7 +49,7 @@ from typing import Any
 
 import psutil
 
-from synoptic_benchmarks.history.bench import _live_window, pooled
+from synoptic_benchmarks.history.bench import _blocks_caught_up, _live_window, pooled
 from synoptic_benchmarks.report import add_save_option, emit, machine
 from synoptic_bus.arrays import ArraysConfig, ensure_arrays
 from synoptic_bus.connect import NatsClient, connect
@@ -57,6 +57,7 @@ from synoptic_bus.history import HistoryConfig, ensure_history
 from synoptic_bus.metahistory import MetaHistoryConfig, ensure_meta_history
 from synoptic_bus.natsserver import NatsServer
 from synoptic_bus.procs import die_with_parent
+from synoptic_bus.rollup import ensure_rollup, start_rollup
 from synoptic_bus.store import StoreConfig, ensure_store
 from synoptic_gateway.client import GatewayClient
 from synoptic_gateway.testing import start_gateway
@@ -365,6 +366,9 @@ async def run(args: argparse.Namespace) -> dict:
         await ensure_history(nc, history)
         await ensure_meta_history(nc, MetaHistoryConfig("cs", storage="memory"))
         await ensure_arrays(nc, ArraysConfig(history))
+        await ensure_rollup(nc, history)
+        # history blocks, as a deployment writes them (playback reads them)
+        rollup = start_rollup(server.url)
         cases = set(args.case or CASES)
         extra = args.gateway_arg or []
         report["gateway_args"] = extra
@@ -377,6 +381,7 @@ async def run(args: argparse.Namespace) -> dict:
                 print("bench-rewind: at done", file=sys.stderr, flush=True)
             uris = _uris("P", 100)
             first, last = await fill_live(nc, uris, args.play_history)
+            await _blocks_caught_up(nc, uris, last)
             if "at" in cases:
                 report["at"]["before_first"] = await before_first_case(
                     gateway.ws_url, uris, first, args.repeats
@@ -404,6 +409,7 @@ async def run(args: argparse.Namespace) -> dict:
                 )  # fmt: skip
         finally:
             gateway.stop()
+            rollup.stop()
             with contextlib.suppress(Exception):
                 await nc.close()
     report["load_avg_1m_end"] = machine()["load_avg_1m"]

@@ -96,6 +96,8 @@ class BlockRead:
     truncated: bool = False
     #: messages read (blocks, growing blocks, raw values)
     messages: int = 0
+    #: of which raw values
+    raw_messages: int = 0
     #: per channel, the parts of the range no block covers (read from the raw
     #: history, which may not reach back that far)
     gaps: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
@@ -112,9 +114,11 @@ async def read_blocks(
     *,
     max_values: int,
     timeout: float,
+    max_raw: int | None = None,
 ) -> BlockRead:
     """Each channel's values from ``t0`` to ``t1`` (ns) from blocks, and from the
-    raw history where no block covers; at most ``max_values`` values in all.
+    raw history where no block covers; at most ``max_values`` values in all, and
+    at most ``max_raw`` messages of the raw history (more: ``truncated``).
     Raises :class:`~synoptic_bus.store.StoreError` and :class:`TimeoutError`."""
     cover = {tail: Coverage() for tail in tails}
     state = BlockRead({})
@@ -148,7 +152,8 @@ async def read_blocks(
     gaps = state.gaps = {tail: c.gaps(t0, t1) for tail, c in cover.items()}
     need = {tail: g for tail, g in gaps.items() if g}
     if need:
-        await _raw(nc, hist_stream, prefix, need, cover, state, max_values, timeout)
+        await _raw(nc, hist_stream, prefix, need, cover, state, max_values, timeout,
+                   max_values if max_raw is None else max_raw)  # fmt: skip
     for tail, c in cover.items():
         cols = Columns.concat(c.parts)
         cols.bad += c.bad
@@ -196,10 +201,12 @@ async def _raw(
     state: BlockRead,
     max_values: int,
     timeout: float,
+    max_raw: int,
 ) -> None:
     """The uncovered parts from the raw history: one read per cluster of gaps
     that overlap in time (typically two: before the channels' first blocks, and
-    the last second or so), each filtered on the channels with a gap in it."""
+    the last second or so), each filtered on the channels with a gap in it; at
+    most ``max_raw`` messages in all."""
     head = f"{prefix}.hist.val."
     windows = {
         tail: (
@@ -216,6 +223,7 @@ async def _raw(
             if w is None:
                 continue
             state.messages += len(batch)
+            state.raw_messages += len(batch)
             cols = decode_columns(batch)
             keep = covered(cols.t, *w)
             if not keep.all():
@@ -227,10 +235,13 @@ async def _raw(
             cover[tail].parts.append(cols)
 
     for start, end, tails in _clusters(need):
+        left = min(max_values - state.values, max_raw - state.raw_messages)
+        if left <= 0:
+            state.truncated = True
+            return
         state.truncated |= await _read_each(
             nc, hist_stream, [head + t for t in sorted(tails)], start, end,
-            max_msgs=max(max_values - state.values, 1), timeout=timeout,
-            on_batch=on_batch,
+            max_msgs=left, timeout=timeout, on_batch=on_batch,
         )  # fmt: skip
 
 

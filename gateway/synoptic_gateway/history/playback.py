@@ -13,12 +13,16 @@ the socket, with the moment each shows: ``[[t_ms, frame], …]`` as msgpack.
 A fast playback's stretch holds far more values than it shows (60 s of 100
 channels at 10 Hz: 60 000 values for 30 frames of 100): where the raw history
 holds more values in the span than a quarter of channels times frames (the
-messages a read of every value takes before it gives up), each frame's values
-are read as an ``at`` reads them instead, each channel's last value at the
-frame's end (one batched Direct Get per frame), and those that changed since
-the frame before are shown: the same frames for a twentieth of the messages. A
-playback sampled once goes on sampling without trying the whole read first (but
-for every eighth stretch). Metadata and large values, which change seldom, are
+messages a read of every value takes before it gives up), the stretch is dense.
+Its numbers come from the history blocks (``CS_ROLL``, a block or two per
+channel, by source time) where they show what the raw history would: a channel
+whose values shown are numbers of no severity (its status text and type are
+those of its value at the span's start, read raw). The other channels' values
+are read as an ``at`` reads them, each channel's last value at each frame's end
+(one batched Direct Get per frame, a backward scan per subject in nats-server),
+those that changed since the frame before shown: the same frames for a
+twentieth of the messages. A playback found dense goes on so without trying the
+whole read first (but for every eighth stretch). Metadata and large values, which change seldom, are
 read only for the channels whose last one by the stretch's end is in it (one
 batched Direct Get each, no consumer where none changed).
 
@@ -33,9 +37,11 @@ import asyncio
 import itertools
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any
 
 import msgpack
+import numpy as np
 
 from synoptic_bus.arrays import arrays_stream_name
 from synoptic_bus.connect import NatsClient
@@ -50,7 +56,7 @@ from synoptic_gateway.history.older import Point, value_map
 from synoptic_gateway.principal import Principal
 from synoptic_gateway.settings import Settings
 from synoptic_schemas import ChannelError, DecodeError, Subjects, frames, parse_channel
-from synoptic_schemas.codec import decode, encode
+from synoptic_schemas.codec import decode
 from synoptic_schemas.frames.order import value_order
 from synoptic_schemas.subjects import subject_tail
 
@@ -83,8 +89,12 @@ class StretchReader:
         self.values_in = 0
         #: stretches read at their frames' ends (more values than frames × channels)
         self.sampled = 0
+        #: of those, stretches whose channels the history blocks showed (some or all)
+        self.from_blocks = 0
         #: False: every stretch read whole (the reference its frames equal)
         self.sampling = True
+        #: False: dense stretches read from the raw history alone
+        self.blocks = True
         #: playbacks (raw subjects, step) last sampled -> stretches sampled since
         #: their last whole read was tried
         self._dense: OrderedDict[tuple[tuple[str, ...], float], int] = OrderedDict()
@@ -110,7 +120,9 @@ class StretchReader:
                     index[subject] = i
                 tails[subject_tail(channel)] = i
         n = max((t1_ns - t0_ns + step_ns - 1) // step_ns, 1)
-        values: list[dict[int, bytes]] = [{} for _ in range(n)]
+        # per frame, channel index -> its last value in the frame (a payload, or
+        # a value map made from a block)
+        values: list[dict[int, bytes | dict[str, Any]]] = [{} for _ in range(n)]
         metas: list[dict[int, bytes]] = [{} for _ in range(n)]
         meta_head = f"{self._settings.prefix}.hist.meta."
 
@@ -150,12 +162,23 @@ class StretchReader:
             )  # fmt: skip
             self.values_in += read.count
             truncated = read.truncated
+        exact = raw  # the channels whose values come from the raw history
         if truncated and self.sampling:
             self.sampled += 1
-            self._dense[key] = (dense or 0) + 1
+            counted = None
+            if self.blocks:
+                exact, counted = await self._from_blocks(
+                    nc, raw, index, t0_ns, t1_ns, step_ns, values
+                )
+            # where the blocks counted the span's values, the playback stays dense
+            # while they are too many to read whole (no whole read tried again)
+            if counted is None:
+                self._dense[key] = (dense or 0) + 1
+            elif counted > samples:
+                self._dense[key] = 1
             while len(self._dense) > DENSE_KEPT:
                 self._dense.popitem(last=False)
-            raw_found = await self._sampled(nc, raw, index, t0_ns, t1_ns, step_ns, n)
+            raw_found = await self._sampled(nc, exact, index, t0_ns, t1_ns, step_ns, n)
         found.extend(raw_found)
         by_stream = {
             self._arrays: ([x for x in subjects if ".hist.arr." in x],
@@ -174,6 +197,9 @@ class StretchReader:
             except StoreError:
                 continue  # no rollup (no large values) or no metadata history
             self.values_in += read.count
+        if exact is not raw:
+            head = f"{self._settings.prefix}.hist.val."
+            tails = {x[len(head) :]: index[x] for x in exact}
         await self._older(nc, tails, t0_ns, t1_ns, step_ns, values)
         # in store order; a large value stored (by the rollup, at its tick) after
         # a newer value of its channel is not shown after it
@@ -200,7 +226,7 @@ class StretchReader:
             t_ms = min(t0_ns + (k + 1) * step_ns, t1_ns) / _MS
             changed = sorted(values[k])
             meta_changed = sorted(metas[k])
-            shown = [reduced(_decoded(values[k][i]), at_points[i]) for i in changed]
+            shown = [reduced(_shown(values[k][i]), at_points[i]) for i in changed]
             reply = frames.pb(
                 frame["id"], t_ms, changed, shown,
                 meta_indexes=meta_changed,
@@ -210,6 +236,80 @@ class StretchReader:
                 [t_ms, frames.to_json(reply) if json_mode else frames.pack(reply)]
             )
         return msgpack.packb(out, use_bin_type=True)
+
+    async def _from_blocks(
+        self,
+        nc: NatsClient,
+        subjects: list[str],
+        index: dict[str, int],
+        t0_ns: int,
+        t1_ns: int,
+        step_ns: int,
+        values: list[dict[int, bytes | dict[str, Any]]],
+    ) -> tuple[list[str], int | None]:
+        """Each frame's last value of the channels the history blocks can show
+        into ``values``; returns the raw subjects of the others, and how many
+        values the span holds (none where the blocks were not read). A stretch of 100
+        channels at 10 Hz is then a read of a block or two per channel instead of
+        a batched Direct Get per frame (each a backward scan per subject in
+        nats-server).
+
+        Blocks keep numbers and severities by source time: they show a channel
+        whose values shown in the span are numbers of no severity, and whose
+        value at ``t0_ns`` (read raw) is one too, for its status text and its
+        number's type; where the raw history does not reach back to ``t0_ns``,
+        as :mod:`~synoptic_gateway.history.older` shows them."""
+        head = f"{self._settings.prefix}.hist.val."
+        n = len(values)
+        timeout = self._settings.hist_timeout
+        try:
+            read, before, first = await asyncio.gather(
+                read_blocks(
+                    nc, self._roll, self._raw, self._settings.prefix,
+                    [x[len(head) :] for x in subjects], t0_ns + 1, t1_ns,
+                    max_values=self._settings.hist_max_points,
+                    # no more raw messages than sampling the span would read
+                    max_raw=(n + 1) * len(subjects), timeout=timeout,
+                ),
+                last_at(nc, self._raw, subjects, t0_ns, timeout=timeout),
+                first_kept(nc, self._raw, f"{head}>", timeout=timeout),
+            )  # fmt: skip
+        except (StoreError, TimeoutError):
+            return subjects, None  # no rollup
+        if read.truncated:
+            return subjects, None
+        self.values_in += read.values
+        counted = 0
+        older = first is None or t0_ns < first.stored_ns  # than the raw history
+        ends = np.minimum(t0_ns + np.arange(1, n + 1, dtype=np.int64) * step_ns, t1_ns)
+        exact: list[str] = []
+        for subject in subjects:
+            cols = read.columns.get(subject[len(head) :])
+            if cols is None:
+                exact.append(subject)
+                continue
+            t, v, sev = cols.t, cols.v, cols.sev
+            last = np.searchsorted(t, ends, side="right") - 1
+            prev = np.concatenate(
+                ([np.searchsorted(t, t0_ns, side="right") - 1], last[:-1])
+            )
+            counted += int(last[-1] - prev[0])
+            stored = before.get(subject)
+            made = _maker(stored) if stored is not None or not older else _kept
+            if made is None or cols.bad:
+                exact.append(subject)
+                continue
+            frames_changed = np.flatnonzero(last != prev)
+            picked = last[frames_changed]
+            if sev[picked].any() or np.isnan(v[picked]).any():
+                exact.append(subject)  # a status text or a non-number: raw
+                continue
+            i = index[subject]
+            for k, j in zip(frames_changed.tolist(), picked.tolist(), strict=True):
+                values[k][i] = made(float(v[j]), int(t[j]))
+        if len(exact) < len(subjects):
+            self.from_blocks += 1
+        return exact, counted
 
     async def _sampled(
         self,
@@ -253,11 +353,13 @@ class StretchReader:
         t0_ns: int,
         t1_ns: int,
         step_ns: int,
-        values: list[dict[int, bytes]],
+        values: list[dict[int, bytes | dict[str, Any]]],
     ) -> None:
         """The part of the span older than the raw history's oldest value, from
         the blocks: per frame and channel its last value (a frame the raw history
         also has values in takes those after)."""
+        if not tails:
+            return
         timeout = self._settings.hist_timeout
         try:
             first = await first_kept(
@@ -266,7 +368,7 @@ class StretchReader:
         except (StoreError, TimeoutError):
             return
         end = min(t1_ns, first.stored_ns - 1) if first is not None else t1_ns
-        if end <= t0_ns or not tails:
+        if end <= t0_ns:
             return
         try:
             read = await read_blocks(
@@ -285,7 +387,7 @@ class StretchReader:
             ):
                 if t0_ns < t <= end and v == v:  # NaN: not a number, not shown
                     k = min((t - t0_ns - 1) // step_ns, n - 1)
-                    values[k][i] = encode(value_map(Point(t, v, sev), None))
+                    values[k][i] = value_map(Point(t, v, sev), None)
 
 
 async def _stored_since(
@@ -305,8 +407,51 @@ async def _stored_since(
     return [x for x, m in last.items() if m.stored_ns > t0_ns]
 
 
+def _shown(value: bytes | dict[str, Any]) -> dict[str, Any] | None:
+    """A frame's value as a map (a payload decoded; none where it is not one)."""
+    if isinstance(value, dict):
+        return value
+    return _decoded(value)
+
+
 def _decoded(data: bytes) -> dict[str, Any] | None:
     try:
         return decode(data)
     except DecodeError:
         return None
+
+
+def _maker(stored: Stored | None) -> Callable[[float, int], dict[str, Any]] | None:
+    """What makes a value map of a block's number and source time for a channel
+    whose value at the stretch's start is ``stored``: with its status text (of
+    no severity) and its number's type (bool, integer or float). None where that
+    value is not a connected number of no severity (a block's point would lose
+    what it shows)."""
+    msg = _decoded(stored.data) if stored is not None else None
+    if msg is None or msg.get("sev") or not msg.get("c"):
+        return None
+    v, st = msg.get("v"), msg.get("st", "")
+    typed: Callable[[float], Any]
+    if isinstance(v, bool):
+        typed = bool
+    elif isinstance(v, int):
+        typed = _whole
+    elif isinstance(v, float):
+        typed = float
+    else:
+        return None
+
+    def made(x: float, t: int) -> dict[str, Any]:
+        return {"ver": 1, "v": typed(x), "t": t, "sev": 0, "st": st, "c": True}
+
+    return made
+
+
+def _kept(x: float, t: int) -> dict[str, Any]:
+    """A block's point as a value map where no value of the raw history tells
+    its status text and type."""
+    return value_map(Point(t, x, 0), None)
+
+
+def _whole(x: float) -> int | float:
+    return int(x) if x.is_integer() else x

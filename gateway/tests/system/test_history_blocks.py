@@ -22,9 +22,11 @@ from synoptic_bus.procs import Process
 from synoptic_bus.rollup import ensure_rollup, start_rollup
 from synoptic_bus.store import StoreConfig, ensure_store
 from synoptic_gateway.history.backend import HistoryRead
+from synoptic_gateway.history.blocks import read_blocks
 from synoptic_gateway.history.busbackend import BusHistory
 from synoptic_schemas import Subjects, encode, parse_channel
 from synoptic_schemas.blocks import decode_block
+from synoptic_schemas.subjects import subject_tail
 
 MS = 1_000_000
 
@@ -184,6 +186,15 @@ async def test_values_no_block_covers_come_from_the_raw_history(
                 keep = (got.t >= t0) & (got.t <= t1)
                 np.testing.assert_array_equal(got.t[keep], want.t[inside])
                 np.testing.assert_array_equal(got.v[keep], want.v[inside])
+        # a bound on the raw messages (where blocks are worth reading at all)
+        tails = [subject_tail(parse_channel(u)) for u in uris]
+        for max_raw, cut in ((100, True), (10_000, False)):
+            read = await read_blocks(
+                nc, "CS_ROLL", "CS_HIST", "cs", tails, t_first - MS, t_last + MS,
+                max_values=10**6, timeout=30.0, max_raw=max_raw,
+            )  # fmt: skip
+            assert read.truncated is cut and read.raw_messages <= max_raw
+            assert read.raw_messages >= (100 if cut else 800)  # 400 before the rollup
     finally:
         fresh.stop()
 

@@ -18,13 +18,15 @@ import pytest
 from synoptic_bus.connect import NatsClient
 from synoptic_bus.natsserver import NatsServer
 from synoptic_bus.procs import Process
+from synoptic_bus.store import fetch_last
 from synoptic_gateway.client import GatewayClient, GatewayError
 from synoptic_gateway.history.moment import MomentReader
 from synoptic_gateway.history.playback import StretchReader
 from synoptic_gateway.principal import Principal
 from synoptic_gateway.settings import Settings
 from synoptic_gateway.testing import GatewayProc, Publisher, start_gateway
-from synoptic_schemas import Subjects, decode, parse_channel
+from synoptic_schemas import Subjects, decode, encode, parse_channel
+from synoptic_schemas.blocks import decode_block
 
 pytestmark = [pytest.mark.system, pytest.mark.timeout(300)]
 
@@ -36,11 +38,11 @@ _SUBJECTS = Subjects()
 
 
 async def record_and_publish(
-    nc: NatsClient, publisher: Publisher, uris: list[str]
+    nc: NatsClient, publisher: Publisher, uris: list[str], alarmed: str | None = None
 ) -> tuple[dict[str, list[tuple[int, dict[str, Any]]]], int, int]:
     """Publish every channel at RATE for SECONDS (the first channel's units
-    change half-way); return what a subscriber recorded (arrival ns, value),
-    and when it began and ended."""
+    change half-way; ``alarmed``'s values are in a MINOR alarm); return what a
+    subscriber recorded (arrival ns, value), and when it began and ended."""
     seen: dict[str, list[tuple[int, dict[str, Any]]]] = defaultdict(list)
     ticks = int(SECONDS * RATE)
     all_in = asyncio.Event()
@@ -65,7 +67,10 @@ async def record_and_publish(
         if k == ticks // 2:
             await publisher.meta(uris[0], "A")
         for uri in uris:
-            await publisher.value(uri)
+            if uri == alarmed:
+                await _publish_alarmed(nc, publisher, uri)
+            else:
+                await publisher.value(uri)
         await asyncio.sleep(max(t0 + (k + 1) / RATE - loop.time(), 0))  # the rate
     await nc.flush()
     await asyncio.wait_for(all_in.wait(), 30)
@@ -73,11 +78,18 @@ async def record_and_publish(
     return seen, began, time.time_ns()
 
 
+async def _publish_alarmed(nc: NatsClient, publisher: Publisher, uri: str) -> None:
+    seq = publisher.seq[uri] = publisher.seq.get(uri, 0) + 1
+    msg = {"ver": 1, "v": seq, "t": time.time_ns(), "sev": 1, "st": "HIGH",
+           "seq": seq, "ep": publisher.ep, "c": True}  # fmt: skip
+    await nc.publish(_SUBJECTS.val(parse_channel(uri)), encode(msg))
+
+
 def candidates(book: list[tuple[int, dict[str, Any]]], t_ns: int) -> list[int]:
-    """The seqs the subscriber may have seen at ``t_ns`` (its clock reads
-    arrivals up to MARGIN late on a busy machine; None: none yet)."""
-    before = [m["seq"] for t, m in book if t <= t_ns - MARGIN][-1:] or [None]
-    return before + [m["seq"] for t, m in book if abs(t - t_ns) < MARGIN]
+    """The values (each its seq) the subscriber may have seen at ``t_ns`` (its
+    clock reads arrivals up to MARGIN late on a busy machine; None: none yet)."""
+    before = [m["v"] for t, m in book if t <= t_ns - MARGIN][-1:] or [None]
+    return before + [m["v"] for t, m in book if abs(t - t_ns) < MARGIN]
 
 
 async def play_and_check(
@@ -118,10 +130,8 @@ async def play_and_check(
         for uri in uris:
             maybe = candidates(seen[uri], t_ns)
             if maybe != [None]:
-                seq = state[uri]["seq"] if state[uri] is not None else None
-                assert seq in maybe, (
-                    uri, frame["t"], state[uri], maybe,
-                )  # fmt: skip
+                v = state[uri]["v"] if state[uri] is not None else None
+                assert v in maybe, (uri, frame["t"], state[uri], maybe)
                 compared += 1
         units_seen.add(units[uris[0]])
     assert compared >= len(uris) * 20, compared
@@ -139,27 +149,71 @@ async def test_playback_rebuilds_the_screen_frame_by_frame(
     rewind_streams: Process, gateway: GatewayProc, nc: NatsClient, names: list[str]
 ) -> None:
     uris = names[:20]
-    seen, began, ended = await record_and_publish(nc, Publisher(nc), uris)
+    alarmed = uris[1]
+    seen, began, ended = await record_and_publish(nc, Publisher(nc), uris, alarmed)
     await play_and_check(gateway, uris, seen, began)
+    await _blocks_cover(nc, seen)
     # a stretch read at its frames' ends gives the frames a read of every value
-    # gives: at 1×, 10× and 60× (at least the last two: more values than a
-    # quarter of channels × frames)
-    sampled, whole = (
-        StretchReader(Settings(), lambda: nc),
-        StretchReader(Settings(), lambda: nc),
-    )
+    # gives: at 1×, 10× and 60× (more values than a quarter of channels × frames);
+    # read from the blocks, each frame shows what was the last value by source time
+    # at its end (but the alarmed channel's: read raw, as the whole read)
+    sampled, whole, blocks = (StretchReader(Settings(), lambda: nc) for _ in "swb")
     whole.sampling = False
+    sampled.blocks = False
     anyone = Principal("test", ("*",), ())
     for speed in (1.0, 10.0, 60.0):
-        t0 = (began - 300_000_000) / 1e6
-        t1 = min(t0 + speed * 1e3, ended / 1e6)  # in the past: the same both times
+        t0 = (began + 1e9) / 1e6  # every channel has a value
+        t1 = min(t0 + speed * 1e3, ended / 1e6)  # in the past: the same each time
         stretch = {"op": "pbread", "id": 7, "ch": uris, "t0": t0, "t1": t1,
                    "step": speed * 1e3 / 30, "json": False}  # fmt: skip
-        got = await sampled.answer(stretch, anyone)
-        assert got == await whole.answer(stretch, anyone), speed
-        shown = [msgpack.unpackb(frame)["val"] for _, frame in msgpack.unpackb(got)]
-        assert sum(map(len, shown)) >= len(uris) * min(speed, 4), speed
-    assert sampled.sampled >= 2 and whole.sampled == 0
+        reference = await whole.answer(stretch, anyone)
+        assert await sampled.answer(stretch, anyone) == reference, speed
+        by_stored = _screens(reference, uris)
+        by_source = _screens(await blocks.answer(stretch, anyone), uris)
+        assert len(by_source) == len(by_stored) >= 4
+        for (t_ms, screen), (_, stored) in zip(by_source, by_stored, strict=True):
+            for uri in uris:
+                if uri == alarmed:
+                    assert screen[uri] == stored[uri], (speed, t_ms, uri)
+                    continue
+                last = [m for _, m in seen[uri] if m["t"] <= t_ms * 1e6][-1]
+                if screen[uri] is None:  # no change shown yet: none in the stretch
+                    assert last["t"] <= t0 * 1e6, (speed, t_ms, uri)
+                    continue
+                shown = {k: screen[uri][k] for k in ("v", "t", "sev", "st", "c")}
+                assert shown == {k: last[k] for k in shown}, (speed, t_ms, uri)
+                assert type(shown["v"]) is int
+    assert sampled.sampled >= 2 and whole.sampled == 0 and sampled.from_blocks == 0
+    assert blocks.from_blocks == blocks.sampled >= 2
+
+
+def _screens(answer: bytes, uris: list[str]) -> list[tuple[float, dict[str, Any]]]:
+    """The screen after each frame of a stretch (None: no value shown yet)."""
+    state: dict[str, Any] = dict.fromkeys(uris)
+    out = []
+    for t_ms, frame in msgpack.unpackb(answer):
+        frame = msgpack.unpackb(frame)
+        for i, value in zip(frame["i"], frame["val"], strict=True):
+            state[uris[i]] = value
+        out.append((t_ms, dict(state)))
+    return out
+
+
+async def _blocks_cover(
+    nc: NatsClient, seen: dict[str, list[tuple[int, dict[str, Any]]]]
+) -> None:
+    """Until each channel's growing block reaches its last value."""
+    last = {_SUBJECTS.block(parse_channel(u), "open"): b[-1][1]["t"]
+            for u, b in seen.items()}  # fmt: skip
+    async with asyncio.timeout(30):
+        while True:
+            snap = await fetch_last(nc, list(last), stream="CS_ROLL_OPEN")
+            if all(
+                decode_block(data).b > last[subject]
+                for subject, data in snap.messages.items()
+            ) and len(snap.messages) == len(last):
+                return
+            await asyncio.sleep(0.2)
 
 
 async def test_halt_stops_a_playback_and_a_new_play_replaces_it(
