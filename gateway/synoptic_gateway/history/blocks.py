@@ -13,6 +13,8 @@ messages, not 9 000.
 from __future__ import annotations
 
 import asyncio
+import time
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -115,11 +117,14 @@ async def read_blocks(
     max_values: int,
     timeout: float,
     max_raw: int | None = None,
+    cache: ClosedBlocks | None = None,
 ) -> BlockRead:
     """Each channel's values from ``t0`` to ``t1`` (ns) from blocks, and from the
     raw history where no block covers; at most ``max_values`` values in all, and
-    at most ``max_raw`` messages of the raw history (more: ``truncated``).
-    Raises :class:`~synoptic_bus.store.StoreError` and :class:`TimeoutError`."""
+    at most ``max_raw`` messages of the raw history (more: ``truncated``). With
+    ``cache``, closed blocks it holds are not read again (the growing blocks are
+    read first, to tell). Raises :class:`~synoptic_bus.store.StoreError` and
+    :class:`TimeoutError`."""
     cover = {tail: Coverage() for tail in tails}
     state = BlockRead({})
     closed_head, open_head = f"{prefix}.roll.0.", f"{prefix}.roll.open."
@@ -133,22 +138,42 @@ async def read_blocks(
             for data in batch:
                 _take(c, data, t0, t1, state, max_values)
 
-    # the growing blocks are read at the same time as the closed ones: one that
-    # closes meanwhile leaves a gap, read raw below
-    _, growing = await asyncio.gather(
-        _read_each(
-            nc, roll_stream, [closed_head + t for t in tails], t0,
-            t1 + int(MAX_SPAN_S * _S) + _CLOSE_LAG_NS,
-            max_msgs=max(max_values // 8, 1000), timeout=timeout, on_batch=on_blocks,
-        ),
-        fetch_last(nc, [open_head + t for t in tails], stream=open_stream_name(prefix),
-                   timeout=timeout),
-    )  # fmt: skip
-    for subject, data in growing.messages.items():
-        c = cover.get(subject[len(open_head) :])
-        if c is not None:
-            state.messages += 1
-            _take(c, data, t0, t1, state, max_values, growing=True)
+    until = t1 + int(MAX_SPAN_S * _S) + _CLOSE_LAG_NS  # closed blocks stored by
+    max_msgs = max(max_values // 8, 1000)
+    opened = fetch_last(nc, [open_head + t for t in tails],
+                        stream=open_stream_name(prefix), timeout=timeout)  # fmt: skip
+    if cache is None:
+        # the growing blocks are read at the same time as the closed ones: one
+        # that closes meanwhile leaves a gap, read raw below
+        _, growing = await asyncio.gather(
+            _read_each(
+                nc, roll_stream, [closed_head + t for t in tails], t0, until,
+                max_msgs=max_msgs, timeout=timeout, on_batch=on_blocks,
+            ),
+            opened,
+        )  # fmt: skip
+        newest = {
+            subject[len(open_head) :]: _decoded(data)
+            for subject, data in growing.messages.items()
+        }
+    else:
+        newest = {
+            subject[len(open_head) :]: _decoded(data)
+            for subject, data in (await opened).messages.items()
+        }
+        await _read_cached(
+            nc, roll_stream, closed_head, cache, cover, newest, t0, until,
+            (t1, state, max_values), max_msgs, timeout,
+        )  # fmt: skip
+    for tail, block in newest.items():
+        c = cover.get(tail)
+        if c is None:
+            continue
+        state.messages += 1
+        if block is None:
+            c.bad += 1
+        else:
+            _take_block(c, block, t0, t1, state, max_values, growing=True)
     gaps = state.gaps = {tail: c.gaps(t0, t1) for tail, c in cover.items()}
     need = {tail: g for tail, g in gaps.items() if g}
     if need:
@@ -161,8 +186,145 @@ async def read_blocks(
     return state
 
 
+async def _read_cached(
+    nc: NatsClient,
+    roll_stream: str,
+    closed_head: str,
+    cache: ClosedBlocks,
+    cover: dict[str, Coverage],
+    growing: dict[str, Block | None],
+    since: int,
+    until: int,
+    taking: tuple[int, BlockRead, int],
+    max_msgs: int,
+    timeout: float,
+) -> None:
+    """The closed blocks of ``cover``'s channels stored from ``since`` to
+    ``until`` into it: from ``cache`` where it holds them all (the channel's
+    growing block, in ``growing`` by tail, starts where the newest block it
+    holds ends), the others' from the stream in one read (then kept)."""
+    t1, state, max_values = taking
+    rest = []
+    for tail, c in cover.items():
+        held = cache.blocks(tail, since, until, growing.get(tail))
+        if held is None:
+            rest.append(tail)
+            continue
+        for block in held:
+            _take_block(c, block, since, t1, state, max_values)
+    if not rest:
+        return
+    found: dict[str, dict[int, Block]] = {tail: {} for tail in rest}
+
+    def on_stored(subject: str, stored: int, data: bytes) -> None:
+        tail = subject[len(closed_head) :]
+        block = _decoded(data)
+        state.messages += 1
+        if block is None:
+            cover[tail].bad += 1
+        elif tail in found:
+            found[tail][stored] = block
+
+    started = time.time_ns()
+    read = await read_range(
+        nc, roll_stream, [closed_head + t for t in rest], since, until,
+        max_msgs=max_msgs, timeout=timeout, on_stored=on_stored,
+    )  # fmt: skip
+    for tail, blocks in found.items():
+        for block in blocks.values():
+            _take_block(cover[tail], block, since, t1, state, max_values)
+        if not read.truncated:
+            # every block stored then is in: up to the read's start (less the
+            # hosts' clocks' difference) or to its end
+            cache.add(tail, since, min(until, started - STREAM_LAG_NS), blocks)
+
+
+def _decoded(data: bytes) -> Block | None:
+    try:
+        return decode_block(data)
+    except ContractError:
+        return None
+
+
+@dataclass
+class _Held:
+    """One channel's closed blocks, each by its store time: all of those stored
+    from ``since`` to ``until``."""
+
+    since: int
+    until: int
+    blocks: dict[int, Block]
+    nbytes: int
+
+    @property
+    def newest_end(self) -> int | None:
+        """Where the block stored last ends (none held: None)."""
+        return self.blocks[max(self.blocks)].b if self.blocks else None
+
+
+class ClosedBlocks:
+    """Closed history blocks read before, per channel (a closed block never
+    changes): the blocks a read found stored over a span of store time, kept up to
+    ``max_bytes`` of columns (the channels read least recently dropped first).
+    A span that reaches the present still holds every closed block while the
+    channel's growing block starts where the newest one held ends."""
+
+    def __init__(self, max_bytes: int = 64 << 20) -> None:
+        self.max_bytes = max_bytes
+        self.bytes = 0
+        #: reads of a channel's closed blocks answered from here
+        self.hits = 0
+        self._held: OrderedDict[str, _Held] = OrderedDict()
+
+    def blocks(
+        self, tail: str, since: int, until: int, growing: Block | None
+    ) -> list[Block] | None:
+        """The closed blocks of ``tail`` stored from ``since`` to ``until`` (ns),
+        or None where some may be missing (``growing``: its growing block now)."""
+        held = self._held.get(tail)
+        if held is None or held.since > since:
+            return None
+        if until > held.until and (
+            growing is None or held.newest_end is None or growing.a != held.newest_end
+        ):
+            return None  # a block may have closed since
+        self._held.move_to_end(tail)
+        self.hits += 1
+        return [b for stored, b in held.blocks.items() if since <= stored <= until]
+
+    def add(self, tail: str, since: int, until: int, blocks: dict[int, Block]) -> None:
+        """``tail``'s closed blocks stored from ``since`` to ``until``, all of them
+        (by store time); joined to those held where the two spans meet."""
+        held = self._held.pop(tail, None)
+        if held is not None:
+            self.bytes -= held.nbytes
+            if held.since <= until and since <= held.until:
+                blocks = {**held.blocks, **blocks}
+                since, until = min(since, held.since), max(until, held.until)
+        nbytes = sum(b.cols.t.nbytes + b.cols.v.nbytes + b.cols.sev.nbytes
+                     for b in blocks.values())  # fmt: skip
+        self._held[tail] = _Held(since, until, blocks, nbytes)
+        self.bytes += nbytes
+        while self.bytes > self.max_bytes and self._held:
+            _, dropped = self._held.popitem(last=False)
+            self.bytes -= dropped.nbytes
+
+
 def _take(
     c: Coverage, data: bytes, t0: int, t1: int, state: BlockRead, max_values: int,
+    *, growing: bool = False,
+) -> None:  # fmt: skip
+    """One block's payload into a channel's coverage (:func:`_take_block`)."""
+    try:
+        block = decode_block(data)
+    except ContractError:
+        c.bad += 1
+        return
+    _take_block(c, block, t0, t1, state, max_values, growing=growing)
+
+
+def _take_block(
+    c: Coverage, block: Block, t0: int, t1: int, state: BlockRead, max_values: int,
     *, growing: bool = False,
 ) -> None:  # fmt: skip
     """One block into a channel's coverage. A growing block read after it closed
@@ -170,11 +332,6 @@ def _take(
     not cover; the current growing block adds all its values, late ones included
     (a value that reached the rollup after its own window closed is in the next
     block, with a time before that block's window)."""
-    try:
-        block = decode_block(data)
-    except ContractError:
-        c.bad += 1
-        return
     if block.b <= t0 or block.a > t1:
         return
     if growing and len(c.starts):

@@ -50,7 +50,7 @@ from synoptic_bus.metahistory import meta_stream_name
 from synoptic_bus.moment import Stored, first_kept, last_at
 from synoptic_bus.rollup import rollup_stream_name
 from synoptic_bus.store import StoreError, history_stream_name
-from synoptic_gateway.history.blocks import read_blocks
+from synoptic_gateway.history.blocks import ClosedBlocks, read_blocks
 from synoptic_gateway.history.moment import is_newer, ns_of_ms, points_of, reduced
 from synoptic_gateway.history.older import Point, value_map
 from synoptic_gateway.principal import Principal
@@ -72,6 +72,8 @@ SAMPLES_AT_ONCE = 4
 SAMPLED_RETRY = 8
 #: Playbacks (channels and frame step) remembered as sampled, at most.
 DENSE_KEPT = 256
+#: Channels whose status text and number type are remembered, at most.
+MAKERS_KEPT = 65_536
 
 
 class StretchReader:
@@ -95,6 +97,13 @@ class StretchReader:
         self.sampling = True
         #: False: dense stretches read from the raw history alone
         self.blocks = True
+        #: raw subject -> how a block's point of it becomes a value map (its
+        #: status text of no severity and its number's type), as last found
+        self._makers: OrderedDict[str, Callable[[float, int], dict[str, Any]]] = (
+            OrderedDict()
+        )
+        #: closed history blocks read before (they never change)
+        self._closed = ClosedBlocks()
         #: playbacks (raw subjects, step) last sampled -> stretches sampled since
         #: their last whole read was tried
         self._dense: OrderedDict[tuple[tuple[str, ...], float], int] = OrderedDict()
@@ -256,23 +265,29 @@ class StretchReader:
 
         Blocks keep numbers and severities by source time: they show a channel
         whose values shown in the span are numbers of no severity, and whose
-        value at ``t0_ns`` (read raw) is one too, for its status text and its
-        number's type; where the raw history does not reach back to ``t0_ns``,
-        as :mod:`~synoptic_gateway.history.older` shows them."""
+        value at ``t0_ns`` (read raw, once per channel) is one too, for its
+        status text and its number's type; where the raw history does not reach
+        back to ``t0_ns``, as :mod:`~synoptic_gateway.history.older` shows them.
+        Closed blocks read once are kept (:class:`ClosedBlocks`): viewers
+        replaying the same minutes read only the growing blocks again."""
         head = f"{self._settings.prefix}.hist.val."
         n = len(values)
         timeout = self._settings.hist_timeout
+        # the channels whose status text and type no earlier stretch told
+        unknown = [x for x in subjects if x not in self._makers]
         try:
-            read, before, first = await asyncio.gather(
+            read, *told = await asyncio.gather(
                 read_blocks(
                     nc, self._roll, self._raw, self._settings.prefix,
                     [x[len(head) :] for x in subjects], t0_ns + 1, t1_ns,
                     max_values=self._settings.hist_max_points,
                     # no more raw messages than sampling the span would read
                     max_raw=(n + 1) * len(subjects), timeout=timeout,
+                    cache=self._closed,
                 ),
-                last_at(nc, self._raw, subjects, t0_ns, timeout=timeout),
-                first_kept(nc, self._raw, f"{head}>", timeout=timeout),
+                *((last_at(nc, self._raw, unknown, t0_ns, timeout=timeout),
+                   first_kept(nc, self._raw, f"{head}>", timeout=timeout))
+                  if unknown else ()),
             )  # fmt: skip
         except (StoreError, TimeoutError):
             return subjects, None  # no rollup
@@ -280,6 +295,7 @@ class StretchReader:
             return subjects, None
         self.values_in += read.values
         counted = 0
+        before, first = told if told else ({}, None)
         older = first is None or t0_ns < first.stored_ns  # than the raw history
         ends = np.minimum(t0_ns + np.arange(1, n + 1, dtype=np.int64) * step_ns, t1_ns)
         exact: list[str] = []
@@ -294,8 +310,7 @@ class StretchReader:
                 ([np.searchsorted(t, t0_ns, side="right") - 1], last[:-1])
             )
             counted += int(last[-1] - prev[0])
-            stored = before.get(subject)
-            made = _maker(stored) if stored is not None or not older else _kept
+            made = self._maker(subject, before.get(subject), older)
             if made is None or cols.bad:
                 exact.append(subject)
                 continue
@@ -310,6 +325,26 @@ class StretchReader:
         if len(exact) < len(subjects):
             self.from_blocks += 1
         return exact, counted
+
+    def _maker(
+        self, subject: str, stored: Stored | None, older: bool
+    ) -> Callable[[float, int], dict[str, Any]] | None:
+        """The value maker of ``subject``: the one an earlier stretch found, else
+        from its value at the stretch's start (``stored``; where the raw history
+        does not reach back that far, a block's point as the older history
+        shows it)."""
+        made = self._makers.get(subject)
+        if made is not None:
+            self._makers.move_to_end(subject)
+            return made
+        if stored is None:
+            return _kept if older else None
+        made = _maker(stored)
+        if made is not None:
+            self._makers[subject] = made
+            while len(self._makers) > MAKERS_KEPT:
+                self._makers.popitem(last=False)
+        return made
 
     async def _sampled(
         self,

@@ -20,9 +20,9 @@ from synoptic_bus.history import HistoryConfig, ensure_history
 from synoptic_bus.natsserver import NatsServer
 from synoptic_bus.procs import Process
 from synoptic_bus.rollup import ensure_rollup, start_rollup
-from synoptic_bus.store import StoreConfig, ensure_store
+from synoptic_bus.store import StoreConfig, ensure_store, fetch_last
 from synoptic_gateway.history.backend import HistoryRead
-from synoptic_gateway.history.blocks import read_blocks
+from synoptic_gateway.history.blocks import BlockRead, ClosedBlocks, read_blocks
 from synoptic_gateway.history.busbackend import BusHistory
 from synoptic_schemas import Subjects, encode, parse_channel
 from synoptic_schemas.blocks import decode_block
@@ -159,6 +159,61 @@ async def test_blocks_read_back_every_value_in_few_messages(
         assert want.cols.v[0] == k and set(got.cols.sev.tolist()) == {0, 2}
     assert raw_msgs == n * len(uris)
     assert block_msgs < raw_msgs / 50  # a few blocks per channel
+
+
+async def all_closed(nc: NatsClient, uris: list[str], t_last: int) -> None:
+    """Wait until each channel's blocks closed past ``t_last`` (its growing block
+    is the empty one of a quiet channel, from where its newest closed one ends)."""
+    subjects = [Subjects().block(parse_channel(u), "open") for u in uris]
+    async with asyncio.timeout(30):
+        while True:
+            snap = await fetch_last(nc, subjects, stream="CS_ROLL_OPEN")
+            blocks = [decode_block(d) for d in snap.messages.values()]
+            if len(blocks) == len(uris) and all(
+                len(b.cols) == 0 and b.a > t_last for b in blocks
+            ):
+                return
+            await asyncio.sleep(0.1)
+
+
+async def test_closed_blocks_kept_are_not_read_again_until_more_close(
+    nats_server: NatsServer, nc: NatsClient, rollup: Process
+) -> None:
+    await streams(nc)
+    tag = secrets.token_hex(3).upper()
+    uris = [f"ca://RK{tag}:{k}" for k in range(3)]
+    tails = [subject_tail(parse_channel(u)) for u in uris]
+    cache = ClosedBlocks()
+
+    async def read(t0: int, t1: int, kept: ClosedBlocks | None) -> BlockRead:
+        return await read_blocks(
+            nc, "CS_ROLL", "CS_HIST", "cs", tails, t0, t1, max_values=10**6,
+            timeout=30.0, cache=kept,
+        )  # fmt: skip
+
+    async def same_as_read_whole(t0: int, t1: int) -> BlockRead:
+        got, want = await read(t0, t1, cache), await read(t0, t1, None)
+        for tail in tails:
+            np.testing.assert_array_equal(got.columns[tail].t, want.columns[tail].t)
+            np.testing.assert_array_equal(got.columns[tail].v, want.columns[tail].v)
+            np.testing.assert_array_equal(got.columns[tail].sev, want.columns[tail].sev)
+        return got
+
+    t_first, t_mid = await publish(nc, uris, 1500)
+    await all_closed(nc, uris, t_mid)
+    first = await same_as_read_whole(t_first, t_mid)
+    assert first.messages > 2 * len(tails) and cache.hits == 0  # closed ones read
+    again = await same_as_read_whole(t_first, t_mid)
+    assert again.messages == len(tails) and cache.hits == len(tails)  # growing only
+    assert all(len(again.columns[t]) == 1500 for t in tails)
+    # more blocks close: a read reaching them reads the channels' closed ones again
+    _, t_last = await publish(nc, uris, 1500, seq0=1500)
+    await all_closed(nc, uris, t_last)
+    later = await same_as_read_whole(t_first, t_last)
+    assert later.messages > 2 * len(tails) and cache.hits == len(tails)
+    assert all(len(later.columns[t]) == 3000 for t in tails)
+    assert (await same_as_read_whole(t_first, t_last)).messages == len(tails)
+    assert 0 < cache.bytes <= cache.max_bytes
 
 
 async def test_values_no_block_covers_come_from_the_raw_history(
