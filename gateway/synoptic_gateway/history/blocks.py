@@ -161,18 +161,17 @@ async def read_blocks(
             subject[len(open_head) :]: _decoded(data)
             for subject, data in (await opened).messages.items()
         }
-        await _read_cached(
-            nc, roll_stream, closed_head, cache, cover, newest, t0, until,
-            (t1, state, max_values), max_msgs, timeout,
+        closed, state.messages = await _closed_kept(
+            nc, roll_stream, closed_head, cache, newest, t0, until,
+            max_msgs=max_msgs, timeout=timeout,
         )  # fmt: skip
+        for tail, blocks in closed.items():
+            for block in blocks:
+                _take_block(cover[tail], block, t0, t1, state, max_values)
     for tail, block in newest.items():
         c = cover.get(tail)
-        if c is None:
-            continue
-        state.messages += 1
-        if block is None:
-            c.bad += 1
-        else:
+        if c is not None:
+            state.messages += 1
             _take_block(c, block, t0, t1, state, max_values, growing=True)
     gaps = state.gaps = {tail: c.gaps(t0, t1) for tail, c in cover.items()}
     need = {tail: g for tail, g in gaps.items() if g}
@@ -186,43 +185,42 @@ async def read_blocks(
     return state
 
 
-async def _read_cached(
+async def _closed_kept(
     nc: NatsClient,
     roll_stream: str,
     closed_head: str,
     cache: ClosedBlocks,
-    cover: dict[str, Coverage],
     growing: dict[str, Block | None],
     since: int,
     until: int,
-    taking: tuple[int, BlockRead, int],
+    *,
     max_msgs: int,
     timeout: float,
-) -> None:
-    """The closed blocks of ``cover``'s channels stored from ``since`` to
-    ``until`` into it: from ``cache`` where it holds them all (the channel's
-    growing block, in ``growing`` by tail, starts where the newest block it
-    holds ends), the others' from the stream in one read (then kept)."""
-    t1, state, max_values = taking
-    rest = []
-    for tail, c in cover.items():
-        held = cache.blocks(tail, since, until, growing.get(tail))
-        if held is None:
-            rest.append(tail)
-            continue
-        for block in held:
-            _take_block(c, block, since, t1, state, max_values)
+) -> tuple[dict[str, list[Block | None]], int]:
+    """Per channel of ``growing`` (its growing block by tail), its closed blocks
+    stored from ``since`` to ``until`` (None: one that did not decode), and the
+    messages read: from ``cache`` where it holds them all (the growing block
+    starts where the newest one held ends), the others' from the stream in one
+    read, then kept."""
+    out: dict[str, list[Block | None]] = {}
+    for tail, block in growing.items():
+        held = cache.blocks(tail, since, until, block)
+        if held is not None:
+            out[tail] = list(held)
+    rest = [tail for tail in growing if tail not in out]
     if not rest:
-        return
+        return out, 0
     found: dict[str, dict[int, Block]] = {tail: {} for tail in rest}
+    for tail in rest:
+        out[tail] = []
 
     def on_stored(subject: str, stored: int, data: bytes) -> None:
         tail = subject[len(closed_head) :]
+        if tail not in found:
+            return
         block = _decoded(data)
-        state.messages += 1
-        if block is None:
-            cover[tail].bad += 1
-        elif tail in found:
+        out[tail].append(block)
+        if block is not None:
             found[tail][stored] = block
 
     started = time.time_ns()
@@ -230,13 +228,12 @@ async def _read_cached(
         nc, roll_stream, [closed_head + t for t in rest], since, until,
         max_msgs=max_msgs, timeout=timeout, on_stored=on_stored,
     )  # fmt: skip
-    for tail, blocks in found.items():
-        for block in blocks.values():
-            _take_block(cover[tail], block, since, t1, state, max_values)
-        if not read.truncated:
-            # every block stored then is in: up to the read's start (less the
-            # hosts' clocks' difference) or to its end
+    if not read.truncated:
+        # every block stored then is in: up to the read's start (less the hosts'
+        # clocks' difference) or to its end
+        for tail, blocks in found.items():
             cache.add(tail, since, min(until, started - STREAM_LAG_NS), blocks)
+    return out, read.count
 
 
 def _decoded(data: bytes) -> Block | None:
@@ -315,23 +312,22 @@ def _take(
     *, growing: bool = False,
 ) -> None:  # fmt: skip
     """One block's payload into a channel's coverage (:func:`_take_block`)."""
-    try:
-        block = decode_block(data)
-    except ContractError:
-        c.bad += 1
-        return
-    _take_block(c, block, t0, t1, state, max_values, growing=growing)
+    _take_block(c, _decoded(data), t0, t1, state, max_values, growing=growing)
 
 
 def _take_block(
-    c: Coverage, block: Block, t0: int, t1: int, state: BlockRead, max_values: int,
-    *, growing: bool = False,
+    c: Coverage, block: Block | None, t0: int, t1: int, state: BlockRead,
+    max_values: int, *, growing: bool = False,
 ) -> None:  # fmt: skip
-    """One block into a channel's coverage. A growing block read after it closed
+    """One block into a channel's coverage (None: one that did not decode,
+    counted bad). A growing block read after it closed
     (its window starts inside a closed block's) adds only what the closed ones do
     not cover; the current growing block adds all its values, late ones included
     (a value that reached the rollup after its own window closed is in the next
     block, with a time before that block's window)."""
+    if block is None:
+        c.bad += 1
+        return
     if block.b <= t0 or block.a > t1:
         return
     if growing and len(c.starts):

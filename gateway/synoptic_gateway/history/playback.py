@@ -38,6 +38,8 @@ import itertools
 import time
 from collections import OrderedDict
 from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import msgpack
@@ -76,6 +78,30 @@ DENSE_KEPT = 256
 MAKERS_KEPT = 65_536
 
 
+@dataclass(frozen=True)
+class Span:
+    """A stretch's times (ns): from ``t0`` (excluded) to ``t1``, cut into frames
+    ``step`` apart (the last one ends at ``t1``)."""
+
+    t0: int
+    t1: int
+    step: int
+
+    @cached_property
+    def n(self) -> int:
+        """How many frames."""
+        return max((self.t1 - self.t0 + self.step - 1) // self.step, 1)
+
+    @cached_property
+    def ends(self) -> list[int]:
+        """Where each frame ends."""
+        return [min(self.t0 + (k + 1) * self.step, self.t1) for k in range(self.n)]
+
+    def frame_of(self, t: int) -> int:
+        """The frame a time in the span falls in."""
+        return min((t - self.t0 - 1) // self.step, self.n - 1)
+
+
 class StretchReader:
     """Answers the gateway's internal ``pbread`` requests."""
 
@@ -112,9 +138,12 @@ class StretchReader:
         """The frames of ``frame["t0"]`` < stored ≤ ``frame["t1"]`` (ms), each
         ``frame["step"]`` ms, for ``frame["ch"]`` (the playback's channels, in the
         order its ``at`` answer gave); raises :class:`StoreError`."""
-        t0_ns, t1_ns = ns_of_ms(frame["t0"]), ns_of_ms(frame["t1"])
-        t1_ns = min(t1_ns, time.time_ns())
-        step_ns = max(ns_of_ms(frame["step"]), 1)
+        span = Span(
+            ns_of_ms(frame["t0"]),
+            min(ns_of_ms(frame["t1"]), time.time_ns()),
+            max(ns_of_ms(frame["step"]), 1),
+        )
+        t0_ns, t1_ns, n = span.t0, span.t1, span.n
         index: dict[str, int] = {}
         tails: dict[str, int] = {}
         s = self._subjects
@@ -128,7 +157,6 @@ class StretchReader:
                                 s.hist_meta(channel)):  # fmt: skip
                     index[subject] = i
                 tails[subject_tail(channel)] = i
-        n = max((t1_ns - t0_ns + step_ns - 1) // step_ns, 1)
         # per frame, channel index -> its last value in the frame (a payload, or
         # a value map made from a block)
         values: list[dict[int, bytes | dict[str, Any]]] = [{} for _ in range(n)]
@@ -176,9 +204,7 @@ class StretchReader:
             self.sampled += 1
             counted = None
             if self.blocks:
-                exact, counted = await self._from_blocks(
-                    nc, raw, index, t0_ns, t1_ns, step_ns, values
-                )
+                exact, counted = await self._from_blocks(nc, raw, index, span, values)
             # where the blocks counted the span's values, the playback stays dense
             # while they are too many to read whole (no whole read tried again)
             if counted is None:
@@ -187,7 +213,7 @@ class StretchReader:
                 self._dense[key] = 1
             while len(self._dense) > DENSE_KEPT:
                 self._dense.popitem(last=False)
-            raw_found = await self._sampled(nc, exact, index, t0_ns, t1_ns, step_ns, n)
+            raw_found = await self._sampled(nc, exact, index, span)
         found.extend(raw_found)
         by_stream = {
             self._arrays: ([x for x in subjects if ".hist.arr." in x],
@@ -209,13 +235,13 @@ class StretchReader:
         if exact is not raw:
             head = f"{self._settings.prefix}.hist.val."
             tails = {x[len(head) :]: index[x] for x in exact}
-        await self._older(nc, tails, t0_ns, t1_ns, step_ns, values)
+        await self._older(nc, tails, span, values)
         # in store order; a large value stored (by the rollup, at its tick) after
         # a newer value of its channel is not shown after it
         found.sort(key=lambda x: x[0])
         newest: dict[int, tuple[int, int, int]] = {}
         for stored, i, is_meta, data in found:
-            k = min((stored - t0_ns - 1) // step_ns, n - 1)
+            k = span.frame_of(stored)
             if is_meta:
                 metas[k][i] = data
                 continue
@@ -231,8 +257,8 @@ class StretchReader:
         points = points_of(frame)
         at_points = [points.get(uri) for uri in frame["ch"]]
         out = []
-        for k in range(n):
-            t_ms = min(t0_ns + (k + 1) * step_ns, t1_ns) / _MS
+        for k, end in enumerate(span.ends):
+            t_ms = end / _MS
             changed = sorted(values[k])
             meta_changed = sorted(metas[k])
             shown = [reduced(_shown(values[k][i]), at_points[i]) for i in changed]
@@ -251,9 +277,7 @@ class StretchReader:
         nc: NatsClient,
         subjects: list[str],
         index: dict[str, int],
-        t0_ns: int,
-        t1_ns: int,
-        step_ns: int,
+        span: Span,
         values: list[dict[int, bytes | dict[str, Any]]],
     ) -> tuple[list[str], int | None]:
         """Each frame's last value of the channels the history blocks can show
@@ -265,13 +289,13 @@ class StretchReader:
 
         Blocks keep numbers and severities by source time: they show a channel
         whose values shown in the span are numbers of no severity, and whose
-        value at ``t0_ns`` (read raw, once per channel) is one too, for its
+        value at the span's start (read raw, once per channel) is one too, for its
         status text and its number's type; where the raw history does not reach
-        back to ``t0_ns``, as :mod:`~synoptic_gateway.history.older` shows them.
+        back to it, as :mod:`~synoptic_gateway.history.older` shows them.
         Closed blocks read once are kept (:class:`ClosedBlocks`): viewers
         replaying the same minutes read only the growing blocks again."""
         head = f"{self._settings.prefix}.hist.val."
-        n = len(values)
+        t0_ns, t1_ns = span.t0, span.t1
         timeout = self._settings.hist_timeout
         # the channels whose status text and type no earlier stretch told
         unknown = [x for x in subjects if x not in self._makers]
@@ -282,7 +306,7 @@ class StretchReader:
                     [x[len(head) :] for x in subjects], t0_ns + 1, t1_ns,
                     max_values=self._settings.hist_max_points,
                     # no more raw messages than sampling the span would read
-                    max_raw=(n + 1) * len(subjects), timeout=timeout,
+                    max_raw=(span.n + 1) * len(subjects), timeout=timeout,
                     cache=self._closed,
                 ),
                 *((last_at(nc, self._raw, unknown, t0_ns, timeout=timeout),
@@ -297,7 +321,7 @@ class StretchReader:
         counted = 0
         before, first = told if told else ({}, None)
         older = first is None or t0_ns < first.stored_ns  # than the raw history
-        ends = np.minimum(t0_ns + np.arange(1, n + 1, dtype=np.int64) * step_ns, t1_ns)
+        ends = np.array(span.ends, np.int64)
         exact: list[str] = []
         for subject in subjects:
             cols = read.columns.get(subject[len(head) :])
@@ -310,7 +334,7 @@ class StretchReader:
                 ([np.searchsorted(t, t0_ns, side="right") - 1], last[:-1])
             )
             counted += int(last[-1] - prev[0])
-            made = self._maker(subject, before.get(subject), older)
+            made = self._maker_of(subject, before.get(subject), older)
             if made is None or cols.bad:
                 exact.append(subject)
                 continue
@@ -326,7 +350,7 @@ class StretchReader:
             self.from_blocks += 1
         return exact, counted
 
-    def _maker(
+    def _maker_of(
         self, subject: str, stored: Stored | None, older: bool
     ) -> Callable[[float, int], dict[str, Any]] | None:
         """The value maker of ``subject``: the one an earlier stretch found, else
@@ -351,17 +375,14 @@ class StretchReader:
         nc: NatsClient,
         subjects: list[str],
         index: dict[str, int],
-        t0_ns: int,
-        t1_ns: int,
-        step_ns: int,
-        n: int,
+        span: Span,
     ) -> list[tuple[int, int, bool, bytes]]:
-        """The raw history's values at ``t0_ns`` and at the end of each of the
-        ``n`` frames (one batched Direct Get each): those that changed from one
+        """The raw history's values at the span's start and at the end of each
+        of its frames (one batched Direct Get each): those that changed from one
         frame's end to the next, as ``(stored, channel index, False, payload)``,
         ``stored`` the end of the frame it changed in (its own store time is not
         parsed: that cost more than the rest of the stretch)."""
-        ends = [t0_ns] + [min(t0_ns + (k + 1) * step_ns, t1_ns) for k in range(n)]
+        ends = [span.t0, *span.ends]
         slots = asyncio.Semaphore(SAMPLES_AT_ONCE)
         timeout = self._settings.hist_timeout
 
@@ -385,9 +406,7 @@ class StretchReader:
         self,
         nc: NatsClient,
         tails: dict[str, int],
-        t0_ns: int,
-        t1_ns: int,
-        step_ns: int,
+        span: Span,
         values: list[dict[int, bytes | dict[str, Any]]],
     ) -> None:
         """The part of the span older than the raw history's oldest value, from
@@ -402,7 +421,8 @@ class StretchReader:
             )
         except (StoreError, TimeoutError):
             return
-        end = min(t1_ns, first.stored_ns - 1) if first is not None else t1_ns
+        t0_ns = span.t0
+        end = min(span.t1, first.stored_ns - 1) if first is not None else span.t1
         if end <= t0_ns:
             return
         try:
@@ -413,7 +433,6 @@ class StretchReader:
             )  # fmt: skip
         except (StoreError, TimeoutError):
             return  # no rollup: nothing older than the raw history
-        n = len(values)
         for tail, cols in read.columns.items():
             i = tails[tail]
             self.values_in += len(cols)
@@ -421,8 +440,7 @@ class StretchReader:
                 cols.t.tolist(), cols.v.tolist(), cols.sev.tolist(), strict=True
             ):
                 if t0_ns < t <= end and v == v:  # NaN: not a number, not shown
-                    k = min((t - t0_ns - 1) // step_ns, n - 1)
-                    values[k][i] = value_map(Point(t, v, sev), None)
+                    values[span.frame_of(t)][i] = value_map(Point(t, v, sev), None)
 
 
 async def _stored_since(
