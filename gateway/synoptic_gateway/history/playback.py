@@ -115,9 +115,12 @@ class StretchReader:
         self._roll = rollup_stream_name(settings.prefix)
         #: values read, in all
         self.values_in = 0
-        #: stretches read at their frames' ends (more values than frames × channels)
+        #: stretches too dense to read whole (more values than a quarter of frames ×
+        #: channels): read from the blocks, or at their frames' ends
         self.sampled = 0
-        #: of those, stretches whose channels the history blocks showed (some or all)
+        #: whole reads of a stretch tried (a dense one gives up)
+        self.read_whole = 0
+        #: of the sampled, stretches whose channels the history blocks showed
         self.from_blocks = 0
         #: False: every stretch read whole (the reference its frames equal)
         self.sampling = True
@@ -187,10 +190,11 @@ class StretchReader:
         # a playback whose stretches were too dense to read whole stays so: its
         # next stretches are sampled at once (every SAMPLED_RETRY-th tries again)
         key = (tuple(raw), frame["step"])
-        dense = self._dense.pop(key, None)
+        dense = self._dense.get(key)
         if dense is not None and dense % SAMPLED_RETRY and self.sampling:
             truncated = True
         else:
+            self.read_whole += 1
             read = await read_range(
                 nc, self._raw, raw, t0_ns + 1, t1_ns,
                 max_msgs=min(samples if self.sampling else 1 << 62,
@@ -200,19 +204,24 @@ class StretchReader:
             self.values_in += read.count
             truncated = read.truncated
         exact = raw  # the channels whose values come from the raw history
-        if truncated and self.sampling:
+        if not (truncated and self.sampling):
+            self._dense.pop(key, None)
+        else:
             self.sampled += 1
-            counted = None
-            if self.blocks:
-                exact, counted = await self._from_blocks(nc, raw, index, span, values)
-            # where the blocks counted the span's values, the playback stays dense
-            # while they are too many to read whole (no whole read tried again)
-            if counted is None:
-                self._dense[key] = (dense or 0) + 1
-            elif counted > samples:
-                self._dense[key] = 1
+            # known dense at once: the playback's other stretches, read meanwhile
+            # (and other viewers' playbacks of the same channels), try no whole read
+            self._dense[key] = (dense or 0) + 1
+            self._dense.move_to_end(key)
             while len(self._dense) > DENSE_KEPT:
                 self._dense.popitem(last=False)
+            if self.blocks:
+                exact, counted = await self._from_blocks(nc, raw, index, span, values)
+                # where the blocks counted the span's values, it stays dense while
+                # they are too many to read whole (no whole read tried again)
+                if counted is not None and counted > samples:
+                    self._dense[key] = 1
+                elif counted is not None:
+                    self._dense.pop(key, None)
             raw_found = await self._sampled(nc, exact, index, span)
         found.extend(raw_found)
         by_stream = {

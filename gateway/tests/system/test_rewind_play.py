@@ -185,6 +185,11 @@ async def test_playback_rebuilds_the_screen_frame_by_frame(
                 assert type(shown["v"]) is int
     assert sampled.sampled >= 2 and whole.sampled == 0 and sampled.from_blocks == 0
     assert blocks.from_blocks == blocks.sampled >= 2
+    # stretches of a playback found dense, read at once (other viewers' too), try
+    # no whole read of their values
+    tried = blocks.read_whole
+    await asyncio.gather(*(blocks.answer(stretch, anyone) for _ in range(4)))
+    assert blocks.read_whole == tried and blocks.from_blocks == blocks.sampled
 
 
 def _screens(answer: bytes, uris: list[str]) -> list[tuple[float, dict[str, Any]]]:
