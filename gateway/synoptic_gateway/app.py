@@ -37,6 +37,7 @@ from synoptic_gateway.headers import SecurityHeaders
 from synoptic_gateway.history.build import history_runner
 from synoptic_gateway.hub import Hub
 from synoptic_gateway.metrics import Stats, make_registry, render
+from synoptic_gateway.playback import PlaybackShare
 from synoptic_gateway.prereq import check_archive, check_bus
 from synoptic_gateway.refusals import refusal_record
 from synoptic_gateway.screen_api import add_screen_routes
@@ -81,6 +82,7 @@ class Gateway:
         self.alarms = AlarmFeed(self.bus, settings.prefix)
         self.registry = make_registry(self.stats, self.hub.gauges)
         self.history = history_runner(settings)
+        self.playbacks = PlaybackShare(settings.play_fps, settings.play_fps_total)
         self._history_started: asyncio.Task[None] | None = None
         self._checks: asyncio.Task[None] | None = None
         #: why the gateway cannot serve at all (then it ends), None while it can
@@ -270,6 +272,7 @@ def create_app(settings: Settings) -> FastAPI:
             alarms=gateway.alarms,
             auth=gateway.auth,
             refused=gateway.refused,
+            playbacks=gateway.playbacks,
         ).run()
 
     @app.get("/api/auth")

@@ -139,6 +139,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--history-cpu", dest="hist_cpu", type=float, default=d.hist_cpu,
                    help="share of one core the history process's work keeps to "
                         "on average (0: no budget)")  # fmt: skip
+    p.add_argument("--play-fps-total", type=float, default=d.play_fps_total,
+                   help="playback frames per second of all sockets together at most, "
+                        "shared equally (0: no limit)")  # fmt: skip
     p.add_argument("--archive-dsn", default=d.hist_archive_dsn,
                    help="HDB++ PostgreSQL connection string "
                         "(default $SYNOPTIC_ARCHIVE_DSN; empty: bus history only)")  # fmt: skip
@@ -183,6 +186,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         hist_archive_dsn=args.archive_dsn, hist_blocks=args.hist_blocks,
         hist_process=args.hist_process,
         hist_nice=args.hist_nice, hist_cpu=args.hist_cpu,
+        play_fps_total=args.play_fps_total,
     )  # fmt: skip
 
 

@@ -11,6 +11,11 @@ its queue drains, so a playback never fills a socket's memory, and the live
 viewers' frames are never queued behind it. A stretch read late (a busy
 gateway) slows the playback down rather than sending its frames in a burst.
 
+The frame rate is ``play_fps`` where a playback plays alone, and an equal
+share of ``play_fps_total`` where many play at once on the gateway
+(:class:`PlaybackShare`): each stretch is cut at the rate in force when it is
+asked for.
+
 The playback ends with a ``pb`` whose ``end`` says why: ``now`` (it reached the
 present: the screen may go live), ``halt`` (a ``halt``, another ``play`` on the
 socket, or the socket closing), ``error`` (the history could not be read).
@@ -44,6 +49,25 @@ STRETCH_S = 1.0
 LATE_S = 0.1
 
 
+class PlaybackShare:
+    """The gateway's playbacks, and the frame rate each gets: an equal share of
+    ``total`` frames per second, at most ``each`` (0: no total). The live loop
+    sends every frame beside the live viewers': many playbacks at once get fewer
+    frames each, instead of taking the loop's time from the live viewers."""
+
+    def __init__(self, each: float, total: float) -> None:
+        self.each = each
+        self.total = total
+        #: playbacks being served
+        self.playing = 0
+
+    def fps(self) -> float:
+        """The frames per second a playback gets now."""
+        if self.total <= 0:
+            return self.each
+        return min(self.each, self.total / max(self.playing, 1))
+
+
 class Playback:
     """One ``play`` request being served on a socket."""
 
@@ -54,7 +78,7 @@ class Playback:
         principal: Callable[[], Principal],
         *,
         json_mode: bool,
-        fps: float,
+        share: PlaybackShare,
         push: Callable[[bytes | str], None],
         send: Callable[[dict[str, Any]], None],
         backlog: Callable[[], bool],
@@ -65,7 +89,7 @@ class Playback:
         self._history = history
         self._principal = principal
         self._json = json_mode
-        self._fps = fps
+        self._share = share
         self._push, self._send = push, send
         self._backlog, self._drained = backlog, drained
         self._task: asyncio.Task[None] | None = None
@@ -90,6 +114,7 @@ class Playback:
     async def _run(self) -> None:
         f = self._frame
         t = float(f["t"])
+        self._share.playing += 1
         try:
             at = frames.at(self.id, f["ch"], t, f.get("pts"))
             self._push(
@@ -104,22 +129,23 @@ class Playback:
         except Exception:  # a bug must not end the connection: say so, and log it
             log.exception("playback failed")
             self._end(END_ERROR, t, "the playback failed")
+        finally:
+            self._share.playing -= 1
 
     async def _play(self, t: float, speed: float) -> None:
         loop = asyncio.get_running_loop()
         stretch = speed * STRETCH_S * 1e3
-        step = speed * 1e3 / self._fps
         wall0 = loop.time()
         shown = t
         start = t
-        ahead = asyncio.create_task(self._read(start, start + stretch, step))
+        ahead = asyncio.create_task(self._read(start, start + stretch, speed))
         try:
             while True:
                 batch = await ahead
                 end = start + stretch
                 reached_now = end >= time.time() * 1e3
                 if not reached_now:
-                    ahead = asyncio.create_task(self._read(end, end + stretch, step))
+                    ahead = asyncio.create_task(self._read(end, end + stretch, speed))
                 for t_ms, data in batch:
                     due = wall0 + (t_ms - t) / speed / 1e3
                     late = loop.time() - due
@@ -144,7 +170,9 @@ class Playback:
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await ahead
 
-    async def _read(self, t0: float, t1: float, step: float) -> list[Any]:
+    async def _read(self, t0: float, t1: float, speed: float) -> list[Any]:
+        """The frames of bus time ``t0`` to ``t1``, cut at the rate in force."""
+        step = speed * 1e3 / self._share.fps()
         request = {"op": "pbread", "id": self.id, "ch": self._frame["ch"], "t0": t0,
                    "t1": t1, "step": step, "json": self._json,
                    "pts": self._frame.get("pts")}  # fmt: skip

@@ -22,7 +22,7 @@ from synoptic_gateway.auth import AuthError
 from synoptic_gateway.credentials import Credentials
 from synoptic_gateway.limits import TokenBucket
 from synoptic_gateway.mailbox import Mailbox, State
-from synoptic_gateway.playback import Playback
+from synoptic_gateway.playback import Playback, PlaybackShare
 from synoptic_gateway.principal import Principal
 from synoptic_gateway.writes import Writes
 from synoptic_schemas import ChannelError, frames, parse_channel
@@ -60,9 +60,14 @@ class Session(Mailbox):
         alarms: AlarmFeed | None = None,
         auth: Authenticator | None = None,
         refused: Callable[..., Awaitable[None]] | None = None,
+        playbacks: PlaybackShare | None = None,
     ) -> None:
         super().__init__(ws, hub, json_mode=json_mode)
         self.history = history
+        #: the gateway's playbacks (their frame rate shared)
+        self._playbacks = playbacks or PlaybackShare(
+            hub.settings.play_fps, hub.settings.play_fps_total
+        )
         self._watchers = watchers
         self._alarms = alarms
         self._hist: set[asyncio.Task[None]] = set()
@@ -379,7 +384,7 @@ class Session(Mailbox):
             self._playback.halt()
         playback = Playback(
             frame, self.history, lambda: self.principal, json_mode=self.json,
-            fps=self._settings.play_fps, push=self.push_control, send=self.send_frame,
+            share=self._playbacks, push=self.push_control, send=self.send_frame,
             backlog=lambda: self._queued_bytes >= self._settings.mailbox_bytes,
             drained=lambda: self._drained,
         )  # fmt: skip

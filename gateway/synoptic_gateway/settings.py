@@ -117,6 +117,10 @@ class Settings:
     hist_timeout: float = 15.0  # seconds to wait for a slot, and per backend read
     at_max_channels: int = 2000  # channels per ``at`` or ``play`` (a screen)
     play_fps: float = 30.0  # ``pb`` frames per second of a playback at most
+    # ``pb`` frames per second of all the gateway's playbacks together at most:
+    # each gets an equal share (up to ``play_fps``), as the live loop sends them
+    # all beside the live viewers' frames (0: no limit)
+    play_fps_total: float = 240.0
     hist_blocks: bool = True  # read the rollup's blocks (CS_ROLL) where it has them
     # the history service in a child process (its Python off the live loop's
     # interpreter; ADR 0039) instead of on a thread of the gateway

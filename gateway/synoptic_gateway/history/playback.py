@@ -133,9 +133,9 @@ class StretchReader:
         )
         #: closed history blocks read before (they never change)
         self._closed = ClosedBlocks()
-        #: playbacks (raw subjects, step) last sampled -> stretches sampled since
+        #: playbacks (raw subjects, span in ms) last sampled -> stretches sampled since
         #: their last whole read was tried
-        self._dense: OrderedDict[tuple[tuple[str, ...], float], int] = OrderedDict()
+        self._dense: OrderedDict[tuple[tuple[str, ...], int], int] = OrderedDict()
 
     async def answer(self, frame: dict[str, Any], principal: Principal) -> bytes:
         """The frames of ``frame["t0"]`` < stored ≤ ``frame["t1"]`` (ms), each
@@ -189,7 +189,8 @@ class StretchReader:
 
         # a playback whose stretches were too dense to read whole stays so: its
         # next stretches are sampled at once (every SAMPLED_RETRY-th tries again)
-        key = (tuple(raw), frame["step"])
+        # (by the span, not the frame step: that moves with the playbacks at once)
+        key = (tuple(raw), round(frame["t1"] - frame["t0"]))
         dense = self._dense.get(key)
         if dense is not None and dense % SAMPLED_RETRY and self.sampling:
             truncated = True

@@ -8,8 +8,11 @@ playback at once; a ``play`` of the history process's child does the same."""
 from __future__ import annotations
 
 import asyncio
+import itertools
+import statistics
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from typing import Any
 
 import msgpack
@@ -269,6 +272,46 @@ async def test_playback_from_the_history_process(
         await play_and_check(gateway, uris, seen, began)
     finally:
         gateway.stop()
+
+
+async def test_playbacks_at_once_share_the_gateway_frame_rate(
+    rewind_streams: Process, nats_server: NatsServer, nc: NatsClient, names: list[str]
+) -> None:
+    """Three playbacks at once on a gateway that sends 30 frames a second for all
+    its playbacks: each gets a third (at 2×, frames 200 ms of bus time apart
+    instead of 67)."""
+    uris = names[40:43]
+    publisher = Publisher(nc)
+    for uri in uris:
+        await publisher.value(uri)
+    gateway = start_gateway(nats_server.url, "--play-fps-total", "30")
+    got: list[list[dict[str, Any]]] = [[], [], []]
+    ended = [asyncio.Event() for _ in got]
+
+    def on_frame(k: int) -> Callable[[dict[str, Any]], None]:
+        def take(frame: dict[str, Any]) -> None:
+            if frame["op"] == "pb":
+                got[k].append(frame)
+                if "end" in frame:
+                    ended[k].set()
+
+        return take
+
+    clients = [GatewayClient([gateway.ws_url], on_frame=on_frame(k)) for k in range(3)]
+    try:
+        for client in clients:
+            await client.connect()
+        start = time.time() * 1e3 - 3000
+        await asyncio.gather(*(c.play(uris, start, 2.0) for c in clients))
+        await asyncio.wait_for(asyncio.gather(*(e.wait() for e in ended)), 30)
+    finally:
+        for client in clients:
+            await client.close()
+        gateway.stop()
+    for frames in got:
+        assert frames[-1]["end"] == "now"
+        steps = [b["t"] - a["t"] for a, b in itertools.pairwise(frames[:-1])]
+        assert len(steps) >= 10 and statistics.median(steps) >= 180, steps
 
 
 async def test_a_moment_before_channels_first_values_is_answered_at_once(
