@@ -25,6 +25,8 @@ from synoptic_schemas import Subjects, decode_value
 
 #: payloads larger than this are not recorded
 SMALL = 4096
+#: strangers shown with the recorded values around them (:class:`TraceCheck`)
+NEAR_SHOWN = 5
 #: one recorded value: its source time and number, and the adapter's epoch and
 #: per-channel sequence number (``seq`` 1, 2, 3 … within an epoch: a jump says the
 #: recorder missed values, e.g. its connection dropped as a slow consumer)
@@ -142,10 +144,24 @@ class TraceCheck:
     #: values the recorder missed in the window (``seq`` jumps): answered points
     #: and pixel columns within those spans are not compared
     missed: int = 0
+    #: beside each of the first strangers, the recorded values around its time
+    #: ``(t ms, v, ep, seq)``: what a failed comparison is read against
+    near: list[list[tuple[float, float, int, int]]] = field(default_factory=list)
 
     @property
     def equal(self) -> bool:
         return not self.strangers and not self.columns_differing
+
+
+def _alike(
+    record: np.ndarray, at: np.ndarray, t_ms: np.ndarray, v: np.ndarray
+) -> np.ndarray:
+    """Whether each answered point equals the recorded value ``record[at]``: its
+    time within 1 µs, the same number (or both NaN)."""
+    want = record["v"][at]
+    return (np.abs(record["t"][at] / 1e6 - t_ms) < 1e-3) & (
+        (want == v) | (np.isnan(want) & np.isnan(v))
+    )
 
 
 def check_trace(
@@ -167,12 +183,21 @@ def check_trace(
     before = np.clip(at - 1, 0, len(inside) - 1)
     nearer = np.where(np.abs(rec_ms[before] - t_ms) < np.abs(rec_ms[at] - t_ms),
                       before, at)  # fmt: skip
-    same = (np.abs(rec_ms[nearer] - t_ms) < 1e-3) & (
-        (inside["v"][nearer] == v) | (np.isnan(inside["v"][nearer]) & np.isnan(v))
-    )
+    same = _alike(inside, nearer, t_ms, v)
+    for i in np.flatnonzero(~same):  # values recorded at the same time: any one
+        lo, hi = np.searchsorted(rec_ms, [t_ms[i] - 1e-3, t_ms[i] + 1e-3])
+        for j in range(lo, hi):
+            if _alike(inside, np.array([j]), t_ms[i : i + 1], v[i : i + 1])[0]:
+                nearer[i], same[i] = j, True
+                break
     strangers = [
         (float(a), float(b)) for a, b in zip(t_ms[~same], v[~same], strict=True)
     ]
+    near = [
+        [(float(r["t"]) / 1e6, float(r["v"]), int(r["ep"]), int(r["seq"]))
+         for r in inside[max(i - 1, 0) : i + 2]]
+        for i in nearer[~same][:NEAR_SHOWN]
+    ]  # fmt: skip
     want_col = columns(inside["t"], t0, t1, px)
     got_col = columns(inside["t"][nearer[same]], t0, t1, px)
     got_v = v[same]
@@ -198,5 +223,5 @@ def check_trace(
     spanned = float(np.max(t_ms) - np.min(t_ms)) if len(t_ms) else 0.0
     return TraceCheck(
         uri, len(inside), strangers, counted, differing,
-        1.0 if span == 0 else min(spanned / span, 1.0), missed,
+        1.0 if span == 0 else min(spanned / span, 1.0), missed, near,
     )  # fmt: skip

@@ -44,4 +44,16 @@ def test_a_value_the_record_saw_differently_is_a_stranger() -> None:
     v[10] = -1.0
     check = check_trace("ca://X", rec, t, v, 0, 41 * 100 * MS, 40)
     assert check.strangers == [(1100.0, -1.0)] and check.missed == 0
+    # shown beside the recorded values around it
+    assert check.near == [[(1000.0, 10.0, 7, 10), (1100.0, 11.0, 7, 11),
+                           (1200.0, 12.0, 7, 12)]]  # fmt: skip
     assert not check.equal
+
+
+def test_of_values_recorded_at_one_time_each_is_matched() -> None:
+    extra = np.array([(1100 * MS, 99.0, 7, 41)], RECORD)  # another value at 1.1 s
+    rec = np.sort(np.concatenate([record(list(range(1, 41))), extra]), order="t")
+    t, v = answer(list(range(1, 41)))
+    t, v = np.insert(t, 11, 1100.0), np.insert(v, 11, 99.0)  # both answered
+    check = check_trace("ca://X", rec, t, v, 0, 41 * 100 * MS, 40)
+    assert check.equal, check
