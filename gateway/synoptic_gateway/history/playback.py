@@ -69,8 +69,9 @@ MAX_LARGE_PER_STRETCH = 64
 #: Frames' ends read at once from the raw history (one Direct Get each) where a
 #: stretch holds more values than channels times frames.
 SAMPLES_AT_ONCE = 4
-#: A playback sampled once samples its next stretches at once, but for every
-#: this many, which try a whole read again (its channels may have quietened).
+#: A playback sampled once (and not shown from the history blocks) samples its
+#: next stretches at once, but for every this many, which try a whole read again
+#: (its channels may have quietened).
 SAMPLED_RETRY = 8
 #: Playbacks (channels and frame step) remembered as sampled, at most.
 DENSE_KEPT = 256
@@ -217,9 +218,12 @@ class StretchReader:
                 self._dense.popitem(last=False)
             if self.blocks:
                 exact, counted = await self._from_blocks(nc, raw, index, span, values)
-                # where the blocks counted the span's values, it stays dense while
-                # they are too many to read whole (no whole read tried again)
-                if counted is not None and counted > samples:
+                # a playback the blocks show stays on them, however few values
+                # its next stretches hold (a whole read costs the bus server a
+                # consumer over every channel: more than reading the growing
+                # blocks); one they do not show stays sampled while its
+                # stretches are too dense to read whole
+                if counted is not None and (counted > samples or exact != raw):
                     self._dense[key] = 1
                 elif counted is not None:
                     self._dense.pop(key, None)

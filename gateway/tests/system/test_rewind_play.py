@@ -193,14 +193,24 @@ async def test_playback_rebuilds_the_screen_frame_by_frame(
     tried = blocks.read_whole
     await asyncio.gather(*(blocks.answer(stretch, anyone) for _ in range(4)))
     assert blocks.read_whole == tried and blocks.from_blocks == blocks.sampled
+    # nor do its quiet stretches (past the last values): the blocks show them
+    for k in range(1, 3):
+        t0 = ended / 1e6 + k
+        quiet = {**stretch, "t0": t0, "t1": t0 + stretch["t1"] - stretch["t0"]}
+        assert all(not s["i"] for _, s in _frames(await blocks.answer(quiet, anyone)))
+    assert blocks.read_whole == tried and blocks.from_blocks == blocks.sampled
+
+
+def _frames(answer: bytes) -> list[tuple[float, dict[str, Any]]]:
+    """A stretch's frames, decoded, with their times."""
+    return [(t_ms, msgpack.unpackb(frame)) for t_ms, frame in msgpack.unpackb(answer)]
 
 
 def _screens(answer: bytes, uris: list[str]) -> list[tuple[float, dict[str, Any]]]:
     """The screen after each frame of a stretch (None: no value shown yet)."""
     state: dict[str, Any] = dict.fromkeys(uris)
     out = []
-    for t_ms, frame in msgpack.unpackb(answer):
-        frame = msgpack.unpackb(frame)
+    for t_ms, frame in _frames(answer):
         for i, value in zip(frame["i"], frame["val"], strict=True):
             state[uris[i]] = value
         out.append((t_ms, dict(state)))
