@@ -33,6 +33,10 @@ _S = 1_000_000_000
 #: A block is stored at most this long after its window ends (the rollup's grace
 #: and tick, and some slack).
 _CLOSE_LAG_NS = 5 * _S
+#: Seconds a growing block read is used again (:class:`ClosedBlocks`): the
+#: rollup rewrites it every tick (1 s by default), so it is no older than one
+#: published then.
+GROWING_KEPT_S = 1.0
 #: Up to this many channels a read asks the streams by Direct Gets (a trend's
 #: request); more go through one consumer.
 DIRECT_CHANNELS = 16
@@ -140,9 +144,9 @@ async def read_blocks(
 
     until = t1 + int(MAX_SPAN_S * _S) + _CLOSE_LAG_NS  # closed blocks stored by
     max_msgs = max(max_values // 8, 1000)
-    opened = fetch_last(nc, [open_head + t for t in tails],
-                        stream=open_stream_name(prefix), timeout=timeout)  # fmt: skip
     if cache is None:
+        opened = fetch_last(nc, [open_head + t for t in tails],
+                            stream=open_stream_name(prefix), timeout=timeout)  # fmt: skip
         # the growing blocks are read at the same time as the closed ones: one
         # that closes meanwhile leaves a gap, read raw below
         _, growing = await asyncio.gather(
@@ -157,10 +161,9 @@ async def read_blocks(
             for subject, data in growing.messages.items()
         }
     else:
-        newest = {
-            subject[len(open_head) :]: _decoded(data)
-            for subject, data in (await opened).messages.items()
-        }
+        newest, fetched = await _growing_kept(
+            nc, open_head, open_stream_name(prefix), cache, tails, timeout
+        )
         closed, state.messages = await _closed_kept(
             nc, roll_stream, closed_head, cache, newest, t0, until,
             max_msgs=max_msgs, timeout=timeout,
@@ -168,10 +171,11 @@ async def read_blocks(
         for tail, blocks in closed.items():
             for block in blocks:
                 _take_block(cover[tail], block, t0, t1, state, max_values)
+        state.messages += fetched
     for tail, block in newest.items():
         c = cover.get(tail)
         if c is not None:
-            state.messages += 1
+            state.messages += cache is None
             _take_block(c, block, t0, t1, state, max_values, growing=True)
     gaps = state.gaps = {tail: c.gaps(t0, t1) for tail, c in cover.items()}
     need = {tail: g for tail, g in gaps.items() if g}
@@ -183,6 +187,32 @@ async def read_blocks(
         cols.bad += c.bad
         state.columns[tail] = cols
     return state
+
+
+async def _growing_kept(
+    nc: NatsClient,
+    open_head: str,
+    open_stream: str,
+    cache: ClosedBlocks,
+    tails: Sequence[str],
+    timeout: float,
+) -> tuple[dict[str, Block | None], int]:
+    """Each channel's growing block (None: one that did not decode; none: the
+    channel has none), from ``cache`` where it read it within the rollup's tick,
+    the others' in one batched Direct Get, then kept; and how many were read."""
+    newest, stale = cache.growing(tails)
+    if stale:
+        found = await fetch_last(
+            nc, [open_head + t for t in stale], stream=open_stream, timeout=timeout
+        )
+        read = {
+            subject[len(open_head) :]: _decoded(data)
+            for subject, data in found.messages.items()
+        }
+        cache.add_growing(stale, read)
+        newest.update(read)
+        return newest, len(read)
+    return newest, 0
 
 
 async def _closed_kept(
@@ -264,14 +294,57 @@ class ClosedBlocks:
     changes): the blocks a read found stored over a span of store time, kept up to
     ``max_bytes`` of columns (the channels read least recently dropped first).
     A span that reaches the present still holds every closed block while the
-    channel's growing block starts where the newest one held ends."""
+    channel's growing block starts where the newest one held ends.
 
-    def __init__(self, max_bytes: int = 64 << 20) -> None:
+    Each channel's growing block, which the rollup rewrites every tick, is also
+    used again for ``growing_s`` after it was read: 20 viewers playing back the
+    same screen read it once a second, not at each of their stretches (each a
+    batched Direct Get of the screen's blocks, megabytes for nats-server to
+    send and the history service to decode)."""
+
+    def __init__(
+        self, max_bytes: int = 64 << 20, growing_s: float = GROWING_KEPT_S
+    ) -> None:
         self.max_bytes = max_bytes
+        self.growing_s = growing_s
         self.bytes = 0
         #: reads of a channel's closed blocks answered from here
         self.hits = 0
         self._held: OrderedDict[str, _Held] = OrderedDict()
+        #: channel -> when its growing block was read (monotonic s) and the block
+        #: (absent: it had none; None: it did not decode), oldest read first
+        self._growing: OrderedDict[str, tuple[float, bool, Block | None]] = (
+            OrderedDict()
+        )
+
+    def growing(
+        self, tails: Sequence[str]
+    ) -> tuple[dict[str, Block | None], list[str]]:
+        """The growing blocks of ``tails`` read within ``growing_s`` (by tail:
+        those that had one), and the tails to read again."""
+        now = time.monotonic()
+        while self._growing:  # forget the blocks read too long ago
+            tail, (read_at, _, _) = next(iter(self._growing.items()))
+            if now - read_at < self.growing_s:
+                break
+            del self._growing[tail]
+        found: dict[str, Block | None] = {}
+        stale: list[str] = []
+        for tail in tails:
+            kept = self._growing.get(tail)
+            if kept is None:
+                stale.append(tail)
+            elif kept[1]:
+                found[tail] = kept[2]
+        return found, stale
+
+    def add_growing(self, tails: Sequence[str], found: dict[str, Block | None]) -> None:
+        """The growing blocks of ``tails`` just read (by tail: those that had
+        one)."""
+        now = time.monotonic()
+        for tail in tails:
+            self._growing.pop(tail, None)
+            self._growing[tail] = (now, tail in found, found.get(tail))
 
     def blocks(
         self, tail: str, since: int, until: int, growing: Block | None

@@ -22,9 +22,12 @@ are read as an ``at`` reads them, each channel's last value at each frame's end
 (one batched Direct Get per frame, a backward scan per subject in nats-server),
 those that changed since the frame before shown: the same frames for a
 twentieth of the messages. A playback found dense goes on so without trying the
-whole read first (but for every eighth stretch). Metadata and large values, which change seldom, are
-read only for the channels whose last one by the stretch's end is in it (one
-batched Direct Get each, no consumer where none changed).
+whole read first: on the blocks while they show it, however quiet its stretches
+become; else sampled, trying a whole read every eighth stretch. Metadata and
+large values, which change seldom, are read only for the channels that stored
+one in the span: known from when each one's newest was stored, as last asked
+(:class:`LatestStored`: no request for a span before then), no consumer where
+none changed.
 
 The part of a span older than the raw history's oldest value (its byte budget or
 max age) is read from the rollup's history blocks instead (``CS_ROLL``: numbers
@@ -53,6 +56,7 @@ from synoptic_bus.moment import Stored, first_kept, last_at
 from synoptic_bus.rollup import rollup_stream_name
 from synoptic_bus.store import StoreError, history_stream_name
 from synoptic_gateway.history.blocks import ClosedBlocks, read_blocks
+from synoptic_gateway.history.latest import LatestStored
 from synoptic_gateway.history.moment import is_newer, ns_of_ms, points_of, reduced
 from synoptic_gateway.history.older import Point, value_map
 from synoptic_gateway.principal import Principal
@@ -134,6 +138,8 @@ class StretchReader:
         )
         #: closed history blocks read before (they never change)
         self._closed = ClosedBlocks()
+        #: when each channel's metadata and large value were last stored
+        self._latest = LatestStored()
         #: playbacks (raw subjects, span in ms) last sampled -> stretches sampled since
         #: their last whole read was tried
         self._dense: OrderedDict[tuple[tuple[str, ...], int], int] = OrderedDict()
@@ -236,7 +242,9 @@ class StretchReader:
         }  # fmt: skip
         for stream, (wanted, limit) in by_stream.items():
             try:
-                changed = await _stored_since(nc, stream, wanted, t0_ns, t1_ns, timeout)
+                changed = await self._latest.stored_in(
+                    nc, stream, wanted, t0_ns, t1_ns, timeout=timeout
+                )
                 if not changed:
                     continue
                 read = await read_range(
@@ -455,23 +463,6 @@ class StretchReader:
             ):
                 if t0_ns < t <= end and v == v:  # NaN: not a number, not shown
                     values[span.frame_of(t)][i] = value_map(Point(t, v, sev), None)
-
-
-async def _stored_since(
-    nc: NatsClient,
-    stream: str,
-    subjects: list[str],
-    t0_ns: int,
-    t1_ns: int,
-    timeout: float,
-) -> list[str]:
-    """Those of ``subjects`` with a message stored in ``(t0_ns, t1_ns]``: one
-    batched Direct Get of each one's last by ``t1_ns``. Metadata and large values
-    change seldom: most stretches then read them with no consumer at all."""
-    if not subjects:
-        return []
-    last = await last_at(nc, stream, subjects, t1_ns, timeout=timeout)
-    return [x for x, m in last.items() if m.stored_ns > t0_ns]
 
 
 def _shown(value: bytes | dict[str, Any]) -> dict[str, Any] | None:

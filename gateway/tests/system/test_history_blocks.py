@@ -183,7 +183,7 @@ async def test_closed_blocks_kept_are_not_read_again_until_more_close(
     tag = secrets.token_hex(3).upper()
     uris = [f"ca://RK{tag}:{k}" for k in range(3)]
     tails = [subject_tail(parse_channel(u)) for u in uris]
-    cache = ClosedBlocks()
+    cache = ClosedBlocks(growing_s=0)  # (the growing blocks read every time)
 
     async def read(t0: int, t1: int, kept: ClosedBlocks | None) -> BlockRead:
         return await read_blocks(
@@ -214,6 +214,12 @@ async def test_closed_blocks_kept_are_not_read_again_until_more_close(
     assert all(len(later.columns[t]) == 3000 for t in tails)
     assert (await same_as_read_whole(t_first, t_last)).messages == len(tails)
     assert 0 < cache.bytes <= cache.max_bytes
+    # the growing blocks too, for growing_s (a rollup tick by default; longer
+    # here, for a busy machine): no message read
+    kept = ClosedBlocks(growing_s=60)
+    assert (await read(t_first, t_last, kept)).messages > len(tails)
+    again = await read(t_first, t_last, kept)
+    assert again.messages == 0 and all(len(again.columns[t]) == 3000 for t in tails)
 
 
 async def test_values_no_block_covers_come_from_the_raw_history(
