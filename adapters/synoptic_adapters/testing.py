@@ -9,6 +9,7 @@ readiness line and stops by PID.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import os
 import subprocess
@@ -403,3 +404,21 @@ async def fetch_all(
             if not snap.missing(subjects):
                 return snap.messages
             await asyncio.sleep(0.1)
+
+
+async def assert_counts_in_order(
+    adapter: EpicsAdapter, seen: Sequence[dict[str, Any]], proto: str
+) -> None:
+    """A simulated counter's values ``seen`` (decoded, as they arrived) came each
+    ``seq`` one more than the last and every count in order, skipping no more
+    counts than ``adapter`` says it merged (its mailboxes keep a channel's newest
+    update while its loop is behind: a busy machine); ``proto`` its label."""
+    seqs = [v["seq"] for v in seen]
+    assert seqs == list(range(seqs[0], seqs[0] + len(seen))), seqs
+    steps = [b["v"] - a["v"] for a, b in itertools.pairwise(seen)]
+    assert all(step >= 1 and step == int(step) for step in steps), steps
+    labels = f'adapter="{adapter.id}",proto="{proto}"'
+    merged = (await adapter.metrics())[
+        f"synoptic_adapter_source_merged_total{{{labels}}}"
+    ]
+    assert sum(steps) - len(steps) <= merged, (steps, merged)

@@ -160,6 +160,7 @@ async def read_blocks(
             subject[len(open_head) :]: _decoded(data)
             for subject, data in growing.messages.items()
         }
+        state.messages += len(newest)
     else:
         newest, fetched = await _growing_kept(
             nc, open_head, open_stream_name(prefix), cache, tails, timeout
@@ -175,7 +176,6 @@ async def read_blocks(
     for tail, block in newest.items():
         c = cover.get(tail)
         if c is not None:
-            state.messages += cache is None
             _take_block(c, block, t0, t1, state, max_values, growing=True)
     gaps = state.gaps = {tail: c.gaps(t0, t1) for tail, c in cover.items()}
     need = {tail: g for tail, g in gaps.items() if g}
