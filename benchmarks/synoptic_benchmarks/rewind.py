@@ -14,18 +14,22 @@ Against a real nats-server with the bus's history streams and a real gateway
 - ``before_first``: those 100 channels at a moment 1 s before their first
   value (stored after all of the 1000 channels' values).
 - ``viewers``: live latency (source stamp → client) of 5 viewers of 100
-  channels at 10 Hz for ``--window`` seconds alone, then while 20 other
-  connections rewind (an ``at`` of 100 channels at a random moment) and play
-  (10×) in turn over the same history, ``--pairs`` times in turn; p50/p99 of
-  all the alone windows together and of all the others, their ratio, and the
-  alone windows against each other (the host's own spread in the same run);
-  here with the gateway's history on a thread of its own
-  (``--no-history-process``). The rewinders' own client process runs at a lower
-  CPU priority (their browsers would not be on the gateway's host).
+  channels at 10 Hz in windows of ``--window`` seconds alone and beside 20 other
+  connections rewinding (an ``at`` of 100 channels at a random moment) and
+  playing back (10×) in turn over the same history: ``--pairs`` of each, alone
+  first and beside first in turn, the rewinders' one process paused between
+  (a p99 of a few seconds is its worst round or two: many short windows in
+  turn let the host's drift and hiccups weigh on both kinds alike). Reported:
+  p50/p99 of all the alone windows together and of all the others, their
+  ratio, each pair's, and the alone windows against each other (the host's own
+  spread in the same run); here with the gateway's history on a thread of its
+  own (``--no-history-process``). The rewinders' client process runs in the
+  idle scheduling class (their browsers would not be on the gateway's host).
   ``viewers_history_process``: the same with the gateway's history in its own
-  process (the default: at a lower CPU priority and within its CPU budget,
-  ``--history-cpu``, half a core by default; ``--gateway-arg=--history-cpu=0``
-  measures without it).
+  process (the default: in the idle scheduling class, at a lower nice level and
+  within its CPU budget, ``--history-cpu``, half a core by default;
+  ``--gateway-arg=--history-cpu=0`` or ``--gateway-arg=--no-history-idle``
+  measures without one of them).
 
 ``--case`` runs only some cases (``--case viewers_history_process``: the live
 viewers beside the rewinders, history in its own process); ``--gateway-arg``
@@ -208,49 +212,83 @@ async def play_case(url: str, uris: list[str], first: int, speed: float) -> dict
     }  # fmt: skip
 
 
-#: How much less CPU priority the rewinders' own client process takes: their
-#: browsers would be elsewhere, not on the gateway's host, taking the CPU from
-#: the live viewers' client measured beside them.
-REWINDERS_NICE = 10
+#: The scheduling class of the rewinders' own client process: their browsers
+#: would be elsewhere, not on the gateway's host, so they take only a CPU that
+#: nothing measured wants (the live viewers' client, the gateway, the bus).
+REWINDERS_SCHED = "idle"
 
 
 async def rewinders(params: dict) -> None:
     """20 connections, each in turn: an ``at`` of the channels at a random moment
-    of the history, then a 10× playback from another for 2 s, then a halt; prints
-    a line when connected and one JSON line when ``params["s"]`` have passed."""
-    os.nice(REWINDERS_NICE)
+    of the history, then a 10× playback from another for 2 s, then a halt. Driven
+    by lines on stdin: ``run`` (answered ``running``), ``pause`` (each halts what
+    it plays and waits; answered ``paused`` once all are idle), ``stop`` (answered
+    with one JSON line of counts). Prints ``connected`` first."""
+    os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))  # REWINDERS_SCHED
     cpu0 = time.process_time()
     clients = [GatewayClient([params["url"]]) for _ in range(20)]
     for c in clients:
         await c.connect()
-    print("connected", flush=True)
     uris, lo, hi = params["uris"], params["t0"], params["t1"]
     counts = {"at": 0, "play": 0, "frames": 0, "errors": 0}
-    stop = time.monotonic() + params["s"]
-
     only = params.get("only")  # "at" or "play": that one alone
+    running = asyncio.Event()
+    pausing = asyncio.Event()
+    busy = [0]
+    idle = asyncio.Event()
+    idle.set()
+
+    async def watch(seconds: float) -> None:
+        """Look at the screen for ``seconds``, or until paused."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(pausing.wait(), seconds)
 
     async def one(client: GatewayClient) -> None:
-        while time.monotonic() < stop:
+        while True:
+            await running.wait()
+            busy[0] += 1
+            idle.clear()
             try:
                 if only != "play":
                     await client.at(uris, random.uniform(lo, hi))
                     counts["at"] += 1
-                if only == "at":
-                    await asyncio.sleep(2)  # looking at the moment
-                    continue
-                answer = await client.play(uris, random.uniform(lo, hi), 10)
-                counts["play"] += 1
-                await asyncio.sleep(2)  # watching the playback
-                await client.halt(answer["id"])
+                if only == "at" or pausing.is_set():
+                    await watch(2)
+                else:
+                    answer = await client.play(uris, random.uniform(lo, hi), 10)
+                    counts["play"] += 1
+                    await watch(2)
+                    await client.halt(answer["id"])
             except Exception:
                 counts["errors"] += 1
+            finally:
+                busy[0] -= 1
+                if busy[0] == 0:
+                    idle.set()
 
     for c in clients:
         c.on_frame = lambda f: counts.__setitem__(
             "frames", counts["frames"] + (f["op"] == "pb")
         )
-    await asyncio.gather(*(one(c) for c in clients))
+    tasks = [asyncio.create_task(one(c)) for c in clients]
+    reader = asyncio.StreamReader()
+    loop = asyncio.get_running_loop()
+    await loop.connect_read_pipe(
+        lambda: asyncio.StreamReaderProtocol(reader), sys.stdin
+    )
+    print("connected", flush=True)
+    while (line := (await reader.readline()).decode().strip()) not in ("stop", ""):
+        if line == "run":
+            pausing.clear()
+            running.set()
+            print("running", flush=True)
+        elif line == "pause":
+            running.clear()
+            pausing.set()
+            await idle.wait()
+            print("paused", flush=True)
+    for task in tasks:
+        task.cancel()
     counts["cpu_s"] = round(time.process_time() - cpu0, 2)
     print(json.dumps(counts), flush=True)
     for c in clients:
@@ -279,6 +317,51 @@ def _processes(gateway_pid: int, nats_pid: int) -> dict[str, int]:
     return pids
 
 
+#: Seconds the bench lets the gateway and its history process finish what the
+#: paused rewinders' last requests left (a stretch read ahead, cancelled) before
+#: a window alone.
+SETTLE_S = 0.5
+
+
+class _Rewinders:
+    """The rewinders' client process (:func:`rewinders`), run and paused by lines."""
+
+    def __init__(self, proc: asyncio.subprocess.Process) -> None:
+        self.proc = proc
+
+    @classmethod
+    async def start(cls, params: dict) -> _Rewinders:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "synoptic_benchmarks.rewind", "--rewinders",
+            json.dumps(params), stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE, preexec_fn=die_with_parent(),
+        )  # fmt: skip
+        self = cls(proc)
+        await self._said("connected")
+        return self
+
+    async def _said(self, word: str) -> None:
+        assert self.proc.stdout is not None
+        line = (await self.proc.stdout.readline()).decode().strip()
+        if line != word:
+            raise RuntimeError(f"the rewinders said {line!r}, not {word!r}")
+
+    async def tell(self, command: str, answer: str) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(f"{command}\n".encode())
+        await self.proc.stdin.drain()
+        await self._said(answer)
+
+    async def stop(self) -> dict[str, Any]:
+        """Stop them: their counts (requests, frames, errors, CPU seconds)."""
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write(b"stop\n")
+        await self.proc.stdin.drain()
+        done = json.loads(await self.proc.stdout.readline() or b"{}")
+        await self.proc.wait()
+        return done
+
+
 async def viewers_case(
     nc: NatsClient,
     pids: dict[str, int],
@@ -288,19 +371,19 @@ async def viewers_case(
     t1: float,
     window: float,
     tag: str = "L",
-    pairs: int = 4,
+    pairs: int = 12,
     only: str | None = None,
 ) -> dict:
-    """Live latency alone, then beside the rewinders, ``pairs`` times in turn
-    (:func:`~synoptic_benchmarks.history.bench.pooled`)."""
+    """Live latency alone and beside the rewinders, ``pairs`` times each in turn
+    (alone first, then beside first: a drift of the host weighs on both alike),
+    the rewinders' one process paused between (:func:`~synoptic_benchmarks.
+    history.bench.pooled`)."""
     live = _uris(tag, 100)  # channels of its own (a gateway drops a seq seen before)
     latencies: list[int] = []
     recording = [False]
     seq = [0]
-    alone_windows: list[list[int]] = []
-    beside: list[list[int]] = []
+    windows: dict[str, list[list[int]]] = {"alone": [], "during": []}
     spent: dict[str, dict[str, float]] = {"alone": {}, "during": {}}
-    counts: dict[str, Any] = {}
     viewers = [GatewayClient([url]) for _ in range(5)]
     for viewer in viewers:
         await viewer.connect()
@@ -310,42 +393,40 @@ async def viewers_case(
                 latencies.extend(v.received_ns - x["t"] for x in values)
 
         await viewer.subscribe(live, on_update=on_update)
+    rewinding = await _Rewinders.start(
+        {"url": url, "uris": hist, "t0": t0, "t1": t1, "only": only}
+    )
+    print("bench-rewind: rewinders connected", file=sys.stderr, flush=True)
+
+    async def measure(kind: str) -> None:
+        latencies.clear()
+        cpu_start = _cpu_s(pids)
+        await _live_window(nc, live, window, seq)
+        _add(spent[kind], _spent(cpu_start, _cpu_s(pids)))
+        windows[kind].append(list(latencies))
+
     try:
         recording[0] = True
-        for _ in range(pairs):
-            latencies.clear()
-            cpu_start = _cpu_s(pids)
-            await _live_window(nc, live, window, seq)
-            _add(spent["alone"], _spent(cpu_start, _cpu_s(pids)))
-            alone_windows.append(list(latencies))
-            proc = await asyncio.create_subprocess_exec(
-                sys.executable, "-m", "synoptic_benchmarks.rewind", "--rewinders",
-                json.dumps({"url": url, "uris": hist, "t0": t0, "t1": t1, "s": window,
-                            "only": only}),
-                stdout=asyncio.subprocess.PIPE, preexec_fn=die_with_parent(),
-            )  # fmt: skip
-            assert proc.stdout is not None
-            await proc.stdout.readline()  # connected
-            print("bench-rewind: rewinders connected", file=sys.stderr, flush=True)
-            latencies.clear()
-            cpu_start = _cpu_s(pids)
-            await _live_window(nc, live, window, seq)
-            _add(spent["during"], _spent(cpu_start, _cpu_s(pids)))
-            beside.append(list(latencies))
-            done = json.loads(await proc.stdout.readline() or b"{}")
-            await proc.wait()
-            done["rewinders"] = done.pop("cpu_s", None)
-            _add(counts, done)
+        for pair in range(pairs):
+            for kind in ("alone", "during") if pair % 2 == 0 else ("during", "alone"):
+                if kind == "during":
+                    await rewinding.tell("run", "running")
+                    await measure(kind)
+                    await rewinding.tell("pause", "paused")
+                    await asyncio.sleep(SETTLE_S)  # cancelled reads end
+                else:
+                    await measure(kind)
     finally:
         recording[0] = False
+        counts = await rewinding.stop()
         for viewer in viewers:
             await viewer.close()
-    spent["during"]["rewinders"] = counts.pop("rewinders", None)
+    spent["during"]["rewinders"] = counts.pop("cpu_s", None)
     cpu_s = {k: {name: round(x / pairs, 2) for name, x in v.items() if x is not None}
              for k, v in spent.items()}  # fmt: skip
     return {"viewers": len(viewers), "live_channels": len(live), "window_s": window,
-            "rewinders": 20, "rewinders_nice": REWINDERS_NICE,
-            "rewinders_only": only, **pooled(alone_windows, beside),
+            "rewinders": 20, "rewinders_sched": REWINDERS_SCHED,
+            "rewinders_only": only, **pooled(windows["alone"], windows["during"]),
             "rewinder_requests": counts, "cpu_s": cpu_s,
             "target_p99_ratio": 1.1}  # fmt: skip
 
@@ -425,9 +506,9 @@ def main() -> None:
     )
     parser.add_argument("--play-history", type=float, default=120.0,
                         help="seconds of 100 channels at 10 Hz played back at 60x")  # fmt: skip
-    parser.add_argument("--window", type=float, default=10.0,
+    parser.add_argument("--window", type=float, default=5.0,
                         help="seconds of live latency measured alone and with the rewinders")  # fmt: skip
-    parser.add_argument("--pairs", type=int, default=4,
+    parser.add_argument("--pairs", type=int, default=12,
                         help="alone and beside-the-rewinders windows in turn")  # fmt: skip
     parser.add_argument("--rewinders-only", choices=("at", "play"),
                         help="the rewinders only rewind (an `at` every 2 s) or only "

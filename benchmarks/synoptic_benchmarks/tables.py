@@ -1039,7 +1039,7 @@ def rewind(r: Report) -> str:
         budget = ", half a core at most" if "gateway_args" in r else ""
         rows.append([
             "… the same, the gateway's history in its own process (the default, "
-            f"a lower CPU priority{budget})",
+            f"in the idle scheduling class{budget})",
             f"{_pair(vp['alone']['p50_ms'], vp['alone']['p99_ms'])} → "
             f"{_pair(vp['during']['p50_ms'], vp['during']['p99_ms'])} ms "
             f"(p99 ×{vp['p99_ratio']}{_spread(vp)})",

@@ -136,6 +136,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--history-nice", dest="hist_nice", type=int, default=d.hist_nice,
                    help="how much lower the history process's CPU priority is "
                         "(nice; the live loop's frames first)")  # fmt: skip
+    p.add_argument("--history-idle", dest="hist_idle",
+                   action=argparse.BooleanOptionalAction, default=d.hist_idle,
+                   help="run the history process in the idle scheduling class "
+                        "(SCHED_IDLE: the live path's processes take its CPU at once; "
+                        "the default); --no-history-idle: its nice level only")  # fmt: skip
     p.add_argument("--history-cpu", dest="hist_cpu", type=float, default=d.hist_cpu,
                    help="share of one core the history process's work keeps to "
                         "on average (0: no budget)")  # fmt: skip
@@ -185,7 +190,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         hist_per_socket=args.hist_per_socket,
         hist_archive_dsn=args.archive_dsn, hist_blocks=args.hist_blocks,
         hist_process=args.hist_process,
-        hist_nice=args.hist_nice, hist_cpu=args.hist_cpu,
+        hist_nice=args.hist_nice, hist_idle=args.hist_idle, hist_cpu=args.hist_cpu,
         play_fps_total=args.play_fps_total,
     )  # fmt: skip
 

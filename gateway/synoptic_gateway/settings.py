@@ -129,6 +129,10 @@ class Settings:
     # how much less CPU priority the history process takes (nice): where the CPUs
     # are short, the live loop's frames go before rewinds, playbacks and trends
     hist_nice: int = 10
+    # the history process in the idle scheduling class (SCHED_IDLE, Linux): a live
+    # path's process that wakes takes its CPU at once, where a nice level only
+    # lowers its share (it may finish its time slice first; ADR 0040)
+    hist_idle: bool = True
     # the share of one core the history process's work keeps to on average (its
     # reads on the bus with it): rewinders and trends slow down before live viewers
     # do (0: no budget; ADR 0037)

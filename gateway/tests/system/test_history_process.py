@@ -90,6 +90,8 @@ async def test_a_killed_child_fails_its_request_and_the_next_one_works(
         assert niceness == min(
             settings.hist_nice, 19 - os.getpriority(os.PRIO_PROCESS, 0)
         )
+        # and in the idle class: a woken live-path process preempts it at once
+        assert settings.hist_idle and os.sched_getscheduler(first) == os.SCHED_IDLE
         os.kill(first, signal.SIGSTOP)  # it cannot answer: the request stays in flight
         request = asyncio.create_task(
             history.answer(_hist(1, names[:2]), READER, json_mode=False)
@@ -122,6 +124,27 @@ async def test_a_killed_child_fails_its_request_and_the_next_one_works(
     finally:
         await history.close()
     assert history.pid is None
+
+
+async def test_without_the_idle_class_only_its_nice_level_is_lower(
+    nats_server: NatsServer, nc: NatsClient, names: list[str]
+) -> None:
+    await _streams(nc)
+    settings = Settings(nats_url=nats_server.url, gateway_id="gw-hn", hist_idle=False)
+    history = HistoryProcess(settings)
+    await asyncio.wait_for(history.start(), 60)
+    try:
+        assert history.pid is not None
+        assert os.sched_getscheduler(history.pid) == os.SCHED_OTHER
+        ours = os.getpriority(os.PRIO_PROCESS, 0)
+        theirs = os.getpriority(os.PRIO_PROCESS, history.pid)
+        assert theirs == min(ours + settings.hist_nice, 19)
+        reply = await asyncio.wait_for(
+            history.answer(_hist(1, names[:1]), READER, json_mode=False), 60
+        )
+        assert frames.unpack(reply)["op"] == "hist"
+    finally:
+        await history.close()
 
 
 async def test_closed_while_its_child_starts_it_stops_at_once(
