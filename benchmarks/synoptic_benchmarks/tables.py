@@ -571,7 +571,9 @@ def _spread(storm: Report) -> str:
     """Over how many pairs of windows, and the alone windows against each other."""
     if storm.get("pairs", 1) < 2:
         return ""
-    return (f" over {storm['pairs']} pairs of windows; alone against alone "
+    interval = storm.get("p99_ratio_90")
+    within = f", 90 % interval ×{interval[0]}–{interval[1]}" if interval else ""
+    return (f"{within} over {storm['pairs']} pairs of windows; alone against alone "
             f"×{storm['alone_vs_alone_ratio']}")  # fmt: skip
 
 

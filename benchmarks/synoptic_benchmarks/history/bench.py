@@ -265,14 +265,43 @@ def _alone_vs_alone(windows: list[list[int]]) -> float | None:
     return _ratio(_pcts(even), _pcts(odd))
 
 
+#: Resamplings of the pairs for the p99 ratio's interval (:func:`ratio_interval`).
+RESAMPLES = 400
+
+
+def ratio_interval(
+    alone: list[list[int]], during: list[list[int]], seed: int = 0
+) -> list[float] | None:
+    """The 90 % bootstrap interval of the pooled p99 ratio: the pairs of windows
+    drawn again with replacement ``RESAMPLES`` times, each draw's ratio computed
+    as the whole run's is. How far the run's own noise alone could move the
+    ratio (a window's p99 is its worst round or two); None under 3 pairs."""
+    if len(alone) < 3:
+        return None
+    rng = np.random.default_rng(seed)
+    a = [np.asarray(w, dtype=np.int64) for w in alone]
+    d = [np.asarray(w, dtype=np.int64) for w in during]
+    ratios = []
+    for _ in range(RESAMPLES):
+        pick = rng.integers(0, len(a), len(a))
+        pa = np.percentile(np.concatenate([a[i] for i in pick]), 99)
+        pd = np.percentile(np.concatenate([d[i] for i in pick]), 99)
+        if pa > 0:
+            ratios.append(pd / pa)
+    low, high = np.percentile(ratios, [5, 95])
+    return [round(float(low), 2), round(float(high), 2)]
+
+
 def pooled(alone: list[list[int]], during: list[list[int]]) -> dict:
     """Windows measured in pairs (alone, then beside some work): the p50/p99 of
-    each kind's samples together, their p99 ratio, each pair's, and the alone
-    windows against each other (so the host's drift and its rare hiccups weigh on
-    both kinds alike, and its own spread is seen in the same run)."""
+    each kind's samples together, their p99 ratio with its 90 % interval over the
+    pairs (:func:`ratio_interval`), each pair's, and the alone windows against
+    each other (so the host's drift and its rare hiccups weigh on both kinds
+    alike, and its own spread is seen in the same run)."""
     a = _pcts([x for w in alone for x in w])
     d = _pcts([x for w in during for x in w])
     return {"pairs": len(alone), "alone": a, "during": d, "p99_ratio": _ratio(d, a),
+            "p99_ratio_90": ratio_interval(alone, during),
             "pair_ratios": [_ratio(_pcts(y), _pcts(x))
                             for x, y in zip(alone, during, strict=True)],
             "alone_vs_alone_ratio": _alone_vs_alone(alone)}  # fmt: skip
