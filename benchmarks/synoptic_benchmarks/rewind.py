@@ -22,9 +22,10 @@ Against a real nats-server with the bus's history streams and a real gateway
   turn let the host's drift and hiccups weigh on both kinds alike). Reported:
   p50/p99 of all the alone windows together and of all the others, their
   ratio with its 90 % interval over the pairs, each pair's, and the alone
-  windows against each other (the host's own spread in the same run); here with the gateway's history on a thread of its
-  own (``--no-history-process``). The rewinders' client process runs in the
-  idle scheduling class (their browsers would not be on the gateway's host).
+  windows against each other (the host's own spread in the same run); here
+  with the gateway's history on a thread of its own (``--no-history-process``).
+  The rewinders' client process runs in the idle scheduling class (their
+  browsers would not be on the gateway's host).
   ``viewers_history_process``: the same with the gateway's history in its own
   process (the default: in the idle scheduling class, at a lower nice level and
   within its CPU budget, ``--history-cpu``, half a core by default;
