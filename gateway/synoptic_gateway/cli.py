@@ -76,9 +76,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--settle-read", action=argparse.BooleanOptionalAction,
                    default=d.settle_read,
                    help="a second last-value read of new subscriptions --settle-ms "
-                        "after their snapshot (default: when NATS is a cluster)")  # fmt: skip
+                        "after their snapshot, again 10x and 100x later for those "
+                        "still silent (default: when NATS is a cluster)")  # fmt: skip
     p.add_argument("--settle-ms", type=float, default=d.settle * 1000,
-                   help="delay of the settle read")  # fmt: skip
+                   help="delay of the first settle read")  # fmt: skip
     p.add_argument("--linger", type=float, default=d.linger,
                    help="seconds an unwatched channel keeps its NATS subscriptions")  # fmt: skip
     p.add_argument("--linger-max", type=int, default=d.linger_max,

@@ -48,6 +48,12 @@ GroupIdent = tuple[tuple[str, ...], Points, bool]
 
 log = logging.getLogger(__name__)
 
+#: Settle reads of channels subscribed anew on a cluster; each after ``SETTLE_BACKOFF``
+#: times the delay of the one before, of the channels still silent since their
+#: snapshot (25 ms, 250 ms, 2.5 s by default).
+SETTLE_READS = 3
+SETTLE_BACKOFF = 10.0
+
 
 class UnavailableError(Exception):
     """The bus is down or refused a subscription: the request cannot be served."""
@@ -265,7 +271,7 @@ class Hub:
         return self.bus.clustered if wanted is None else wanted
 
     async def _settle(self, states: list[ChannelState]) -> None:
-        """The second store read of channels subscribed anew (NATS cluster).
+        """The settle reads of channels subscribed anew (NATS cluster).
 
         On a cluster a value published on another node just before that node
         learns of a new subscription is not delivered live, and it may reach the
@@ -273,18 +279,34 @@ class Hub:
         snapshot. A route hop later it is stored; this read (after a barrier of
         its own) merges it by ``(ep, seq)`` and a newer value goes to the groups
         as an ordinary update, before the channel's next live update as long as
-        that comes more than ``settle`` s after the snapshot."""
-        await asyncio.sleep(self.settings.settle)
-        states = [state for state in states if state.subs is not None]
-        if not states or not self.bus.up:
-            return
-        try:
-            times = await self.store.fill(states)
-        except Exception as exc:  # the next live update brings the channel up to date
-            log.warning("settle read of %d channels failed: %s", len(states), exc)
-            return
-        self.stats.settle_reads += 1
-        self.stats.settle_updates += times.newer
+        that comes more than ``settle`` s after the snapshot.
+
+        A route hop is longer on a loaded host, so the channels that are still
+        silent (no live update, nothing newer read) are read again, up to
+        ``SETTLE_READS`` times at growing delays: a slow channel's missed value
+        would otherwise stay on screen until its next change, maybe hours later.
+        A channel that has had an update needs no more: anything later is live."""
+        delay = self.settings.settle
+        known = [state.key for state in states]
+        for _ in range(SETTLE_READS):
+            await asyncio.sleep(delay)
+            delay *= SETTLE_BACKOFF
+            silent = [
+                (state, key)
+                for state, key in zip(states, known, strict=True)
+                if state.subs is not None and state.key is key
+            ]
+            if not silent or not self.bus.up:
+                return
+            states = [state for state, _ in silent]
+            known = [key for _, key in silent]
+            try:
+                times = await self.store.fill(states)
+            except Exception as exc:  # the next live update brings them up to date
+                log.warning("settle read of %d channels failed: %s", len(states), exc)
+                return
+            self.stats.settle_reads += 1
+            self.stats.settle_updates += times.newer
 
     # ----------------------------------------------------------- bus state
 

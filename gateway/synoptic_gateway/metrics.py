@@ -97,7 +97,7 @@ class Stats:
     errors_sent: int = 0
     puts: int = 0
     snapshot_rereads: int = 0  # store reads repeated: the replica was behind
-    settle_reads: int = 0  # second store reads of new subscriptions (cluster)
+    settle_reads: int = 0  # later store reads of new subscriptions (cluster)
     settle_updates: int = 0  # values they found newer than the snapshot's
     latency: Histogram = field(default_factory=Histogram)
     snapshot_seconds: Histogram = field(default_factory=Histogram)
@@ -137,7 +137,7 @@ class _Collector(Collector):
             ("errors_sent", s.errors_sent, "err frames sent to clients"),
             ("puts", s.puts, "write requests handled"),
             ("snapshot_rereads", s.snapshot_rereads, "last-value reads repeated: the replica was behind the barrier"),
-            ("settle_reads", s.settle_reads, "second last-value reads of new subscriptions (NATS cluster)"),
+            ("settle_reads", s.settle_reads, "settle reads: later last-value reads of new subscriptions (NATS cluster)"),
             ("settle_updates", s.settle_updates, "values a settle read found newer than the snapshot (sent as updates)"),
         ):  # fmt: skip
             yield CounterMetricFamily(prefix + name, doc, value=value)

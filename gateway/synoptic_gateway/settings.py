@@ -74,12 +74,13 @@ class Settings:
     # an acknowledged publish into the last-value stream before each store read
     # (closes the subscription/last-value window; off: a plain round trip)
     snapshot_barrier: bool = True
-    # a second store read of new subscriptions ``settle`` s after their snapshot,
-    # newer values sent as updates: closes the window a NATS cluster leaves (a value
-    # published on another node just before it learns of the subscription; ADR
-    # 0009). None: when the server's INFO says it is part of a cluster
+    # a second store read of new subscriptions ``settle`` s after their snapshot
+    # (again 10x and 100x later for channels still silent), newer values sent as
+    # updates: closes the window a NATS cluster leaves (a value published on another
+    # node just before it learns of the subscription; ADR 0009). None: when the
+    # server's INFO says it is part of a cluster
     settle_read: bool | None = None
-    settle: float = 0.025  # seconds; route round trips, well under 1/rate
+    settle: float = 0.025  # seconds to the first settle read; a route round trip
     # channels nobody watches any more keep their NATS subscriptions this long (a
     # re-opened screen, e.g. a page reload, finds them current: no store read, no
     # unsubscribe/subscribe), at most linger_max channels (the oldest go first)

@@ -27,7 +27,8 @@ from synoptic_bus.natsserver import NatsServer
 from synoptic_bus.procs import free_port
 from synoptic_bus.store import StoreConfig, ensure_store
 from synoptic_gateway.client import GatewayClient
-from synoptic_gateway.testing import Publisher, start_gateway
+from synoptic_gateway.hub import SETTLE_BACKOFF, SETTLE_READS
+from synoptic_gateway.testing import GatewayProc, Publisher, start_gateway
 
 pytestmark = pytest.mark.system
 
@@ -166,3 +167,46 @@ async def test_no_value_falls_between_snapshot_and_live_on_a_cluster(
         f"{metrics['synoptic_gateway_settle_updates_total']:.0f} values missed by "
         "the snapshot and sent by the settle read"
     )
+
+
+async def _reads_reach(gateway: GatewayProc, count: float) -> float:
+    """Wait until the gateway has made ``count`` settle reads; return when."""
+    deadline = time.monotonic() + 15
+    while gateway.metrics()["synoptic_gateway_settle_reads_total"] < count:
+        assert time.monotonic() < deadline, f"fewer than {count} settle reads"
+        await asyncio.sleep(0.02)
+    return time.monotonic()
+
+
+async def test_silent_channels_are_read_again_until_they_have_had_an_update(
+    nats_server: NatsServer, publisher: Publisher, names: list[str], nc: NatsClient
+) -> None:
+    """A route hop may outlast the first settle read on a loaded host: a channel
+    still silent is read again at growing delays (``SETTLE_READS``); one that has
+    had an update is not (anything later reaches it live)."""
+    quiet, woken = names[:2]
+    for uri in (quiet, woken):
+        await publisher.value(uri)
+        await publisher.meta(uri)
+    await nc.flush()
+    gateway = start_gateway(nats_server.url, "--settle-read", "--settle-ms", "25")
+    settle = 0.025
+    try:
+        async with GatewayClient(gateway.ws_url) as client:
+            opened = time.monotonic()
+            await client.subscribe([quiet])
+            done = await _reads_reach(gateway, SETTLE_READS)
+            # 25 ms, then 250 ms, then 2.5 s later
+            delays = sum(settle * SETTLE_BACKOFF**i for i in range(SETTLE_READS))
+            assert done - opened >= delays
+            sub = await client.subscribe([woken])
+            await _reads_reach(gateway, SETTLE_READS + 1)
+            await publisher.value(woken)  # seq 2, live
+            await nc.flush()
+            await sub.wait_for(lambda s: s.value(woken)["seq"] == 2)
+            await asyncio.sleep(delays)  # every read the channel would still get
+            reads = gateway.metrics()["synoptic_gateway_settle_reads_total"]
+        # a second one only if the live value came after it (it then finds it)
+        assert SETTLE_READS + 1 <= reads <= SETTLE_READS + 2
+    finally:
+        gateway.stop()
