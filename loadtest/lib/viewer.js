@@ -11,6 +11,8 @@ import { UpdScanner } from './scan.js';
 
 /** Milliseconds between additions of the locally summed update and frame counts. */
 const FLUSH_MS = 250;
+/** Milliseconds a viewer waits for its first screen before it counts an error. */
+const OPEN_TIMEOUT_MS = 20000;
 
 /** Per-group bookkeeping: last (ep, seq) per channel index, channels still unseen. */
 class Group {
@@ -35,7 +37,9 @@ class Group {
 }
 
 /**
- * Run one viewer until `holdMs` passes or the socket closes.
+ * Run one viewer until `holdMs` after its first screen opened, or the socket
+ * closes. A viewer whose first screen has not opened `OPEN_TIMEOUT_MS` after it
+ * started counts an error (kind `open-timeout`) and closes.
  *
  * Options: url (gateway base URL), format ('msgpack' | 'json'), screens (list of
  * channel-URI lists, opened one after the other as `churnMs` passes, or all at once
@@ -56,6 +60,7 @@ export function viewer(o) {
   let nextId = 1;
   let screenIndex = 0;
   let closing = false;
+  let opened = false; // the first screen's snapshot arrived: the hold runs
   const timers = [];
   // counters are summed locally and added every FLUSH_MS: a Counter.add costs k6
   // ~8 µs, more than the rest of a frame's accounting
@@ -112,6 +117,10 @@ export function viewer(o) {
     delete requests[f.id];
     groups[f.sid] = group;
     m.screensOpened.add(1, tags);
+    if (!opened) {
+      opened = true;
+      timers.push(setTimeout(stop, o.holdMs));
+    }
     if (group.pending === 0) screenReady(group, now);
   }
 
@@ -221,10 +230,16 @@ export function viewer(o) {
     closing = true;
   };
 
+  function stop() {
+    closing = true;
+    ws.close();
+  }
+
   timers.push(
     setTimeout(() => {
-      closing = true;
-      ws.close();
-    }, o.holdMs),
+      if (opened || closing) return;
+      m.errors.add(1, { kind: 'open-timeout' });
+      stop();
+    }, OPEN_TIMEOUT_MS),
   );
 }
