@@ -32,6 +32,7 @@ from nats.js.errors import (
 from nats.js.kv import KeyValue
 
 from synoptic_bus.connect import NatsClient
+from synoptic_bus.kvwatch import BucketWatch
 from synoptic_schemas.screens import (
     DEFAULT_BUCKET,
     HISTORY,
@@ -279,10 +280,14 @@ class ScreenBucket:
             seq = revision + 1
         return sorted(out, key=lambda e: e.revision, reverse=True)
 
+    async def watch(self) -> BucketWatch:
+        """Every key's newest revision, then ``None``, then each new revision."""
+        return await BucketWatch.start(self.kv, self._js, self.config.stream)
+
     async def entries(self, timeout: float = 10.0) -> list[Entry]:
         """The newest revision of every key (delete markers included), by name."""
         try:
-            watcher = await self.kv.watchall()
+            watcher = await self.watch()
         except (NoRespondersError, NatsTimeoutError, ConnectionClosedError) as exc:
             raise StoreUnavailableError(f"listing screens: {exc}") from None
         out: dict[str, Entry] = {}

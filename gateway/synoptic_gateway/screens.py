@@ -203,7 +203,7 @@ class ScreenCatalog:
                 )  # fmt: skip
         else:
             bucket = await ScreenBucket.open(nc, self._config)
-        watcher = await bucket.kv.watchall()
+        watcher = await bucket.watch()
         self._bucket = bucket
         self.problem = ""
         seen: set[str] = set()

@@ -78,6 +78,20 @@ async def test_write_conflict_history_revert_delete(bucket: ScreenBucket) -> Non
     assert [e.name for e in await bucket.entries()] == ["main"]
 
 
+async def test_a_listing_right_after_writes_has_every_screen(
+    bucket: ScreenBucket,
+) -> None:
+    """An empty bucket lists nothing at once; after each write the listing has
+    every screen (the watch's end-of-current marker can come before the entries,
+    ``synoptic_bus.kvwatch``)."""
+    assert await bucket.entries(timeout=5) == []
+    names: list[str] = []
+    for index in range(30):
+        names.append(f"s{index:02d}")
+        await bucket.put(names[-1], SCREEN, 0, "op")
+        assert [e.name for e in await bucket.entries()] == names
+
+
 async def test_invalid_writes_store_nothing(bucket: ScreenBucket) -> None:
     bad = {"title": "x", "widgets": [SCREEN["widgets"][0]] * 3 + [{"type": "nope"}]}
     with pytest.raises(ScreenInvalidError) as invalid:
