@@ -302,6 +302,8 @@ class ScreenBucket:
                     )  # fmt: skip
         except TimeoutError:
             raise StoreUnavailableError("listing screens timed out") from None
+        except (NoRespondersError, ConnectionClosedError) as exc:  # the stream's info
+            raise StoreUnavailableError(f"listing screens: {exc}") from None
         finally:
             await watcher.stop()
         return [out[k] for k in sorted(out)]
