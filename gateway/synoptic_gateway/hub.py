@@ -287,19 +287,16 @@ class Hub:
         would otherwise stay on screen until its next change, maybe hours later.
         A channel that has had an update needs no more: anything later is live."""
         delay = self.settings.settle
-        known = [state.key for state in states]
+        silent = [(state, state.key) for state in states]  # with their snapshot's
         for _ in range(SETTLE_READS):
             await asyncio.sleep(delay)
             delay *= SETTLE_BACKOFF
             silent = [
-                (state, key)
-                for state, key in zip(states, known, strict=True)
-                if state.subs is not None and state.key is key
+                (s, key) for s, key in silent if s.subs is not None and s.key is key
             ]
             if not silent or not self.bus.up:
                 return
             states = [state for state, _ in silent]
-            known = [key for _, key in silent]
             try:
                 times = await self.store.fill(states)
             except Exception as exc:  # the next live update brings them up to date
